@@ -1,0 +1,38 @@
+"""The ``wopeval`` command line. Each command lives in its own module with a ``register`` hook.
+
+Exit codes, for every command: 0 success (a suite that passes), 1 a result that fails the gate
+(a failing suite, a ``regressed`` verdict, a conformance failure), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+COMMAND_MODULES: tuple[str, ...] = ("wopeval.cli.suite_cmds",)
+
+app = typer.Typer(
+    name="wopeval",
+    help="Evaluate AI agents the OpenWOP RFC 0244 way: trajectories, repeated trials, "
+    "fail-closed fixtures, regression verdicts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register_all() -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+
+
+_register_all()
+
+
+def main() -> None:
+    app()

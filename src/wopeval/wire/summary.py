@@ -1,0 +1,119 @@
+"""The v2 ``EvalSummary`` (RFC 0081 §C) with the RFC 0244 optional fields.
+
+Content-free by construction (RFC 0244 §H): every field is an id, an enum, a count, a score or a
+scalar. Every object is closed, so a trajectory block naming tools cannot even be built.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from wopeval.suite.models import (
+    SEMVER_PATTERN,
+    SUITE_ID_PATTERN,
+    Closed,
+    ModelClass,
+    TaskId,
+    TrajectoryMode,
+    UnitFloat,
+)
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}/[A-Za-z0-9._~-]{16,128}$"
+METHOD_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+
+NonNegInt = Annotated[int, Field(ge=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+Verdict = Literal["improved", "regressed", "unchanged", "inconclusive"]
+
+
+class TrajectoryBlock(Closed):
+    """RFC 0244 §A reporting block: counts only. With trials it describes the last trial."""
+
+    mode: TrajectoryMode
+    matched: bool
+    expectedCount: NonNegInt
+    observedCount: NonNegInt
+    matchedCount: NonNegInt
+    forbiddenCount: NonNegInt
+
+
+class TrialsBlock(Closed):
+    """RFC 0244 §B per-task trial statistics."""
+
+    n: Annotated[int, Field(ge=1)]
+    passedCount: NonNegInt
+    meanScore: UnitFloat
+    passAtK: UnitFloat
+    passHatK: UnitFloat
+
+
+class Efficiency(Closed):
+    """RFC 0244 §C: means over the task's trials, counted inside the brackets. Never gated."""
+
+    toolCallCount: NonNegFloat
+    modelCallCount: NonNegFloat
+    inputTokens: NonNegFloat
+    outputTokens: NonNegFloat
+
+
+class SafetyFinding(Closed):
+    kind: Annotated[str, Field(min_length=1)]
+    severity: Literal["low", "medium", "high", "critical"]
+
+
+class TaskSummary(Closed):
+    taskId: TaskId
+    score: UnitFloat
+    passed: bool
+    costUsd: NonNegFloat | None = None
+    latencyMs: NonNegInt | None = None
+    schemaValid: bool | None = None
+    safetyFindings: list[SafetyFinding] | None = None
+    trajectory: TrajectoryBlock | None = None
+    trials: TrialsBlock | None = None
+    efficiency: Efficiency | None = None
+    fixtureMissCount: NonNegInt | None = None
+
+
+class TrialStats(Closed):
+    """RFC 0244 §B suite level: ``scoreStderr`` is omitted below two tasks."""
+
+    k: Annotated[int, Field(ge=1)]
+    passAtK: UnitFloat
+    passHatK: UnitFloat
+    scoreStderr: NonNegFloat | None = None
+
+
+class RegressionBlock(Closed):
+    baselineRunId: Annotated[str, Field(pattern=RUN_ID_PATTERN)]
+    scoreDelta: Annotated[float, Field(ge=-1, le=1)]
+    diffRef: str | None = None
+    verdict: Verdict | None = None
+    method: Annotated[str, Field(pattern=METHOD_PATTERN)] | None = None
+    alpha: UnitFloat | None = None
+    pairedTaskCount: NonNegInt | None = None
+
+
+class EvalSummary(Closed):
+    suiteId: Annotated[str, Field(pattern=SUITE_ID_PATTERN)]
+    suiteVersion: Annotated[str, Field(pattern=SEMVER_PATTERN)]
+    evaluatedModelClass: ModelClass | None = None
+    aggregateScore: UnitFloat
+    passed: bool
+    taskCount: NonNegInt
+    passedCount: NonNegInt
+    totalCostUsd: NonNegFloat | None = None
+    tasks: list[TaskSummary]
+    pinnedNodeIds: list[str] | None = None
+    regression: RegressionBlock | None = None
+    trialStats: TrialStats | None = None
+
+    def to_wire(self) -> dict[str, object]:
+        """The JSON object as served: absent optionals are omitted, never ``null``."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def to_json(self) -> str:
+        """Canonical bytes: the same summary always serializes identically."""
+        return self.model_dump_json(exclude_none=True)
