@@ -1,1 +1,1 @@
-"""wopeval.agents."""
+"""Built-in agents: the conformance scripted agent and the quickstart example."""

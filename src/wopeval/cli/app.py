@@ -10,11 +10,9 @@ import importlib
 
 import typer
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
+from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 
-COMMAND_MODULES: tuple[str, ...] = ("wopeval.cli.suite_cmds",)
+COMMAND_MODULES: tuple[str, ...] = ("wopeval.cli.suite_cmds", "wopeval.cli.run_cmds")
 
 app = typer.Typer(
     name="wopeval",
@@ -32,6 +30,9 @@ def _register_all() -> None:
 
 
 _register_all()
+
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"]
 
 
 def main() -> None:

@@ -1,0 +1,93 @@
+"""Human output for the CLI: summary tables and run lists (rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from wopeval.events.store import RunRecord
+from wopeval.wire.summary import EvalSummary, TaskSummary
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def _trials_cell(task: TaskSummary) -> str:
+    if task.trials is None:
+        return "-"
+    t = task.trials
+    return f"{t.passedCount}/{t.n}  @k {t.passAtK:.3f}  ^k {t.passHatK:.3f}"
+
+
+def _trajectory_cell(task: TaskSummary) -> str:
+    tr = task.trajectory
+    if tr is None:
+        return "-"
+    mark = "ok" if tr.matched else "NO"
+    forbidden = f" forbidden {tr.forbiddenCount}" if tr.forbiddenCount else ""
+    return f"{mark} {tr.mode} {tr.matchedCount}/{tr.expectedCount} of {tr.observedCount}{forbidden}"
+
+
+def summary_table(summary: EvalSummary, run_id: str | None = None) -> Table:
+    title = f"{summary.suiteId}@{summary.suiteVersion}" + (f"  run {run_id}" if run_id else "")
+    table = Table(title=title, title_justify="left")
+    for column in ("task", "passed", "score", "trials", "trajectory", "misses", "tools", "tokens"):
+        table.add_column(column)
+    for task in summary.tasks:
+        eff = task.efficiency
+        table.add_row(
+            task.taskId,
+            "[green]pass[/]" if task.passed else "[red]FAIL[/]",
+            f"{task.score:.3f}",
+            _trials_cell(task),
+            _trajectory_cell(task),
+            str(task.fixtureMissCount) if task.fixtureMissCount is not None else "-",
+            f"{eff.toolCallCount:.1f}" if eff else "-",
+            f"{eff.inputTokens + eff.outputTokens:.0f}" if eff else "-",
+        )
+    return table
+
+
+def summary_footer(summary: EvalSummary) -> str:
+    verdict = "[green]PASSED[/]" if summary.passed else "[red]FAILED[/]"
+    parts = [
+        f"{verdict}  aggregate {summary.aggregateScore:.3f}",
+        f"tasks {summary.passedCount}/{summary.taskCount} passed",
+    ]
+    if summary.trialStats is not None:
+        st = summary.trialStats
+        parts.append(f"pass@{st.k} {st.passAtK:.3f}  pass^{st.k} {st.passHatK:.3f}")
+        if st.scoreStderr is not None:
+            parts.append(f"stderr {st.scoreStderr:.3f}")
+    if summary.totalCostUsd is not None:
+        parts.append(f"cost ${summary.totalCostUsd:.4f}")
+    if summary.regression is not None and summary.regression.verdict is not None:
+        parts.append(f"vs baseline: {summary.regression.verdict}")
+    return "  ·  ".join(parts)
+
+
+def print_summary(console: Console, summary: EvalSummary, run_id: str | None = None) -> None:
+    console.print(summary_table(summary, run_id))
+    console.print(summary_footer(summary))
+
+
+def runs_table(runs: Sequence[RunRecord]) -> Table:
+    table = Table(title="stored runs", title_justify="left")
+    for column in ("run", "suite", "agent", "status", "passed", "score", "created"):
+        table.add_column(column)
+    for run in runs:
+        summary = run.summary or {}
+        passed = summary.get("passed")
+        table.add_row(
+            run.run_id,
+            f"{run.suite_id}@{run.suite_version}",
+            run.agent_id,
+            run.status,
+            "-" if passed is None else ("pass" if passed else "FAIL"),
+            f"{summary['aggregateScore']:.3f}" if "aggregateScore" in summary else "-",
+            run.created_at,
+        )
+    return table

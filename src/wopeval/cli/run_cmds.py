@@ -1,0 +1,287 @@
+"""``wopeval run``, ``grade``, ``runs`` and ``show``: execute suites and read stored runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, fail_input, store_option
+from wopeval.cli.render import print_summary, runs_table
+from wopeval.engine.judge import Judge, JudgeRequired
+from wopeval.engine.registry import AgentNotFound, Registry, import_object
+from wopeval.engine.run import RunHandle, RunSettings, check_runnable, execute_run
+from wopeval.engine.service import RunNotFound, create_run_record, regrade
+from wopeval.events.store import EventStore
+from wopeval.grading.trial import TrialGrade
+from wopeval.suite import SuiteError, load_suite
+from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.summary import EvalSummary
+
+StoreOpt = Annotated[str | None, store_option()]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+
+
+def _load(path: Path) -> AgentEvalSuite:
+    try:
+        return load_suite(path)
+    except SuiteError as exc:
+        fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {path}")
+
+
+def _choose_agent(suite: AgentEvalSuite, agent: str | None, override: bool) -> str:
+    chosen = agent or suite.targetAgentId
+    if chosen is None:
+        fail_input("--agent is required: the suite declares no targetAgentId")
+    if suite.targetAgentId and chosen != suite.targetAgentId and not override:
+        fail_input(
+            f"targetAgentId: the suite is authored for {suite.targetAgentId!r}, not {chosen!r} "
+            "(pass --override-target to run it anyway)"
+        )
+    return chosen
+
+
+class _ProgressView:
+    """A progress bar: trials done / total and the pass rate so far."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress = progress
+        self.done = 0
+        self.passed = 0
+        self.task = progress.add_task("trials", total=total, rate="-") if progress else None
+
+    def __call__(self, task_id: str, trial_index: int, grade: TrialGrade | None) -> None:
+        self.done += 1
+        self.passed += 1 if grade is not None and grade.passed else 0
+        if self.progress is not None and self.task is not None:
+            rate = f"{self.passed / self.done:.0%} passing"
+            self.progress.update(self.task, advance=1, rate=rate)
+
+
+def _progress(enabled: bool) -> Progress | None:
+    if not enabled:
+        return None
+    return Progress(
+        TextColumn("[bold]trials"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+
+
+def run(
+    suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")],
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            help="Agent id or import path 'package.module:attr' (default: targetAgentId)."
+        ),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Trials running at once.")] = 8,
+    trial_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per trial.")] = 300.0,
+    max_cost: Annotated[
+        float | None, typer.Option(min=0, help="Run-wide cost ceiling in USD (counts every trial).")
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Judge for rubric tasks: 'package.module:attr'.")
+    ] = None,
+    tool: Annotated[
+        list[str] | None,
+        typer.Option(help="Live tool NAME=package.module:attr (repeatable)."),
+    ] = None,
+    override_target: Annotated[bool, typer.Option(help="Run against another agent.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
+    suite = _load(suite_path)
+    agent_id = _choose_agent(suite, agent, override_target)
+    registry = Registry()
+    try:
+        registry.resolve(agent_id)
+        for spec in tool or ():
+            name, _, ref = spec.partition("=")
+            if not name or not ref:
+                fail_input(f"--tool: {spec!r} is not NAME=package.module:attr")
+            registry.register_tool(name, import_object(ref))
+        judge_obj: Judge | None = import_object(judge) if judge else None
+        check_runnable(suite, judge_obj)
+    except (AgentNotFound, JudgeRequired) as exc:
+        fail_input(str(exc))
+    settings = RunSettings(
+        concurrency=concurrency, trial_timeout_s=trial_timeout, host_max_cost_usd=max_cost
+    )
+    total = len(suite.tasks) * suite.trial_plan.effective_count
+    show_progress = not as_json and sys.stderr.isatty()
+    run_id, summary = anyio.run(
+        _execute, store, suite, agent_id, registry, settings, judge_obj, total, show_progress
+    )
+    _report(run_id, summary, as_json)
+
+
+async def _execute(
+    store_url: str | None,
+    suite: AgentEvalSuite,
+    agent_id: str,
+    registry: Registry,
+    settings: RunSettings,
+    judge: Judge | None,
+    total: int,
+    show_progress: bool,
+) -> tuple[str, EvalSummary | None]:
+    store = await EventStore.open(store_url)
+    try:
+        record = await create_run_record(store, suite, agent_id, settings)
+        progress = _progress(show_progress)
+        view = _ProgressView(progress, total)
+        handle = RunHandle(record.run_id)
+        if progress is not None:
+            with progress:
+                summary = await execute_run(
+                    store, handle, suite, agent_id, registry, settings, judge=judge, progress=view
+                )
+        else:
+            summary = await execute_run(
+                store, handle, suite, agent_id, registry, settings, judge=judge, progress=view
+            )
+        return record.run_id, summary
+    finally:
+        await store.close()
+
+
+def _report(run_id: str, summary: EvalSummary | None, as_json: bool) -> None:
+    if summary is None:
+        typer.echo(f"run {run_id} did not complete", err=True)
+        raise typer.Exit(EXIT_FAILED)
+    if as_json:
+        typer.echo(json.dumps({"runId": run_id, "summary": summary.to_wire()}))
+    else:
+        print_summary(Console(), summary, run_id)
+    raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
+
+
+def grade(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored."""
+
+    async def go() -> Any:
+        async with _opened(store) as opened:
+            return await regrade(opened, run_id)
+
+    try:
+        result = anyio.run(go)
+    except RunNotFound:
+        fail_input(f"run {run_id!r} is not in the store")
+    if as_json:
+        typer.echo(result.summary.to_json())
+    else:
+        print_summary(Console(), result.summary, run_id)
+        same = result.reproduces_stored
+        typer.echo("reproduces the stored summary exactly" if same else "DIFFERS from stored")
+    raise typer.Exit(EXIT_OK if result.reproduces_stored else EXIT_FAILED)
+
+
+def runs(
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 20,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List stored runs, newest first."""
+
+    async def go() -> Any:
+        async with _opened(store) as opened:
+            return await opened.list_runs(limit=limit)
+
+    records = anyio.run(go)
+    if as_json:
+        rows = [
+            {
+                "runId": r.run_id,
+                "suiteId": r.suite_id,
+                "suiteVersion": r.suite_version,
+                "agentId": r.agent_id,
+                "status": r.status,
+                "createdAt": r.created_at,
+                "passed": (r.summary or {}).get("passed"),
+            }
+            for r in records
+        ]
+        typer.echo(json.dumps({"runs": rows}))
+    else:
+        Console().print(runs_table(records))
+
+
+def show(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one stored run: status, summary and (with --events) its event log."""
+
+    async def go() -> Any:
+        async with _opened(store) as opened:
+            record = await opened.get_run(run_id)
+            log = await opened.events(run_id) if record is not None else []
+            return record, log
+
+    record, log = anyio.run(go)
+    if record is None:
+        fail_input(f"run {run_id!r} is not in the store")
+    if as_json:
+        doc: dict[str, Any] = {
+            "runId": record.run_id,
+            "status": record.status,
+            "summary": record.summary,
+            "error": record.error,
+        }
+        if events:
+            doc["events"] = [e.to_wire() for e in log]
+        typer.echo(json.dumps(doc))
+        return
+    console = Console()
+    console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {len(log)}")
+    if record.summary is not None:
+        print_summary(console, EvalSummary.model_validate(record.summary), run_id)
+    if record.error is not None:
+        console.print(f"error: {record.error.get('code')}: {record.error.get('message')}")
+    for event in log if events else ():
+        console.print(f"{event.sequence:>6} {event.type}", highlight=False)
+
+
+class _opened:
+    """``async with _opened(url) as store`` opens and always closes a store."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self.store: EventStore | None = None
+
+    async def __aenter__(self) -> EventStore:
+        self.store = await EventStore.open(self.url)
+        return self.store
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.store is not None:
+            await self.store.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(run)
+    app.command()(grade)
+    app.command()(runs)
+    app.command()(show)
+
+
+__all__ = ["EXIT_BAD_INPUT", "register"]

@@ -1,0 +1,95 @@
+"""The agent interface: an async callable receiving the task ``input`` and an :class:`AgentContext`.
+
+An agent reaches the outside world only through its context: tools go through the tool gateway
+(fixtures, live tools, or a fail-closed error), memory is the trial's private copy of the
+``memorySeed`` snapshot, model usage is reported as ``provider.usage``, and delegation runs another
+agent inside the same trial bracket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Trust = Literal["untrusted"]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call returns to the agent. Never raised: a failed call is ``ok=False``.
+
+    ``trust`` is always ``"untrusted"``: live results and injected fixture responses are handled
+    identically (RFC 0244 §H), so an agent must treat ``value`` as data, never as instructions.
+    """
+
+    ok: bool
+    value: Any = None
+    error_code: str | None = None
+    error_message: str | None = None
+    trust: Trust = "untrusted"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One model call's usage (RFC 0026 ``provider.usage``)."""
+
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = None
+
+
+class Memory(Protocol):
+    """The trial's private memory: seeded from ``memorySeed``, invisible to every other trial."""
+
+    def entries(self) -> list[dict[str, Any]]: ...
+
+    def write(self, entry: dict[str, Any]) -> None: ...
+
+    def get(self, key: str) -> Any: ...
+
+
+class AgentContext(Protocol):
+    """Everything an agent may touch during one trial."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def trial_index(self) -> int: ...
+
+    @property
+    def agent_id(self) -> str: ...
+
+    @property
+    def memory(self) -> Memory: ...
+
+    async def call_tool(self, tool: str, args: Any = None) -> ToolResult: ...
+
+    async def report_usage(self, usage: Usage) -> None: ...
+
+    async def delegate(self, agent_id: str, task_input: Any) -> Any: ...
+
+
+AgentFn = Callable[[Any, AgentContext], Awaitable[Any]]
+
+
+@dataclass
+class TrialMemory:
+    """A deep copy of the seed; ``get`` finds the newest entry whose ``key`` equals ``key``."""
+
+    _entries: list[dict[str, Any]] = field(default_factory=list)
+
+    def entries(self) -> list[dict[str, Any]]:
+        return [dict(entry) for entry in self._entries]
+
+    def write(self, entry: dict[str, Any]) -> None:
+        self._entries.append(dict(entry))
+
+    def get(self, key: str) -> Any:
+        for entry in reversed(self._entries):
+            if entry.get("key") == key:
+                return entry.get("value")
+        return None

@@ -1,0 +1,30 @@
+"""Cost ceilings that count every trial (RFC 0244 §B Cost, §H Cost amplification)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+
+class CostMeter:
+    """Sums ``provider.usage`` cost across all trials of a run against the tightest ceiling.
+
+    Once the total exceeds a ceiling no new trial starts (in-flight trials finish and are
+    recorded), and the suite cannot pass: grading re-checks the total against the same ceilings.
+    """
+
+    def __init__(self, ceilings: Iterable[float | None]) -> None:
+        limits = [c for c in ceilings if c is not None]
+        self.ceiling: float | None = min(limits) if limits else None
+        self._costs: list[float] = []
+
+    def add(self, cost_usd: float) -> None:
+        self._costs.append(cost_usd)
+
+    @property
+    def total(self) -> float:
+        return math.fsum(self._costs)
+
+    @property
+    def exceeded(self) -> bool:
+        return self.ceiling is not None and self.total > self.ceiling

@@ -1,0 +1,111 @@
+"""The tool gateway: the only way an agent reaches a tool (RFC 0244 §D, §H).
+
+One gateway per trial, so the fixture cursor resets per trial. For each call:
+
+1. In a fixtured trial, serve the first *unconsumed* ``toolResponses`` entry whose ``tool`` and
+   ``args``/``argsMatch`` match; consume it.
+2. On a miss under ``onMiss: "fail"`` (or absent ``onMiss``, as the RFC advises), return a tool
+   error ``wopeval.fixture_miss``. No live tool is looked up, let alone called.
+3. On a miss under ``onMiss: "live"``, call the registered live tool; the miss is still counted.
+4. In an unfixtured trial (no ``toolResponses`` and no ``onMiss``), or in ``live-shadow``, call
+   the live tool.
+
+Live results and fixture responses leave through the same :func:`_untrusted` wrapper (§H).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from wopeval.engine.agent import ToolResult
+from wopeval.grading.jsonmatch import args_match
+from wopeval.suite.models import Fixtures
+from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, FixtureOutcome
+
+LiveTool = Callable[[Any], Awaitable[Any]]
+TOOL_UNAVAILABLE = "wopeval.tool_unavailable"
+TOOL_FAILED = "wopeval.tool_failed"
+
+
+@dataclass(frozen=True)
+class Served:
+    """A gateway answer plus how it was served, for the ``agent.tool-returned`` event."""
+
+    result: ToolResult
+    fixture: FixtureOutcome
+    duration_ms: int | None
+
+
+def _untrusted(value: Any) -> ToolResult:
+    """Every successful tool output, live or fixture, is wrapped the same way (RFC 0244 §H)."""
+    return ToolResult(ok=True, value=value, trust="untrusted")
+
+
+class ToolGateway:
+    """Per-trial gateway. Not shared between trials: its fixture cursor is trial state."""
+
+    def __init__(
+        self,
+        fixtures: Fixtures | None,
+        live_tools: Mapping[str, LiveTool],
+        *,
+        ignore_fixtures: bool = False,
+    ) -> None:
+        self._live_tools = live_tools
+        fixtured = fixtures is not None and (
+            fixtures.toolResponses is not None or fixtures.onMiss is not None
+        )
+        self._fixtured = fixtured and not ignore_fixtures
+        self._responses = list(fixtures.toolResponses or ()) if fixtures else []
+        self._consumed = [False] * len(self._responses)
+        self._on_miss = (fixtures.onMiss if fixtures else None) or "fail"
+        self.miss_count = 0
+        self.failed_closed = False
+
+    async def call(self, tool: str, args: Any) -> Served:
+        if not self._fixtured:
+            return await self._live(tool, args, "live")
+        index = self._select(tool, args)
+        if index is not None:
+            self._consumed[index] = True
+            return Served(_untrusted(self._responses[index].response), "served", None)
+        self.miss_count += 1
+        if self._on_miss == "live":
+            return await self._live(tool, args, "miss-live")
+        self.failed_closed = True
+        error = ToolResult(
+            ok=False,
+            error_code=FIXTURE_MISS_ERROR_CODE,
+            error_message="no unconsumed fixture matches this call; onMiss is fail",
+        )
+        return Served(error, "miss-failed", None)
+
+    def _select(self, tool: str, args: Any) -> int | None:
+        for index, entry in enumerate(self._responses):
+            if self._consumed[index] or entry.tool != tool:
+                continue
+            if args_match(entry.args_match, entry.args, args):
+                return index
+        return None
+
+    async def _live(self, tool: str, args: Any, how: FixtureOutcome) -> Served:
+        live = self._live_tools.get(tool)
+        if live is None:
+            error = ToolResult(
+                ok=False, error_code=TOOL_UNAVAILABLE, error_message="no live tool is registered"
+            )
+            return Served(error, how, None)
+        started = time.perf_counter()
+        try:
+            value = await live(args)
+        except Exception as exc:  # a tool error the agent sees, never a crash of the run
+            failed = ToolResult(ok=False, error_code=TOOL_FAILED, error_message=type(exc).__name__)
+            return Served(failed, how, _elapsed_ms(started))
+        return Served(_untrusted(value), how, _elapsed_ms(started))
+
+
+def _elapsed_ms(started: float) -> int:
+    return max(0, round((time.perf_counter() - started) * 1000))

@@ -1,0 +1,82 @@
+"""Resolve agents (by registered id or ``package.module:attr`` import path) and live tools."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from wopeval.engine.agent import AgentFn
+from wopeval.engine.gateway import LiveTool
+from wopeval.suite.models import AGENT_ID_PATTERN
+
+SCRIPTED_AGENT_ID = "core.conformance.agents.scripted"
+
+
+class AgentNotFound(LookupError):
+    """The caller named an agent that is neither registered nor importable."""
+
+
+def _builtin_agents() -> dict[str, AgentFn]:
+    from wopeval.agents.example import support_agent
+    from wopeval.agents.scripted import scripted_agent
+
+    return {
+        SCRIPTED_AGENT_ID: scripted_agent,
+        "wopeval.examples.support": support_agent,
+    }
+
+
+@dataclass
+class Registry:
+    """Agents and live tools available to a run. Built-ins are always present."""
+
+    agents: dict[str, AgentFn] = field(default_factory=_builtin_agents)
+    live_tools: dict[str, LiveTool] = field(default_factory=dict)
+
+    def register_agent(self, agent_id: str, agent: AgentFn) -> None:
+        self.agents[agent_id] = agent
+
+    def register_tool(self, name: str, tool: LiveTool) -> None:
+        self.live_tools[name] = tool
+
+    def resolve(self, ref: str) -> AgentFn:
+        """An agent by id; ``<scripted-id>.<suffix>`` aliases the scripted agent (delegates)."""
+        if ref in self.agents:
+            return self.agents[ref]
+        if ref.startswith(SCRIPTED_AGENT_ID + "."):
+            return self.agents[SCRIPTED_AGENT_ID]
+        if ":" in ref and "." in ref.split(":", 1)[0]:
+            return _import_agent(ref)
+        raise AgentNotFound(
+            f"agent {ref!r} is not registered and is not an import path 'package.module:attr'"
+        )
+
+    def tools(self) -> Mapping[str, LiveTool]:
+        return self.live_tools
+
+
+def import_object(ref: str) -> Any:
+    """Import ``package.module:attr``; raises :class:`AgentNotFound` with a clear message."""
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise AgentNotFound(f"{ref!r} is not an import path 'package.module:attr'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AgentNotFound(f"cannot import module {module_name!r} ({ref!r}): {exc}") from exc
+    target = getattr(module, attr, None)
+    if target is None:
+        raise AgentNotFound(f"module {module_name!r} has no attribute {attr!r}")
+    return target
+
+
+def _import_agent(ref: str) -> AgentFn:
+    if not re.fullmatch(AGENT_ID_PATTERN, ref):
+        raise AgentNotFound(f"agent reference {ref!r} is not a valid agentId")
+    agent = import_object(ref)
+    if not callable(agent):
+        raise AgentNotFound(f"{ref!r} is not callable")
+    return cast(AgentFn, agent)

@@ -1,0 +1,216 @@
+"""Run a suite: tasks × trials under one bounded limiter, with cost ceilings and cancellation.
+
+The event stream of a run (RFC 0081 §B, RFC 0244 §B)::
+
+    run.started → eval.started{taskCount, trialCount?}
+      → per trial: agent.invocation-started … agent.invocation-completed → eval.scored{trialIndex}
+    → eval.completed → run.completed{outputs: EvalSummary}
+
+The summary is computed by :func:`wopeval.grading.summary.build_summary` from the stored log,
+the same call ``wopeval grade`` makes later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from wopeval.engine.budget import CostMeter
+from wopeval.engine.judge import Judge, JudgeRequired
+from wopeval.engine.registry import Registry
+from wopeval.engine.trial import TrialEnv, record_skipped, run_trial
+from wopeval.events.store import EventStore
+from wopeval.grading.summary import GradingOptions, build_summary, pass_score_of
+from wopeval.grading.trial import TrialGrade
+from wopeval.suite.models import AgentEvalSuite, EvalMode
+from wopeval.wire.events import (
+    EVAL_COMPLETED,
+    EVAL_STARTED,
+    RUN_CANCELLED,
+    RUN_COMPLETED,
+    RUN_FAILED,
+    RUN_STARTED,
+    EvalCompleted,
+    EvalStarted,
+)
+from wopeval.wire.summary import EvalSummary
+
+ProgressFn = Callable[[str, int, TrialGrade | None], None]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How to run, beyond the suite. Stored with the run (``request``) for re-grading."""
+
+    concurrency: int = 8
+    trial_timeout_s: float = 300.0
+    host_max_cost_usd: float | None = None
+    modes: Sequence[EvalMode] | None = None
+    baseline_run_id: str | None = None
+    owner: dict[str, Any] | None = None
+    tags: Sequence[str] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_request(self, agent_id: str) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "agentId": agent_id,
+            "concurrency": self.concurrency,
+            "trialTimeoutS": self.trial_timeout_s,
+        }
+        if self.host_max_cost_usd is not None:
+            request["hostMaxCostUsd"] = self.host_max_cost_usd
+        if self.modes is not None:
+            request["evalModes"] = list(self.modes)
+        if self.baseline_run_id is not None:
+            request["baselineRunId"] = self.baseline_run_id
+        if self.owner is not None:
+            request["owner"] = self.owner
+        if self.tags:
+            request["tags"] = list(self.tags)
+        if self.metadata:
+            request["metadata"] = self.metadata
+        return request
+
+
+def grading_options(request: dict[str, Any]) -> GradingOptions:
+    """The grading options a stored run was executed with."""
+    return GradingOptions(
+        target_agent_id=str(request["agentId"]),
+        host_max_cost_usd=request.get("hostMaxCostUsd"),
+    )
+
+
+def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:
+    """Refuse, before anything is recorded, a suite this run cannot grade honestly."""
+    if judge is None:
+        rubric = [i for i, t in enumerate(suite.tasks) if t.expected.kind == "rubric"]
+        if rubric:
+            raise JudgeRequired(
+                f"tasks[{rubric[0]}].expected.kind: rubric tasks need a judge "
+                "(--judge package.module:attr); none is configured"
+            )
+
+
+@dataclass
+class RunHandle:
+    """A run being executed; ``cancel()`` stops it and leaves the log consistent."""
+
+    run_id: str
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+
+    def cancel(self) -> None:
+        self.scope.cancel()
+
+
+async def execute_run(
+    store: EventStore,
+    handle: RunHandle,
+    suite: AgentEvalSuite,
+    agent_id: str,
+    registry: Registry,
+    settings: RunSettings,
+    *,
+    judge: Judge | None = None,
+    progress: ProgressFn | None = None,
+) -> EvalSummary | None:
+    """Execute a created run to a terminal state. Returns the summary (None unless completed)."""
+    run_id = handle.run_id
+    check_runnable(suite, judge)
+    options = GradingOptions(target_agent_id=agent_id, host_max_cost_usd=settings.host_max_cost_usd)
+    env = TrialEnv(
+        sink=store,
+        run_id=run_id,
+        registry=registry,
+        agent_id=agent_id,
+        agent=registry.resolve(agent_id),
+        meter=CostMeter([settings.host_max_cost_usd, _suite_ceiling(suite)]),
+        pass_score=pass_score_of(suite, options),
+        timeout_s=settings.trial_timeout_s,
+        ignore_fixtures=list(settings.modes or ()) == ["live-shadow"],
+        include_trial_index=suite.trials is not None,
+        judge=judge,
+    )
+    await store.set_status(run_id, "running")
+    try:
+        with handle.scope:
+            await _start_events(store, run_id, suite, settings)
+            await _run_trials(env, suite, settings.concurrency, progress)
+            summary = build_summary(suite, await store.events(run_id), options)
+            await _finish_events(store, run_id, summary)
+            await store.set_status(run_id, "completed", summary=summary.to_wire())
+            return summary
+    except Exception as exc:
+        with anyio.CancelScope(shield=True):
+            error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+            await store.append(run_id, RUN_FAILED, {"error": error})
+            await store.set_status(run_id, "failed", error=error)
+        raise
+    finally:
+        if handle.scope.cancel_called:
+            with anyio.CancelScope(shield=True):
+                await store.append(run_id, RUN_CANCELLED, {})
+                await store.set_status(run_id, "cancelled")
+    return None
+
+
+def _suite_ceiling(suite: AgentEvalSuite) -> float | None:
+    return suite.thresholds.maxCostUsd if suite.thresholds is not None else None
+
+
+async def _start_events(
+    store: EventStore, run_id: str, suite: AgentEvalSuite, settings: RunSettings
+) -> None:
+    started: dict[str, Any] = {"workflowId": suite.suiteId, "transport": "rest"}
+    if settings.owner is not None:
+        started["owner"] = settings.owner
+    if settings.tags:
+        started["tags"] = list(settings.tags)
+    await store.append(run_id, RUN_STARTED, started)
+    count = suite.trial_plan.effective_count
+    payload = EvalStarted(
+        suiteId=suite.suiteId,
+        suiteVersion=suite.version,
+        taskCount=len(suite.tasks),
+        modes=list(settings.modes or suite.modes),
+        baselineRunId=settings.baseline_run_id,
+        trialCount=count if count > 1 else None,
+    )
+    await store.append(run_id, EVAL_STARTED, payload.to_wire())
+
+
+async def _run_trials(
+    env: TrialEnv, suite: AgentEvalSuite, concurrency: int, progress: ProgressFn | None
+) -> None:
+    limiter = anyio.CapacityLimiter(max(1, concurrency))
+
+    async def one(task_index: int, trial_index: int) -> None:
+        task = suite.tasks[task_index]
+        async with limiter:
+            if env.meter.exceeded:
+                await record_skipped(env, task, trial_index)
+                grade = None
+            else:
+                grade = await run_trial(env, task, trial_index)
+        if progress is not None:
+            progress(task.taskId, trial_index, grade)
+
+    count = suite.trial_plan.effective_count
+    async with anyio.create_task_group() as group:
+        for trial_index in range(count):
+            for task_index in range(len(suite.tasks)):
+                group.start_soon(one, task_index, trial_index)
+
+
+async def _finish_events(store: EventStore, run_id: str, summary: EvalSummary) -> None:
+    completed = EvalCompleted(
+        aggregateScore=summary.aggregateScore,
+        passed=summary.passed,
+        taskCount=summary.taskCount,
+        passedCount=summary.passedCount,
+        regressionVsBaseline=summary.regression.scoreDelta if summary.regression else None,
+    )
+    await store.append(run_id, EVAL_COMPLETED, completed.to_wire())
+    await store.append(run_id, RUN_COMPLETED, {"outputs": summary.to_wire()})

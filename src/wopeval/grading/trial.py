@@ -1,0 +1,115 @@
+"""Grade one trial (pure): RFC 0081 output grading, RFC 0244 §A trajectory gate, §D fail-closed.
+
+The per-trial pass rule:
+
+* ``golden``: the output matches ``expected.match`` (score 1 or 0).
+* ``rubric``: the judge's score (a recorded fact) is at least ``passScore``.
+* ``trajectory``: the trajectory matched (score 1 or 0).
+* With a ``trajectory`` on a golden/rubric task, the trial cannot pass unless it matched; its
+  ``score`` stays the output score, and it is *gated* (counts 0 for the pass decisions, RFC 0246).
+* A trial that failed closed on a fixture miss reports ``passed: false`` and ``score: 0`` (§D).
+* A trial whose agent failed (error, timeout, cancellation) scores 0 and does not pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from wopeval.grading.output import match_output
+from wopeval.grading.stats import TrialOutcome
+from wopeval.grading.trajectory import grade_trajectory
+from wopeval.grading.views import TrialView
+from wopeval.suite.models import Task
+from wopeval.wire.summary import TrajectoryBlock
+
+EvaluatorType = Literal["deterministic", "llm_judge", "human"]
+
+LABEL_PASS = "pass"
+LABEL_FAIL = "fail"
+LABEL_TRAJECTORY = "trajectory-unmatched"
+LABEL_FIXTURE_MISS = "fixture-miss"
+LABEL_SKIPPED = "skipped-budget"
+LABEL_UNSCORED = "unscored"
+# Labels that force the gating score to 0 (RFC 0246) besides a recomputed trajectory/miss.
+GATING_LABELS = frozenset({LABEL_TRAJECTORY, LABEL_FIXTURE_MISS, LABEL_SKIPPED, LABEL_UNSCORED})
+
+
+@dataclass(frozen=True)
+class TrialGrade:
+    score: float
+    passed: bool
+    gated: bool
+    label: str
+    evaluator_type: EvaluatorType
+    trajectory: TrajectoryBlock | None
+
+    @property
+    def outcome(self) -> TrialOutcome:
+        return TrialOutcome(score=self.score, passed=self.passed, gated=self.gated)
+
+
+def trajectory_of(task: Task, view: TrialView, target_agent_id: str) -> TrajectoryBlock | None:
+    expectation = task.expected.trajectory
+    if expectation is None:
+        return None
+    return grade_trajectory(expectation, view.calls, target_agent_id)
+
+
+def grade_trial(
+    task: Task,
+    view: TrialView,
+    *,
+    target_agent_id: str,
+    pass_score: float,
+    judge_score: float | None = None,
+    rubric_evaluator: EvaluatorType = "llm_judge",
+) -> TrialGrade:
+    """Grade a trial from its view. ``judge_score`` is required for ``rubric`` tasks."""
+    trajectory = trajectory_of(task, view, target_agent_id)
+    kind = task.expected.kind
+    evaluator: EvaluatorType = rubric_evaluator if kind == "rubric" else "deterministic"
+    traj_ok = trajectory is None or trajectory.matched
+    if view.failed_closed:
+        return TrialGrade(0.0, False, True, LABEL_FIXTURE_MISS, evaluator, trajectory)
+    if view.error_label is not None or view.outcome == "failed":
+        label = view.error_label or "error"
+        return TrialGrade(0.0, False, not traj_ok, label, evaluator, trajectory)
+    if kind == "trajectory":
+        score = 1.0 if traj_ok else 0.0
+        return TrialGrade(score, traj_ok, not traj_ok, _label(traj_ok, True), evaluator, trajectory)
+    if kind == "golden":
+        assert task.expected.match is not None  # guaranteed by the suite rules
+        output_ok = view.has_output and match_output(task.expected.match, view.output)
+        score = 1.0 if output_ok else 0.0
+    else:
+        if judge_score is None:
+            return TrialGrade(0.0, False, True, LABEL_UNSCORED, evaluator, trajectory)
+        score = min(1.0, max(0.0, judge_score))
+        output_ok = score >= pass_score
+    passed = output_ok and traj_ok
+    return TrialGrade(score, passed, not traj_ok, _label(output_ok, traj_ok), evaluator, trajectory)
+
+
+def _label(output_ok: bool, traj_ok: bool) -> str:
+    if not traj_ok:
+        return LABEL_TRAJECTORY
+    return LABEL_PASS if output_ok else LABEL_FAIL
+
+
+def recorded_outcome(task: Task, view: TrialView, target_agent_id: str) -> TrialOutcome | None:
+    """The trial's outcome from its recorded ``eval.scored`` fact, or None when unscored.
+
+    Scores are facts (RFC 0244 §H Replay): score and passed are re-read, never re-judged. The
+    gate is re-derived from the log (trajectory, fail-closed) and from the recorded label.
+    """
+    scored = view.scored
+    if scored is None:
+        return None
+    trajectory = trajectory_of(task, view, target_agent_id)
+    gated = (
+        view.failed_closed
+        or (trajectory is not None and not trajectory.matched)
+        or (scored.scoreLabel in GATING_LABELS)
+    )
+    return TrialOutcome(score=scored.score, passed=scored.passed, gated=gated)

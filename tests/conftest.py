@@ -1,0 +1,58 @@
+"""Shared fixtures: an event store on each backend (SQLite file, the machine's PostgreSQL).
+
+PostgreSQL tests use a fresh database created for the test session on the server at
+``WOPEVAL_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432``) and dropped afterwards.
+They are never skipped: an unreachable server fails them loudly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from wopeval.events.store import EventStore
+
+PG_SERVER = os.environ.get("WOPEVAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
+
+
+async def _admin(sql: str) -> None:
+    conn = await asyncpg.connect(f"{PG_SERVER}/postgres")
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A throwaway PostgreSQL database for this test session; yields its URL."""
+    name = f"wopeval_test_{secrets.token_hex(4)}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{PG_SERVER}/{name}"
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store URL on each backend: a fresh SQLite file, or the session's PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    url: str = request.getfixturevalue("pg_database")
+    return url
+
+
+@pytest.fixture
+async def store(store_url: str) -> AsyncIterator[EventStore]:
+    opened = await EventStore.open(store_url)
+    try:
+        yield opened
+    finally:
+        await opened.close()
