@@ -25,7 +25,7 @@ def test_run_then_grade_show_and_list(tmp_path: Path) -> None:
     summary = doc["summary"]
     assert code == (0 if summary["passed"] else 1)
     assert summary["taskCount"] == 3
-    assert summary["trialStats"]["k"] == 2
+    assert summary["trialStats"]["k"] == 3
     run_id = doc["runId"]
 
     code, out = _run("grade", run_id, "--store", store, "--json")

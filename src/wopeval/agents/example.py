@@ -13,7 +13,7 @@ from typing import Any
 
 from wopeval.engine.agent import AgentContext, Usage
 
-FLAKY_PERCENT = 25
+FLAKY_PERCENT = 15
 
 
 def _skips_lookup(task_id: str, trial_index: int) -> bool:

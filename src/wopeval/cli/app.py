@@ -12,7 +12,12 @@ import typer
 
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 
-COMMAND_MODULES: tuple[str, ...] = ("wopeval.cli.suite_cmds", "wopeval.cli.run_cmds")
+COMMAND_MODULES: tuple[str, ...] = (
+    "wopeval.cli.suite_cmds",
+    "wopeval.cli.run_cmds",
+    "wopeval.cli.export_cmds",
+    "wopeval.cli.compare_cmd",
+)
 
 app = typer.Typer(
     name="wopeval",

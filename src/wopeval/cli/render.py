@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -15,38 +16,34 @@ def _pct(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def _trials_cell(task: TaskSummary) -> str:
-    if task.trials is None:
-        return "-"
-    t = task.trials
-    return f"{t.passedCount}/{t.n}  @k {t.passAtK:.3f}  ^k {t.passHatK:.3f}"
-
-
 def _trajectory_cell(task: TaskSummary) -> str:
     tr = task.trajectory
     if tr is None:
         return "-"
-    mark = "ok" if tr.matched else "NO"
-    forbidden = f" forbidden {tr.forbiddenCount}" if tr.forbiddenCount else ""
-    return f"{mark} {tr.mode} {tr.matchedCount}/{tr.expectedCount} of {tr.observedCount}{forbidden}"
+    mark = "[green]ok[/]" if tr.matched else "[red]no[/]"
+    forbidden = f" !{tr.forbiddenCount}" if tr.forbiddenCount else ""
+    return f"{mark} {tr.matchedCount}/{tr.expectedCount}{forbidden}"
 
 
 def summary_table(summary: EvalSummary, run_id: str | None = None) -> Table:
     title = f"{summary.suiteId}@{summary.suiteVersion}" + (f"  run {run_id}" if run_id else "")
-    table = Table(title=title, title_justify="left")
-    for column in ("task", "passed", "score", "trials", "trajectory", "misses", "tools", "tokens"):
-        table.add_column(column)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("task", no_wrap=True)
+    for column in ("result", "score", "trials", "pass@k", "pass^k", "path", "miss", "tools"):
+        table.add_column(column, justify="left" if column == "result" else "right", no_wrap=True)
     for task in summary.tasks:
         eff = task.efficiency
+        trials = task.trials
         table.add_row(
             task.taskId,
             "[green]pass[/]" if task.passed else "[red]FAIL[/]",
-            f"{task.score:.3f}",
-            _trials_cell(task),
+            f"{task.score:.2f}",
+            f"{trials.passedCount}/{trials.n}" if trials else "-",
+            f"{trials.passAtK:.2f}" if trials else "-",
+            f"{trials.passHatK:.2f}" if trials else "-",
             _trajectory_cell(task),
             str(task.fixtureMissCount) if task.fixtureMissCount is not None else "-",
             f"{eff.toolCallCount:.1f}" if eff else "-",
-            f"{eff.inputTokens + eff.outputTokens:.0f}" if eff else "-",
         )
     return table
 

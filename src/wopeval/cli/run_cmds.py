@@ -14,10 +14,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, fail_input, store_option
 from wopeval.cli.render import print_summary, runs_table
+from wopeval.compare import registered_methods
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable, execute_run
-from wopeval.engine.service import RunNotFound, create_run_record, regrade
+from wopeval.engine.service import (
+    LOCAL_TENANT,
+    RunNotFound,
+    create_run_record,
+    regrade,
+    usable_baseline,
+)
 from wopeval.events.store import EventStore
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite import SuiteError, load_suite
@@ -99,6 +106,14 @@ def run(
         typer.Option(help="Live tool NAME=package.module:attr (repeatable)."),
     ] = None,
     override_target: Annotated[bool, typer.Option(help="Run against another agent.")] = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Regression mode: compare against this completed run of the same suite."),
+    ] = None,
+    method: Annotated[
+        str, typer.Option(help="Regression method (with --baseline).")
+    ] = "paired-bootstrap",
+    alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="Regression alpha.")] = 0.05,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -117,8 +132,18 @@ def run(
         check_runnable(suite, judge_obj)
     except (AgentNotFound, JudgeRequired) as exc:
         fail_input(str(exc))
+    if method not in registered_methods():
+        fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
     settings = RunSettings(
-        concurrency=concurrency, trial_timeout_s=trial_timeout, host_max_cost_usd=max_cost
+        concurrency=concurrency,
+        trial_timeout_s=trial_timeout,
+        host_max_cost_usd=max_cost,
+        baseline_run_id=baseline,
+        regression_method=method,
+        alpha=alpha,
+        modes=[*suite.modes, "regression"]
+        if baseline and "regression" not in suite.modes
+        else None,
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
     show_progress = not as_json and sys.stderr.isatty()
@@ -140,6 +165,14 @@ async def _execute(
 ) -> tuple[str, EvalSummary | None]:
     store = await EventStore.open(store_url)
     try:
+        baseline = settings.baseline_run_id
+        if (
+            baseline is not None
+            and await usable_baseline(store, LOCAL_TENANT, baseline, suite) is None
+        ):
+            fail_input(
+                f"--baseline: run {baseline!r} is not a completed eval run of {suite.suiteId}"
+            )
         record = await create_run_record(store, suite, agent_id, settings)
         progress = _progress(show_progress)
         view = _ProgressView(progress, total)

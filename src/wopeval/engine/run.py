@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from wopeval.compare import compare_summaries
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
@@ -50,6 +51,8 @@ class RunSettings:
     host_max_cost_usd: float | None = None
     modes: Sequence[EvalMode] | None = None
     baseline_run_id: str | None = None
+    regression_method: str = "paired-bootstrap"
+    alpha: float = 0.05
     owner: dict[str, Any] | None = None
     tags: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -66,6 +69,8 @@ class RunSettings:
             request["evalModes"] = list(self.modes)
         if self.baseline_run_id is not None:
             request["baselineRunId"] = self.baseline_run_id
+            request["regressionMethod"] = self.regression_method
+            request["alpha"] = self.alpha
         if self.owner is not None:
             request["owner"] = self.owner
         if self.tags:
@@ -81,6 +86,31 @@ def grading_options(request: dict[str, Any]) -> GradingOptions:
         target_agent_id=str(request["agentId"]),
         host_max_cost_usd=request.get("hostMaxCostUsd"),
     )
+
+
+async def summarize(
+    store: EventStore, suite: AgentEvalSuite, run_id: str, request: dict[str, Any]
+) -> EvalSummary:
+    """The run's summary from its stored log, with the regression block when it has a baseline.
+
+    The one code path for live runs and re-grades (invariant 1). The baseline's own stored
+    summary is a recorded fact; the verdict is a pure function of both summaries.
+    """
+    summary = build_summary(suite, await store.events(run_id), grading_options(request))
+    baseline_id = request.get("baselineRunId")
+    if baseline_id is None:
+        return summary
+    baseline = await store.get_run(str(baseline_id))
+    if baseline is None or baseline.summary is None:
+        raise RuntimeError(f"baseline run {baseline_id} has no summary")
+    comparison = compare_summaries(
+        EvalSummary.model_validate(baseline.summary),
+        summary,
+        str(baseline_id),
+        method=str(request.get("regressionMethod", "paired-bootstrap")),
+        alpha=float(request.get("alpha", 0.05)),
+    )
+    return summary.model_copy(update={"regression": comparison.regression})
 
 
 def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:
@@ -138,7 +168,7 @@ async def execute_run(
         with handle.scope:
             await _start_events(store, run_id, suite, settings)
             await _run_trials(env, suite, settings.concurrency, progress)
-            summary = build_summary(suite, await store.events(run_id), options)
+            summary = await summarize(store, suite, run_id, settings.to_request(agent_id))
             await _finish_events(store, run_id, summary)
             await store.set_status(run_id, "completed", summary=summary.to_wire())
             return summary

@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from wopeval.engine.run import RunSettings, grading_options
+from wopeval.engine.run import RunSettings, summarize
 from wopeval.events.ids import new_run_id
 from wopeval.events.store import EventStore, RunRecord
-from wopeval.grading.summary import build_summary
 from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -78,5 +77,26 @@ async def regrade(store: EventStore, run_id: str) -> Regraded:
     if record is None:
         raise RunNotFound(run_id)
     suite = parse_suite(record.suite_document, source=f"run {run_id}")
-    summary = build_summary(suite, await store.events(run_id), grading_options(record.request))
+    summary = await summarize(store, suite, run_id, record.request)
     return Regraded(record=record, summary=summary)
+
+
+async def usable_baseline(
+    store: EventStore, tenant: str, baseline_run_id: str, suite: AgentEvalSuite
+) -> RunRecord | None:
+    """The baseline run if it can be compared against, else None (RFC 0251).
+
+    Unusable, whatever the reason: missing, another tenant's, not an eval run, another suite,
+    or not completed. Callers answer every reason identically (no existence oracle).
+    """
+    record = await store.get_run(baseline_run_id)
+    if (
+        record is None
+        or record.tenant != tenant
+        or record.kind != "eval"
+        or record.suite_id != suite.suiteId
+        or record.status != "completed"
+        or record.summary is None
+    ):
+        return None
+    return record

@@ -1,0 +1,106 @@
+"""``wopeval export`` (OpenTelemetry spans, summary, events) and ``wopeval report`` (HTML)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+
+from wopeval.cli.common import fail_input, store_option
+from wopeval.events.store import EventStore, RunRecord
+from wopeval.exports.html import render_report
+from wopeval.exports.otel import run_spans
+from wopeval.wire.events import RunEvent
+from wopeval.wire.summary import EvalSummary
+
+StoreOpt = Annotated[str | None, store_option()]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
+]
+
+
+class ExportFormat(StrEnum):
+    otel = "otel"
+    summary = "summary"
+    events = "events"
+
+
+async def _load(url: str | None, run_id: str) -> tuple[RunRecord | None, list[RunEvent]]:
+    store = await EventStore.open(url)
+    try:
+        record = await store.get_run(run_id)
+        return record, (await store.events(run_id) if record is not None else [])
+    finally:
+        await store.close()
+
+
+def _loaded(store: str | None, run_id: str) -> tuple[RunRecord, list[RunEvent]]:
+    record, events = anyio.run(_load, store, run_id)
+    if record is None:
+        fail_input(f"run {run_id!r} is not in the store")
+    return record, events
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text + ("" if text.endswith("\n") else "\n"), encoding="utf-8")
+
+
+def export(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    fmt: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="otel: OpenTelemetry spans as JSON lines "
+            "(gen_ai.evaluation.result events); summary: the EvalSummary; "
+            "events: the event log as JSON lines.",
+        ),
+    ] = ExportFormat.otel,
+    output: OutputOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Export a stored run for other tools."""
+    record, events = _loaded(store, run_id)
+    if fmt is ExportFormat.summary:
+        if record.summary is None:
+            fail_input(f"run {run_id!r} has no summary (status {record.status})")
+        _write(json.dumps(record.summary, indent=2), output)
+    elif fmt is ExportFormat.events:
+        _write("\n".join(json.dumps(e.to_wire()) for e in events), output)
+    else:
+        spans = run_spans(record.suite_id, run_id, events)
+        lines = [json.dumps(json.loads(span.to_json())) for span in spans]
+        _write("\n".join(lines), output)
+
+
+def report(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
+        "wopeval-report.html"
+    ),
+    store: StoreOpt = None,
+) -> None:
+    """Write a self-contained HTML report of a completed run."""
+    record, _ = _loaded(store, run_id)
+    if record.summary is None:
+        fail_input(f"run {run_id!r} has no summary (status {record.status})")
+    summary = EvalSummary.model_validate(record.summary)
+    page = render_report(summary, run_id=run_id, status=record.status, created_at=record.created_at)
+    output.write_text(page, encoding="utf-8")
+    typer.echo(str(output))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(export)
+    app.command()(report)
+
+
+__all__ = ["register"]

@@ -1,0 +1,251 @@
+"""The four RECOMMENDED regression methods of RFC 0244 §F, each a pure function of the paired table.
+
+Every method reads only the list of :class:`~wopeval.compare.pairing.PairedTask` built by
+:func:`~wopeval.compare.pairing.pair_tasks` and returns a :class:`MethodResult`. The sign of
+``estimate`` is the direction: positive means the candidate did better than the baseline.
+``p_value`` is two-sided; ``None`` means the test is undefined on this table (too few pairs, or
+nothing to compare), which the verdict reads as "cannot distinguish".
+
+scipy is imported inside the functions that need it, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from wopeval.compare.pairing import PairedTask
+
+FloatArray = npt.NDArray[np.float64]
+
+ZERO_TOLERANCE = 1e-12
+"""Two per-task means closer than this are equal (guards float noise in host-computed means)."""
+
+DEFAULT_RESAMPLES = 10_000
+"""Bootstrap resamples B used unless the caller asks for another number."""
+
+_CHUNK_ELEMENTS = 1 << 20  # bootstrap index matrices are drawn in slices of about this size
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """What one method concluded from the paired table.
+
+    ``statistic_name`` names the quantity ``estimate`` measures; ``ci_low``/``ci_high`` bound it
+    when the method yields an interval; ``n_used`` counts the pairs the test actually read.
+    """
+
+    statistic_name: str
+    estimate: float
+    p_value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_used: int
+
+
+def differences(pairs: Sequence[PairedTask]) -> FloatArray:
+    """Per-task mean differences, candidate minus baseline, in pairing order."""
+    return np.array([pair.difference for pair in pairs], dtype=np.float64)
+
+
+def _constant(diffs: FloatArray) -> bool:
+    """True when every difference is the same number (the spread is zero up to float noise)."""
+    return diffs.size > 0 and float(np.ptp(diffs)) <= ZERO_TOLERANCE
+
+
+def paired_t(pairs: Sequence[PairedTask], *, confidence: float = 0.95) -> MethodResult:
+    """Paired t-test on per-task mean scores (Student 1908; ``scipy.stats.ttest_rel``).
+
+    Reads the per-task mean difference d = candidate − baseline over all n pairs. ``estimate`` is
+    mean(d); the test is t = mean(d) / (sd(d)/√n) on n − 1 degrees of freedom, two-sided; the
+    interval is the Student-t interval for mean(d) at ``confidence``.
+
+    Undefined (``p_value=None``) with fewer than two pairs, or when every difference is zero.
+    When every difference is the same non-zero number, sd(d) = 0 and t = ±∞: the limit is taken,
+    as scipy does, so ``p_value=0.0`` and the interval is that single number.
+    """
+    diffs = differences(pairs)
+    name = "mean-task-score-difference"
+    estimate = float(diffs.mean()) if diffs.size else 0.0
+    if diffs.size < 2:
+        return MethodResult(name, estimate, None, None, None, int(diffs.size))
+    if _constant(diffs):
+        p_value = None if abs(estimate) <= ZERO_TOLERANCE else 0.0
+        return MethodResult(name, estimate, p_value, estimate, estimate, int(diffs.size))
+    from scipy import stats
+
+    candidate = np.array([pair.candidate_mean for pair in pairs], dtype=np.float64)
+    baseline = np.array([pair.baseline_mean for pair in pairs], dtype=np.float64)
+    result = stats.ttest_rel(candidate, baseline, alternative="two-sided")
+    interval = result.confidence_interval(confidence_level=confidence)
+    return MethodResult(
+        name,
+        estimate,
+        float(result.pvalue),
+        float(interval.low),
+        float(interval.high),
+        int(diffs.size),
+    )
+
+
+def paired_t_tost(pairs: Sequence[PairedTask], margin: float) -> float | None:
+    """Two one-sided paired t-tests for equivalence within ±``margin`` (Schuirmann 1987).
+
+    H0⁻: mean(d) ≤ −margin and H0⁺: mean(d) ≥ +margin are tested one-sided with
+    ``scipy.stats.ttest_1samp``; the TOST p-value is the larger of the two. The runs are
+    equivalent at alpha when it is below alpha. ``None`` with fewer than two pairs. With zero
+    spread the t limits are taken: 0.0 when |mean(d)| < margin, else 1.0.
+    """
+    diffs = differences(pairs)
+    if diffs.size < 2:
+        return None
+    if _constant(diffs):
+        return 0.0 if abs(float(diffs.mean())) < margin else 1.0
+    from scipy import stats
+
+    above_lower = stats.ttest_1samp(diffs, -margin, alternative="greater")
+    below_upper = stats.ttest_1samp(diffs, margin, alternative="less")
+    return float(max(above_lower.pvalue, below_upper.pvalue))
+
+
+def sign_test(pairs: Sequence[PairedTask], *, confidence: float = 0.95) -> MethodResult:
+    """Sign test on per-task mean differences (Dixon & Mood 1946; ``scipy.stats.binomtest``).
+
+    Reads only the signs of the non-zero differences (zeros are dropped, ``n_used`` counts the
+    rest). With ``pos`` positive among ``n_used``, the test is the exact two-sided binomial test
+    of ``pos`` against p = 0.5. ``estimate`` is the net sign fraction (pos − neg) / n_used in
+    [−1, 1]; the interval is the Clopper–Pearson interval for pos / n_used mapped onto that
+    scale (2·p − 1). Undefined when no difference is non-zero.
+    """
+    diffs = differences(pairs)
+    nonzero = diffs[np.abs(diffs) > ZERO_TOLERANCE]
+    n_used = int(nonzero.size)
+    name = "net-sign-fraction"
+    if n_used == 0:
+        return MethodResult(name, 0.0, None, None, None, 0)
+    from scipy import stats
+
+    positive = int(np.count_nonzero(nonzero > 0))
+    result = stats.binomtest(positive, n_used, 0.5, alternative="two-sided")
+    interval = result.proportion_ci(confidence_level=confidence, method="exact")
+    return MethodResult(
+        name,
+        (2 * positive - n_used) / n_used,
+        float(result.pvalue),
+        2.0 * float(interval.low) - 1.0,
+        2.0 * float(interval.high) - 1.0,
+        n_used,
+    )
+
+
+def mcnemar(pairs: Sequence[PairedTask]) -> MethodResult:
+    """Exact McNemar test on the task pass decisions (McNemar 1947, exact conditional form).
+
+    Reads only ``passed``. Of the discordant tasks, ``b`` passed in the baseline and failed in the
+    candidate, ``c`` failed in the baseline and passed in the candidate. Under H0 each discordant
+    task is equally likely to go either way, so the test is ``scipy.stats.binomtest(c, b + c,
+    0.5)``, two-sided; ``n_used`` = b + c. ``estimate`` is the paired pass-rate difference
+    (c − b) / n over all n pairs. No interval is reported. Undefined when no task is discordant.
+    """
+    b = sum(1 for pair in pairs if pair.baseline_passed and not pair.candidate_passed)
+    c = sum(1 for pair in pairs if pair.candidate_passed and not pair.baseline_passed)
+    estimate = (c - b) / len(pairs) if pairs else 0.0
+    name = "pass-rate-difference"
+    if b + c == 0:
+        return MethodResult(name, estimate, None, None, None, 0)
+    from scipy import stats
+
+    result = stats.binomtest(c, b + c, 0.5, alternative="two-sided")
+    return MethodResult(name, estimate, float(result.pvalue), None, None, b + c)
+
+
+def bootstrap_resamples(
+    diffs: FloatArray, *, seed: int, resamples: int
+) -> tuple[FloatArray, FloatArray]:
+    """Resample the paired tasks with replacement ``resamples`` times.
+
+    Each resample draws n task indices from ``np.random.default_rng(seed)`` (a task's baseline
+    and candidate stay together, so resampling tasks is resampling their differences) and returns
+    its mean and its sample standard deviation (ddof = 1; 0.0 when n = 1). The same seed, inputs
+    and B always give the same arrays.
+    """
+    n = int(diffs.size)
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    means: list[FloatArray] = []
+    sds: list[FloatArray] = []
+    for start in range(0, resamples, rows):
+        sample = diffs[rng.integers(0, n, size=(min(rows, resamples - start), n))]
+        means.append(sample.mean(axis=1))
+        sds.append(sample.std(axis=1, ddof=1) if n > 1 else np.zeros(sample.shape[0]))
+    return np.concatenate(means), np.concatenate(sds)
+
+
+def _studentized_p(diffs: FloatArray, means: FloatArray, sds: FloatArray) -> float:
+    """Symmetric bootstrap-t p-value for H0: mean(d) = 0 (Hall & Wilson 1991).
+
+    With t = mean(d)/se and t*_b = (mean*_b − mean(d))/se*_b (the resamples centred on the
+    observed mean, i.e. drawn under H0), p = (1 + #{|t*_b| ≥ |t|}) / (B + 1) (Davison & Hinkley
+    1997, §4.2). The comparison is cross-multiplied so a resample with se*_b = 0 counts as
+    extreme rather than dividing by zero.
+    """
+    se = float(diffs.std(ddof=1))
+    observed = abs(float(diffs.mean())) * sds
+    deviation = np.abs(means - float(diffs.mean())) * se
+    extreme = int(np.count_nonzero(deviation >= observed * (1.0 - 1e-9)))
+    return (1 + extreme) / (means.size + 1)
+
+
+def paired_bootstrap(
+    pairs: Sequence[PairedTask],
+    *,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+) -> MethodResult:
+    """Paired bootstrap over tasks (Efron & Tibshirani 1993, ch. 13 and §16.4).
+
+    Reads the per-task mean differences d. Tasks are resampled with replacement B = ``resamples``
+    times from ``np.random.default_rng(seed)`` (:func:`bootstrap_resamples`). ``estimate`` is
+    mean(d); the interval is the percentile interval of the B resample means at ``confidence``
+    (``numpy.quantile``, linear interpolation).
+
+    The two-sided p-value is the symmetric bootstrap-t p-value (:func:`_studentized_p`), not the
+    percentile-interval inversion 2·min(P*(mean* ≤ 0), P*(mean* ≥ 0)): with 10 to 30 tasks the
+    inversion rejects a true null more often than alpha (``bench/regression.py`` measures it),
+    the studentized form does not. Undefined with fewer than two pairs or when every difference
+    is zero; with one non-zero constant difference on every task it is 1 / (B + 1), the smallest
+    p the Monte Carlo can report.
+    """
+    diffs = differences(pairs)
+    name = "mean-task-score-difference"
+    estimate = float(diffs.mean()) if diffs.size else 0.0
+    if diffs.size < 2:
+        return MethodResult(name, estimate, None, None, None, int(diffs.size))
+    means, sds = bootstrap_resamples(diffs, seed=seed, resamples=resamples)
+    low, high = np.quantile(means, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
+    if _constant(diffs):
+        p_value = None if abs(estimate) <= ZERO_TOLERANCE else 1.0 / (resamples + 1)
+    else:
+        p_value = _studentized_p(diffs, means, sds)
+    return MethodResult(name, estimate, p_value, float(low), float(high), int(diffs.size))
+
+
+def paired_bootstrap_equivalence_interval(
+    pairs: Sequence[PairedTask], *, alpha: float, seed: int = 0, resamples: int = DEFAULT_RESAMPLES
+) -> tuple[float, float] | None:
+    """The (1 − 2·alpha) percentile interval of the bootstrap mean difference, for equivalence.
+
+    The interval-inclusion form of TOST (Schuirmann 1987): the runs are equivalent within
+    ±margin when this interval lies strictly inside (−margin, +margin). Uses the same resamples
+    as :func:`paired_bootstrap` with the same seed. ``None`` with fewer than two pairs.
+    """
+    diffs = differences(pairs)
+    if diffs.size < 2:
+        return None
+    means, _ = bootstrap_resamples(diffs, seed=seed, resamples=resamples)
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)

@@ -1,0 +1,1 @@
+"""Exports of stored runs: OpenTelemetry spans and evaluation events."""

@@ -1,0 +1,32 @@
+"""A self-contained HTML report of one run (jinja2), built from its content-free summary."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, StrictUndefined, select_autoescape
+
+from wopeval.wire.summary import EvalSummary
+
+
+def _environment() -> Environment:
+    env = Environment(autoescape=select_autoescape(default=True), undefined=StrictUndefined)
+    env.filters["pct"] = lambda v: f"{float(v) * 100:.1f}%"
+    env.filters["num"] = lambda v, d=3: f"{float(v):.{d}f}"
+    return env
+
+
+def render_report(summary: EvalSummary, *, run_id: str, status: str, created_at: str) -> str:
+    """The report page. Pass rates drive the bars; nothing but ids, counts and scores appear."""
+    source = resources.files("wopeval.data.templates").joinpath("report.html.j2").read_text()
+    rows: list[dict[str, Any]] = []
+    for task in summary.tasks:
+        trials = task.trials
+        rate = trials.passedCount / trials.n if trials else (1.0 if task.passed else 0.0)
+        rows.append({"task": task, "rate": rate})
+    return (
+        _environment()
+        .from_string(source)
+        .render(summary=summary, rows=rows, run_id=run_id, status=status, created_at=created_at)
+    )

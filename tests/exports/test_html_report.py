@@ -1,0 +1,66 @@
+"""The HTML report, rendered in a real browser (Debian's chromium driven by Playwright)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+from typer.testing import CliRunner
+
+from wopeval.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> tuple[Path, dict[str, object]]:
+    store = str(tmp_path / "s.db")
+    runner = CliRunner()
+    ran = runner.invoke(
+        app, ["run", str(ROOT / "examples/quickstart/suite.yaml"), "--store", store, "--json"]
+    )
+    doc = json.loads(ran.output)
+    page = tmp_path / "report.html"
+    made = runner.invoke(app, ["report", doc["runId"], "--store", store, "-o", str(page)])
+    assert made.exit_code == 0, made.output
+    return page, doc["summary"]
+
+
+def test_report_page_shows_every_task_and_the_verdict(
+    report: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    page_path, summary = report
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 700})
+            page.goto(page_path.as_uri())
+            rows = page.locator("#tasks tbody tr")
+            tasks = summary["tasks"]
+            assert isinstance(tasks, list)
+            assert rows.count() == len(tasks)
+            assert [rows.nth(i).get_attribute("data-task") for i in range(rows.count())] == [
+                t["taskId"] for t in tasks
+            ]
+            verdict = page.locator("#verdict").inner_text()
+            assert verdict == ("PASSED" if summary["passed"] else "FAILED")
+            passed_text = page.locator("#tasks-passed").inner_text()
+            assert passed_text == f"{summary['passedCount']}/{summary['taskCount']}"
+            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        finally:
+            browser.close()
+    assert (tmp_path / "report.png").stat().st_size > 1000
