@@ -26,7 +26,7 @@ from wopeval.grading.trial import LABEL_SKIPPED, grade_trial, recorded_outcome, 
 from wopeval.grading.views import TrialView, collect_trials
 from wopeval.suite.models import AgentEvalSuite, Task
 from wopeval.wire.events import PROVIDER_USAGE, RunEvent
-from wopeval.wire.summary import Efficiency, EvalSummary, TaskSummary, TrialsBlock
+from wopeval.wire.summary import Efficiency, EvalSummary, TaskSummary
 
 DEFAULT_PASS_SCORE = 1.0
 MISSING = TrialOutcome(score=0.0, passed=False, gated=True)
@@ -135,7 +135,7 @@ def _grade_task(
         costUsd=math.fsum(v.cost_usd for v in ran),
         latencyMs=round(_mean(latencies)) if latencies else None,
         trajectory=trajectory,
-        trials=_trials_block(result) if suite.trials is not None else None,
+        trials=result.trials_block() if suite.trials is not None else None,
         efficiency=_efficiency(ran),
         fixtureMissCount=misses if fixtured or misses else None,
     )
@@ -159,16 +159,6 @@ def _outcome(
     return grade_trial(
         task, view, target_agent_id=options.target_agent_id, pass_score=pass_score
     ).outcome
-
-
-def _trials_block(result: TaskTrialResult) -> TrialsBlock:
-    return TrialsBlock(
-        n=result.n,
-        passedCount=result.passed_count,
-        meanScore=result.mean_score,
-        passAtK=float(result.pass_at_k),
-        passHatK=float(result.pass_hat_k),
-    )
 
 
 def _efficiency(ran: Sequence[TrialView]) -> Efficiency | None:

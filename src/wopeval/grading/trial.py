@@ -112,4 +112,5 @@ def recorded_outcome(task: Task, view: TrialView, target_agent_id: str) -> Trial
         or (trajectory is not None and not trajectory.matched)
         or (scored.scoreLabel in GATING_LABELS)
     )
-    return TrialOutcome(score=scored.score, passed=scored.passed, gated=gated)
+    # A recorded pass that the log itself contradicts (an inconsistent import) fails closed.
+    return TrialOutcome(score=scored.score, passed=scored.passed and not gated, gated=gated)

@@ -1,0 +1,238 @@
+"""Trajectory grading benchmark: wopeval against LangChain ``agentevals``, in the same run.
+
+Prints one JSON document: trajectories graded per second at 10, 100, 1,000 and 10,000 observed
+calls for each RFC 0244 §A mode, the same workload through ``agentevals``'
+``create_trajectory_match_evaluator`` where it has a counterpart, and the ratio
+(wopeval throughput / agentevals throughput; > 1 means wopeval is faster).
+
+Workload (every cell is a trajectory that matches, so neither grader can stop early): ``n``
+observed calls cycling over 10 tools, each with inputs ``{"id": i, "query": "q-i", "opts":
+{"limit": i % 7}}``.
+
+* ``exact``: the ``n`` calls expected in order, ``argsMatch: exact`` (agentevals ``strict``).
+* ``in-order``: every 10th call expected, args ``{"id": i}`` with ``argsMatch: subset``.
+  agentevals has no in-order mode; that cell reports only wopeval.
+* ``any-order``: every 10th call expected in reverse order, ``argsMatch: exact`` (agentevals
+  ``superset``: extra calls allowed; its ``unordered`` forbids extra calls, so it is not the
+  counterpart).
+* ``subset``: all ``n`` calls expected in reverse order, ``argsMatch: exact`` (agentevals
+  ``subset``). agentevals pairs each observed call with a *distinct* reference call, RFC 0244
+  ``subset`` allows repeats; with one expected call per observed call both must say "matched".
+
+agentevals takes OpenAI-style message lists: each observed call is one assistant message with
+one tool call. Its evaluator converts both lists through ``langchain_core`` on every call; that
+conversion is part of its cost and is reported separately (``agentevals_normalize_s``).
+
+Usage: ``python3 bench/grading.py [--quick] [--no-peers]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from typing import Any
+
+from wopeval.grading.trajectory import ObservedCall, grade_trajectory
+from wopeval.suite.models import ExpectedCall, TrajectoryExpectation, TrajectoryMode
+
+AGENT = "bench-agent"
+SIZES = (10, 100, 1_000, 10_000)
+QUICK_SIZES = (10, 100, 1_000)
+MODES: tuple[TrajectoryMode, ...] = ("exact", "in-order", "any-order", "subset")
+PEER_MODES: dict[TrajectoryMode, str | None] = {
+    "exact": "strict",
+    "in-order": None,
+    "any-order": "superset",
+    "subset": "subset",
+}
+WOPEVAL_BUDGET_S = 0.3
+PEER_BUDGET_S = 1.0
+
+
+def _inputs(i: int) -> dict[str, Any]:
+    return {"id": i, "query": f"q-{i}", "opts": {"limit": i % 7}}
+
+
+def observed_calls(n: int) -> list[ObservedCall]:
+    return [
+        ObservedCall(tool=f"kb:tool-{i % 10}", inputs=_inputs(i), agent_id=AGENT) for i in range(n)
+    ]
+
+
+def expected_calls(mode: TrajectoryMode, observed: Sequence[ObservedCall]) -> list[ExpectedCall]:
+    if mode == "exact":
+        return [ExpectedCall(tool=c.tool, args=c.inputs, argsMatch="exact") for c in observed]
+    if mode == "in-order":
+        return [
+            ExpectedCall(tool=c.tool, args={"id": i}, argsMatch="subset")
+            for i, c in enumerate(observed)
+            if i % 10 == 0
+        ]
+    if mode == "any-order":
+        every_tenth = [c for i, c in enumerate(observed) if i % 10 == 0]
+        return [
+            ExpectedCall(tool=c.tool, args=c.inputs, argsMatch="exact") for c in every_tenth[::-1]
+        ]
+    return [ExpectedCall(tool=c.tool, args=c.inputs, argsMatch="exact") for c in observed[::-1]]
+
+
+def _throughput(grade: Callable[[], object], budget_s: float) -> tuple[float, int, object]:
+    """Run ``grade`` until ``budget_s`` of CPU time is spent (at least once); calls per second.
+
+    CPU time of this process, not wall time, so that other load on the machine does not skew
+    one side of a ratio more than the other.
+    """
+    reps = 0
+    start = time.process_time()
+    elapsed = 0.0
+    verdict: object = None
+    while reps == 0 or elapsed < budget_s:
+        verdict = grade()
+        reps += 1
+        elapsed = time.process_time() - start
+    return reps / max(elapsed, 1e-9), reps, verdict
+
+
+class Peer:
+    """agentevals, loaded lazily and offline (LangSmith tracing off)."""
+
+    def __init__(self) -> None:
+        for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING_V2"):
+            os.environ[name] = "false"
+        self.version = metadata.version("agentevals")
+        self._match: Any = importlib.import_module("agentevals.trajectory.match")
+        self._utils: Any = importlib.import_module("agentevals.trajectory.utils")
+
+    @staticmethod
+    def messages(calls: Sequence[tuple[str, object]]) -> list[dict[str, Any]]:
+        return [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"call-{i}",
+                        "type": "function",
+                        "function": {"name": tool, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+            for i, (tool, args) in enumerate(calls)
+        ]
+
+    def evaluator(self, mode: str) -> Callable[..., Any]:
+        evaluator: Callable[..., Any] = self._match.create_trajectory_match_evaluator(
+            trajectory_match_mode=mode, tool_args_match_mode="exact"
+        )
+        return evaluator
+
+    def normalize_seconds(
+        self, outputs: list[dict[str, Any]], reference: list[dict[str, Any]]
+    ) -> float:
+        start = time.process_time()
+        self._utils._normalize_to_openai_messages_list(outputs)
+        self._utils._normalize_to_openai_messages_list(reference)
+        return time.process_time() - start
+
+
+def _wopeval_cell(mode: TrajectoryMode, observed: list[ObservedCall]) -> dict[str, Any]:
+    expectation = TrajectoryExpectation(match=mode, calls=expected_calls(mode, observed))
+    per_s, reps, block = _throughput(
+        lambda: grade_trajectory(expectation, observed, AGENT), WOPEVAL_BUDGET_S
+    )
+    matched = getattr(block, "matched", None)
+    return {
+        "expected": len(expectation.calls),
+        "wopeval_per_s": round(per_s, 2),
+        "wopeval_reps": reps,
+        "wopeval_matched": matched,
+    }
+
+
+def _peer_cell(peer: Peer, mode: TrajectoryMode, observed: list[ObservedCall]) -> dict[str, Any]:
+    peer_mode = PEER_MODES[mode]
+    if peer_mode is None:
+        return {"agentevals_mode": None, "agentevals_note": "agentevals has no in-order mode"}
+    expected = expected_calls(mode, observed)
+    outputs = peer.messages([(c.tool, c.inputs) for c in observed])
+    reference = peer.messages([(c.tool, c.args) for c in expected])
+    evaluator = peer.evaluator(peer_mode)
+    per_s, reps, result = _throughput(
+        lambda: evaluator(outputs=outputs, reference_outputs=reference), PEER_BUDGET_S
+    )
+    score = result.get("score") if isinstance(result, dict) else None
+    return {
+        "agentevals_mode": peer_mode,
+        "agentevals_per_s": round(per_s, 2),
+        "agentevals_reps": reps,
+        "agentevals_matched": score,
+        "agentevals_normalize_s": round(peer.normalize_seconds(outputs, reference), 4),
+    }
+
+
+def _load_peer() -> tuple[Peer | None, str | None]:
+    try:
+        return Peer(), None
+    except Exception as error:  # any import failure is reported, never raised
+        return None, f"{type(error).__name__}: {error}"
+
+
+def run(sizes: Sequence[int], with_peer: bool) -> dict[str, Any]:
+    peer, peer_error = _load_peer() if with_peer else (None, "disabled (--no-peers)")
+    cells: list[dict[str, Any]] = []
+    for n in sizes:
+        observed = observed_calls(n)
+        for mode in MODES:
+            cell: dict[str, Any] = {"observed": n, "mode": mode, **_wopeval_cell(mode, observed)}
+            if peer is not None:
+                cell.update(_peer_cell(peer, mode, observed))
+                if "agentevals_per_s" in cell:
+                    cell["ratio"] = round(cell["wopeval_per_s"] / cell["agentevals_per_s"], 2)
+                    cell["verdicts_agree"] = cell["wopeval_matched"] == cell["agentevals_matched"]
+            cells.append(cell)
+    return {
+        "benchmark": "grading.trajectory",
+        "unit": "trajectories graded per CPU second of this process (time.process_time)",
+        "ratio": "wopeval / agentevals throughput; > 1 means wopeval is faster",
+        "python": sys.version.split()[0],
+        "peer": {
+            "name": "agentevals",
+            "available": peer is not None,
+            "version": peer.version if peer is not None else None,
+            "error": peer_error,
+            "api": "create_trajectory_match_evaluator(trajectory_match_mode=…, "
+            "tool_args_match_mode='exact')",
+        },
+        "mode_map": {mode: PEER_MODES[mode] for mode in MODES},
+        "notes": [
+            "in-order has no agentevals equivalent: only wopeval is measured.",
+            "any-order maps to agentevals superset (extras allowed); unordered forbids extras.",
+            "agentevals subset needs a distinct reference call per observed call; RFC 0244 "
+            "subset allows repeats. The workload expects every observed call once.",
+            "wopeval also computes matchedCount (a maximum matching) on every grade.",
+        ],
+        "results": cells,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="stop at 1,000 observed calls")
+    parser.add_argument("--no-peers", action="store_true", help="measure wopeval only")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    load_before = os.getloadavg()
+    report = run(QUICK_SIZES if args.quick else SIZES, with_peer=not args.no_peers)
+    report["wall_s"] = round(time.perf_counter() - started, 1)
+    report["load_average"] = {"before": load_before, "after": os.getloadavg()}
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

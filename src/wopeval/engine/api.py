@@ -1,0 +1,65 @@
+"""The library entry point: evaluate an agent on a suite in one call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from wopeval.engine.agent import AgentFn
+from wopeval.engine.judge import Judge
+from wopeval.engine.registry import Registry
+from wopeval.engine.run import RunHandle, RunSettings, execute_run
+from wopeval.engine.service import create_run_record
+from wopeval.events.store import EventStore
+from wopeval.suite import load_suite
+from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.summary import EvalSummary
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    run_id: str
+    summary: EvalSummary
+
+    @property
+    def passed(self) -> bool:
+        return self.summary.passed
+
+
+async def evaluate(
+    suite: AgentEvalSuite | str | Path,
+    agent: str | AgentFn,
+    *,
+    agent_id: str | None = None,
+    store: str | EventStore | None = None,
+    settings: RunSettings | None = None,
+    registry: Registry | None = None,
+    judge: Judge | None = None,
+) -> EvalResult:
+    """Run every task × trial of ``suite`` against ``agent`` and return the stored summary.
+
+    ``agent`` is a registered id / import path, or an async callable (registered under
+    ``agent_id``, default ``"local.agent"``). ``store`` is a URL/path (default: the SQLite file
+    ``./.wopeval/wopeval.db`` or ``$WOPEVAL_STORE``) or an open :class:`EventStore`.
+    """
+    loaded = suite if isinstance(suite, AgentEvalSuite) else load_suite(suite)
+    registry = registry or Registry()
+    if isinstance(agent, str):
+        chosen = agent
+    else:
+        chosen = agent_id or "local.agent"
+        registry.register_agent(chosen, agent)
+    registry.resolve(chosen)
+    settings = settings or RunSettings()
+    opened = store if isinstance(store, EventStore) else await EventStore.open(store)
+    try:
+        record = await create_run_record(opened, loaded, chosen, settings)
+        summary = await execute_run(
+            opened, RunHandle(record.run_id), loaded, chosen, registry, settings, judge=judge
+        )
+        if summary is None:
+            raise RuntimeError(f"run {record.run_id} did not complete")
+        return EvalResult(run_id=record.run_id, summary=summary)
+    finally:
+        if not isinstance(store, EventStore):
+            await opened.close()
