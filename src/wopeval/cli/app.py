@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "wopeval.cli.run_cmds",
     "wopeval.cli.export_cmds",
     "wopeval.cli.compare_cmd",
+    "wopeval.cli.conformance_cmd",
 )
 
 app = typer.Typer(
