@@ -1,0 +1,212 @@
+"""Load and validate an ``AgentEvalSuite`` (RFC 0081 §A with the RFC 0244 additions).
+
+Validation has two layers, reported in this order:
+
+1. **Schema**: the shape the JSON Schema describes (types, enums, patterns, required and unknown
+   members). The pydantic models check it in strict mode, so ``"5"`` is not a count and ``true``
+   is not a number, exactly as in JSON Schema; a pre-pass rejects ``null`` for optional members
+   (the wire omits them) and values JSON cannot carry.
+2. **Rules** (:mod:`wopeval.suite.rules`): the cross-field suite rules that are deliberately not
+   schema conditionals (RFC 0244 acceptance criteria). They run only on a schema-valid suite.
+
+Every error of a layer is reported at once, each named by its field path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, get_origin
+
+import yaml
+from pydantic import ValidationError
+
+from wopeval.suite.errors import (
+    ROOT_PATH,
+    FieldError,
+    Loc,
+    SuiteError,
+    as_model,
+    format_path,
+    from_validation_error,
+    json_type,
+    list_item,
+    position_key,
+    unwrap,
+)
+from wopeval.suite.models import AgentEvalSuite
+from wopeval.suite.rules import check_rules
+
+SUITE_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class _SuiteYamlLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` minus implicit timestamps: ``2026-10-14`` stays a string, as in JSON."""
+
+
+_SuiteYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+# --- reading files ------------------------------------------------------------------------
+
+
+def _document_error(source: str, message: str) -> SuiteError:
+    """A problem with the file as a whole, named ``$``."""
+    return SuiteError([FieldError(ROOT_PATH, message)], source)
+
+
+def _parse_json(text: str, source: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise _document_error(source, f"invalid JSON at {where}: {exc.msg}") from exc
+
+
+def _parse_yaml(text: str, source: str) -> object:
+    try:
+        return yaml.load(text, Loader=_SuiteYamlLoader)
+    except yaml.MarkedYAMLError as exc:
+        problem = exc.problem or "cannot parse"
+        if exc.context:
+            problem = f"{problem} ({exc.context})"
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise _document_error(source, f"invalid YAML{where}: {problem}") from exc
+    except yaml.YAMLError as exc:
+        raise _document_error(source, f"invalid YAML: {exc}") from exc
+
+
+def read_document(path: str | Path) -> object:
+    """Read a ``.json``, ``.yaml`` or ``.yml`` file into plain data; errors name ``$``."""
+    file = Path(path)
+    source = str(path)
+    suffix = file.suffix.lower()
+    if suffix not in SUITE_SUFFIXES:
+        found = repr(suffix) if suffix else "(none)"
+        raise _document_error(
+            source, f"unsupported file type {found} (expected .json, .yaml or .yml)"
+        )
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise _document_error(source, f"not UTF-8 text: {exc.reason}") from exc
+    except OSError as exc:
+        raise _document_error(source, f"cannot read file: {exc.strerror or exc}") from exc
+    if suffix == ".json":
+        return _parse_json(text, source)
+    return _parse_yaml(text, source)
+
+
+# --- the schema layer ---------------------------------------------------------------------
+
+
+class _Prepared:
+    """Errors found by the pre-pass, keyed by location."""
+
+    def __init__(self) -> None:
+        self.errors: list[tuple[Loc, FieldError]] = []
+
+    def add(self, loc: Loc, message: str) -> None:
+        self.errors.append((loc, FieldError(format_path(loc), message)))
+
+
+def _plain_json(value: object, loc: Loc, found: _Prepared) -> object:
+    """Check that opaque content is JSON: string keys, finite numbers, no foreign types."""
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                found.add(loc, f"object keys must be strings, got {json_type(key)} {key!r}")
+                continue
+            out[key] = _plain_json(item, (*loc, key), found)
+        return out
+    if isinstance(value, list):
+        return [_plain_json(item, (*loc, index), found) for index, item in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        found.add(loc, f"{value} is not a JSON number")
+    elif value is not None and not isinstance(value, bool | int | float | str):
+        found.add(loc, f"not a JSON value ({type(value).__name__})")
+    return value
+
+
+def _prepare(value: object, declared: object, loc: Loc, found: _Prepared) -> object:
+    """Walk the data along the model types before pydantic sees it.
+
+    Rejects ``null`` where the schema has no ``null`` (an optional member is omitted, not
+    null), rejects non-JSON values, and turns ``5.0`` into ``5`` where an integer is declared
+    (JSON Schema's ``integer`` accepts a zero fraction; pydantic's strict mode does not).
+    """
+    declared, _ = unwrap(declared)
+    model = as_model(declared)
+    if model is not None and isinstance(value, dict):
+        out: dict[Any, object] = {}
+        for key, item in value.items():
+            field = model.model_fields.get(key) if isinstance(key, str) else None
+            if field is None:
+                out[key] = item  # pydantic reports the unknown member
+                continue
+            _, nullable = unwrap(field.annotation)
+            if item is None and nullable:
+                found.add((*loc, key), "null is not allowed (omit the field instead)")
+            out[key] = _prepare(item, field.annotation, (*loc, key), found)
+        return out
+    item_type = list_item(declared)
+    if item_type is not None and isinstance(value, list):
+        return [_prepare(item, item_type, (*loc, i), found) for i, item in enumerate(value)]
+    if declared is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if declared is Any or get_origin(declared) is dict:
+        return _plain_json(value, loc, found)
+    if isinstance(value, float) and not math.isfinite(value):
+        found.add(loc, f"{value} is not a JSON number")
+    return value
+
+
+def check_schema(data: object) -> tuple[AgentEvalSuite | None, list[FieldError]]:
+    """The schema layer: the suite if ``data`` has the suite's shape, and every shape error."""
+    found = _Prepared()
+    prepared = _prepare(data, AgentEvalSuite, (), found)
+    suite: AgentEvalSuite | None = None
+    errors = list(found.errors)
+    try:
+        suite = AgentEvalSuite.model_validate(prepared, strict=True)
+    except ValidationError as exc:
+        seen = {error.path for _, error in errors}
+        pairs = from_validation_error(exc, AgentEvalSuite)
+        errors += [(loc, error) for loc, error in pairs if error.path not in seen]
+    if errors:
+        errors.sort(key=lambda pair: position_key(AgentEvalSuite, pair[0]))
+        return None, [error for _, error in errors]
+    return suite, []
+
+
+def validate_suite(data: object) -> tuple[AgentEvalSuite | None, list[FieldError]]:
+    """Schema, then rules. The suite is returned whenever the schema layer passed."""
+    suite, errors = check_schema(data)
+    if suite is None:
+        return None, errors
+    return suite, check_rules(suite)
+
+
+def parse_suite(data: object, source: str = "<suite>") -> AgentEvalSuite:
+    """Validate plain data (parsed JSON/YAML) as a suite, raising :class:`SuiteError`."""
+    suite, errors = validate_suite(data)
+    if errors or suite is None:
+        raise SuiteError(errors, source)
+    return suite
+
+
+def load_suite(path: str | Path) -> AgentEvalSuite:
+    """Load a suite from a ``.json``, ``.yaml`` or ``.yml`` file, with every rule checked."""
+    return parse_suite(read_document(path), str(path))
+
+
+def suite_to_document(suite: AgentEvalSuite) -> dict[str, object]:
+    """The suite as a JSON document holding exactly the members its author wrote."""
+    return suite.model_dump(mode="json", exclude_unset=True)
