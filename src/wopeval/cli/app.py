@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "wopeval.cli.export_cmds",
     "wopeval.cli.compare_cmd",
     "wopeval.cli.conformance_cmd",
+    "wopeval.cli.import_cmd",
 )
 
 app = typer.Typer(

@@ -74,26 +74,62 @@ def _parse_ts(value: str) -> datetime:
 
 
 def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialView]:
-    """Group a run's events by ``(taskId, trialIndex)``. Pure; order of the log is kept."""
+    """Group a run's events by ``(taskId, trialIndex)``. Pure; order of the log is kept.
+
+    wopeval's own logs attribute by ``causationId`` (trials interleave). A log from another
+    host without wopeval's markers is read by position (RFC 0081 order): a top-level bracket
+    owns every event until it closes, and belongs to the next unattributed ``eval.scored``.
+    """
     views: dict[tuple[str, int], TrialView] = {}
     by_root: dict[str, TrialView] = {}
+    positional = _Positional()
     for event in events:
         payload = event.payload if isinstance(event.payload, dict) else {}
         if event.type == INVOCATION_STARTED and X_TASK_ID in payload:
             key = (str(payload[X_TASK_ID]), int(payload.get(X_TRIAL_INDEX, 0)))
             view = views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1]))
-            view.root_event_id = event.eventId
-            view.root_agent_id = str(payload["agentId"])
-            view.root_invocation_id = str(payload["invocationId"])
-            view.started_at = event.timestamp
+            _open(view, event, payload)
             by_root[event.eventId] = view
         elif event.type == EVAL_SCORED:
             scored = EvalScored.model_validate(payload)
             key = (scored.taskId, scored.trialIndex or 0)
+            if key not in views and positional.pending:
+                view = positional.pending.pop(0)
+                view.task_id, view.trial_index = key
+                views[key] = view
             views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1])).scored = scored
         elif event.causationId is not None and event.causationId in by_root:
             _apply(by_root[event.causationId], event, payload)
+        else:
+            positional.feed(event, payload)
     return views
+
+
+def _open(view: TrialView, event: RunEvent, payload: dict[str, Any]) -> None:
+    view.root_event_id = event.eventId
+    view.root_agent_id = str(payload["agentId"])
+    view.root_invocation_id = str(payload["invocationId"])
+    view.started_at = event.timestamp
+
+
+@dataclass
+class _Positional:
+    """Attribution by log position, for logs that carry no wopeval trial markers."""
+
+    current: TrialView | None = None
+    pending: list[TrialView] = field(default_factory=list)
+
+    def feed(self, event: RunEvent, payload: dict[str, Any]) -> None:
+        if self.current is None:
+            if event.type == INVOCATION_STARTED:
+                self.current = TrialView(task_id="", trial_index=-1)
+                _open(self.current, event, payload)
+            return
+        _apply(self.current, event, payload)
+        closes = payload.get("invocationId") == self.current.root_invocation_id
+        if event.type == INVOCATION_COMPLETED and closes:
+            self.pending.append(self.current)
+            self.current = None
 
 
 def _apply(view: TrialView, event: RunEvent, payload: dict[str, Any]) -> None:

@@ -1,0 +1,57 @@
+"""``wopeval grade-log``: grade an event log recorded elsewhere (an imported trace)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input
+from wopeval.cli.render import print_summary
+from wopeval.grading.summary import GradingOptions, build_summary
+from wopeval.suite import SuiteError, load_suite
+from wopeval.wire.events import RunEvent
+
+
+def read_events(path: Path) -> list[RunEvent]:
+    """Events from a JSON array, a ``{"events": [...]}`` poll page, or JSON lines."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        doc: Any = json.loads(text)
+        rows = doc["events"] if isinstance(doc, dict) else doc
+    except json.JSONDecodeError:
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if not isinstance(rows, list):
+        raise ValueError("expected a list of events")
+    return sorted((RunEvent.model_validate(row) for row in rows), key=lambda e: e.sequence)
+
+
+def grade_log(
+    events_path: Annotated[Path, typer.Argument(metavar="EVENTS", help="Event log file.")],
+    suite_path: Annotated[Path, typer.Option("--suite", help="The suite the run executed.")],
+    agent: Annotated[str, typer.Option(help="The run's target agentId.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary JSON.")] = False,
+) -> None:
+    """Grade an OpenWOP v2 event log from any host with the same pure grader as stored runs."""
+    try:
+        suite = load_suite(suite_path)
+    except SuiteError as exc:
+        fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {suite_path}")
+    try:
+        events = read_events(events_path)
+    except (OSError, ValueError, KeyError, ValidationError) as exc:
+        fail_input(f"{events_path}: {exc}", title="unreadable event log")
+    summary = build_summary(suite, events, GradingOptions(target_agent_id=agent))
+    if as_json:
+        typer.echo(summary.to_json())
+    else:
+        print_summary(Console(), summary)
+    raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="grade-log")(grade_log)
