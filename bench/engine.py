@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -126,6 +127,7 @@ def main() -> None:
     overhead_trials = 300 if args.quick else 2000
     conc_trials = 400 if args.quick else 2000
     result: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "loadAverageBefore": os.getloadavg()},
         "workloads": {
             "overhead": f"{overhead_trials} trials, instant agent, 3 fixtured tool calls",
             "concurrency": f"{conc_trials} trials sleeping 50 ms at concurrency 200",
@@ -138,14 +140,24 @@ def main() -> None:
     if not args.no_peers:
         peers: dict[str, Any] = {}
         for peer in ("inspect_peer", "promptfoo_peer"):
-            over = _peer(peer, "run_overhead", trials=overhead_trials)
+            over = _peer(peer, "run_overhead", trials=overhead_trials, concurrency=16)
             conc = _peer(peer, "run_concurrency", trials=conc_trials, sleep_s=0.05, concurrency=200)
-            peers[peer.removesuffix("_peer")] = {
+            entry: dict[str, Any] = {
                 "overhead": over,
                 "concurrency": conc,
                 "ratioOverhead": _ratio(result["wopeval"]["overhead"], over),
                 "ratioConcurrency": _ratio(result["wopeval"]["concurrency"], conc),
             }
+            if "evalTrialsPerSecond" in over:  # promptfoo: its own eval time, without Node start-up
+                entry["ratioOverheadEvalOnly"] = (
+                    result["wopeval"]["overhead"]["trialsPerSecond"] / over["evalTrialsPerSecond"]
+                )
+            if "evalTrialsPerSecond" in conc:
+                entry["ratioConcurrencyEvalOnly"] = (
+                    result["wopeval"]["concurrency"]["trialsPerSecond"]
+                    / conc["evalTrialsPerSecond"]
+                )
+            peers[peer.removesuffix("_peer")] = entry
         result["peers"] = peers
     print(json.dumps(result, indent=2))
 
