@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -101,3 +102,63 @@ def test_run_failing_suite_exits_one(tmp_path: Path) -> None:
     )
     assert code == 1
     assert "FAILED" in out
+
+
+def test_run_with_mcp_live_tools_from_a_real_server(tmp_path: Path) -> None:
+    demo = ROOT / "tests" / "engine" / "mcp_server_demo.py"
+    suite = tmp_path / "mcp.json"
+    suite.write_text(
+        json.dumps(
+            {
+                "suiteId": "core.test.evals.mcp",
+                "version": "1.0.0",
+                "modes": ["golden"],
+                "tasks": [
+                    {
+                        "taskId": "t",
+                        "input": {
+                            "calls": [{"tool": "crm:lookup-order", "args": {"orderId": "A-1"}}],
+                            "output": "ok",
+                        },
+                        "expected": {
+                            "kind": "golden",
+                            "match": {"strategy": "exact", "value": "ok"},
+                            "trajectory": {
+                                "match": "exact",
+                                "calls": [{"tool": "crm:lookup-order"}],
+                            },
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    store = str(tmp_path / "s.db")
+    code, out = _run(
+        "run",
+        str(suite),
+        "--agent",
+        "core.conformance.agents.scripted",
+        "--store",
+        store,
+        "--mcp",
+        f"crm:={sys.executable} {demo}",
+        "--json",
+    )
+    assert code == 0, out
+    run_id = json.loads(out)["runId"]
+    _, shown = _run("show", run_id, "--store", store, "--json", "--events")
+    returned = [e for e in json.loads(shown)["events"] if e["type"] == "agent.tool-returned"]
+    assert returned[0]["payload"]["status"] == "ok"
+    assert returned[0]["payload"]["outcome"]["status"] == "delivered"
+    code, out = _run(
+        "run",
+        str(suite),
+        "--agent",
+        "core.conformance.agents.scripted",
+        "--store",
+        store,
+        "--mcp",
+        "crm:=/no/such/server",
+    )
+    assert code == 2

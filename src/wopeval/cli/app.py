@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "wopeval.cli.compare_cmd",
     "wopeval.cli.conformance_cmd",
     "wopeval.cli.import_cmd",
+    "wopeval.cli.serve_cmd",
 )
 
 app = typer.Typer(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,6 +17,7 @@ from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, fail_input,
 from wopeval.cli.render import print_summary, runs_table
 from wopeval.compare import registered_methods
 from wopeval.engine.judge import Judge, JudgeRequired
+from wopeval.engine.mcp_tools import mcp_live_tools, parse_mcp_spec
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable, execute_run
 from wopeval.engine.service import (
@@ -105,6 +107,13 @@ def run(
         list[str] | None,
         typer.Option(help="Live tool NAME=package.module:attr (repeatable)."),
     ] = None,
+    mcp: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Live tools from an MCP server over stdio: '[PREFIX=]COMMAND [ARG ...]', e.g. "
+            "'crm:=python3 -m crm_server' (repeatable)."
+        ),
+    ] = None,
     override_target: Annotated[bool, typer.Option(help="Run against another agent.")] = False,
     baseline: Annotated[
         str | None,
@@ -130,7 +139,8 @@ def run(
             registry.register_tool(name, import_object(ref))
         judge_obj: Judge | None = import_object(judge) if judge else None
         check_runnable(suite, judge_obj)
-    except (AgentNotFound, JudgeRequired) as exc:
+        mcp_specs = [parse_mcp_spec(spec) for spec in mcp or ()]
+    except (AgentNotFound, JudgeRequired, ValueError) as exc:
         fail_input(str(exc))
     if method not in registered_methods():
         fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
@@ -147,13 +157,48 @@ def run(
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
     show_progress = not as_json and sys.stderr.isatty()
-    run_id, summary = anyio.run(
-        _execute, store, suite, agent_id, registry, settings, judge_obj, total, show_progress
-    )
+    try:
+        run_id, summary = anyio.run(
+            _execute,
+            store,
+            suite,
+            agent_id,
+            registry,
+            settings,
+            judge_obj,
+            total,
+            show_progress,
+            mcp_specs,
+        )
+    except OSError as exc:
+        fail_input(f"--mcp: the MCP server could not be started: {exc}")
     _report(run_id, summary, as_json)
 
 
 async def _execute(
+    store_url: str | None,
+    suite: AgentEvalSuite,
+    agent_id: str,
+    registry: Registry,
+    settings: RunSettings,
+    judge: Judge | None,
+    total: int,
+    show_progress: bool,
+    mcp_specs: list[tuple[str, list[str]]],
+) -> tuple[str, EvalSummary | None]:
+    async with AsyncExitStack() as stack:
+        for prefix, command in mcp_specs:
+            tools = await stack.enter_async_context(mcp_live_tools(command, prefix=prefix))
+            for name, fn in tools.items():
+                if name in registry.live_tools:
+                    fail_input(f"--mcp: tool {name!r} is already registered")
+                registry.register_tool(name, fn)
+        return await _execute_with_tools(
+            store_url, suite, agent_id, registry, settings, judge, total, show_progress
+        )
+
+
+async def _execute_with_tools(
     store_url: str | None,
     suite: AgentEvalSuite,
     agent_id: str,

@@ -102,7 +102,8 @@ class ToolGateway:
         try:
             value = await live(args)
         except Exception as exc:  # a tool error the agent sees, never a crash of the run
-            failed = ToolResult(ok=False, error_code=TOOL_FAILED, error_message=type(exc).__name__)
+            message = f"{type(exc).__name__}: {exc}"[:500]  # for the agent to correct itself
+            failed = ToolResult(ok=False, error_code=TOOL_FAILED, error_message=message)
             return Served(failed, how, _elapsed_ms(started))
         return Served(_untrusted(value), how, _elapsed_ms(started))
 

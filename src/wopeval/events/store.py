@@ -1,0 +1,545 @@
+"""The durable, append-only event log and run registry (SQLite or PostgreSQL, one code path).
+
+Appends are *group-committed*: callers queue their event, and whichever of them gets the
+writer lock first writes the queued events (up to :data:`MAX_BATCH`) as one atomic multi-row
+``INSERT``; the others find theirs committed when the lock reaches them. ``append`` returns
+only after its event is committed, so a crash loses nothing acknowledged, while concurrent
+trials share one commit instead of queueing for one each. The single writer lock serializes
+all appends, which makes per-run sequences contiguous from 0 in call order;
+``PRIMARY KEY (run_id, sequence)`` is the backstop when a second process appends to the same
+run (the batch reloads that run's sequence and retries).
+
+Every statement on a connection runs to its end even when its caller is cancelled (anyio
+cancel scopes, a disconnected SSE client); the cancellation is delivered right after. A
+cancelled ``append`` whose event already joined a batch may therefore still be written.
+
+Readers (``events``, ``wait_for_events``, ``get_run``…) use pooled connections and never wait
+for the writer (SQLite WAL; PostgreSQL MVCC). ``wait_for_events`` wakes on an in-process append
+at once and re-queries every :data:`POLL_FALLBACK_SECONDS` to see other processes' appends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import weakref
+from collections.abc import Callable, Coroutine, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, TypeVar
+
+from pydantic import BaseModel
+from sqlalchemy import Row, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from wopeval.events.ids import new_event_id, utc_now
+from wopeval.events.schema import (
+    apply_migrations,
+    create_store_engine,
+    dumps_json,
+    ensure_sqlite_wal,
+    event_row,
+    events,
+    insert_events_sql,
+    row_event,
+    runs,
+)
+from wopeval.events.urls import normalize_store_url, sqlite_path
+from wopeval.wire.events import SCHEMA_VERSION, RunEvent
+
+RUN_STATUSES: Final = ("pending", "running", "completed", "failed", "cancelling", "cancelled")
+TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+INTERRUPTED_ERROR_CODE: Final = "wopeval.interrupted"
+POLL_FALLBACK_SECONDS: Final = 0.5
+# Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
+MAX_BATCH: Final = 128
+_APPEND_ATTEMPTS: Final = 3
+
+_T = TypeVar("_T")
+
+
+class StoreError(Exception):
+    """The store could not do what was asked (infrastructure failure or a state conflict)."""
+
+
+class UnknownRunError(StoreError, LookupError):
+    """No run with this id is recorded."""
+
+
+class DuplicateRunError(StoreError):
+    """The run id, or the tenant's idempotency key, is already recorded."""
+
+
+class RunTerminalError(StoreError):
+    """A terminal run's status cannot change any more."""
+
+
+class StoreClosedError(StoreError):
+    """The store was closed."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run in the registry. ``created_at``/``updated_at`` come from :func:`utc_now`."""
+
+    run_id: str
+    tenant: str
+    kind: str
+    status: str
+    suite_id: str
+    suite_version: str
+    agent_id: str
+    suite_document: dict[str, Any]
+    request: dict[str, Any]
+    summary: dict[str, Any] | None
+    error: dict[str, Any] | None
+    created_at: str
+    updated_at: str
+    idempotency_key: str | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+@dataclass(eq=False, slots=True)
+class _Pending:
+    """One queued append; ``event`` or ``error`` is set once its batch is settled."""
+
+    run_id: str
+    type: str
+    payload_json: str
+    event_id: str
+    causation_id: str | None
+    node_id: str | None
+    event: RunEvent | None = None
+    error: BaseException | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.event is not None or self.error is not None
+
+
+class EventStore:
+    """Append-only event log plus run registry. Open with :meth:`open`, then :meth:`close`."""
+
+    def __init__(self, engine: AsyncEngine, writer: AsyncConnection) -> None:
+        self._engine = engine
+        self._writer = writer
+        self._sqlite = engine.dialect.name == "sqlite"
+        self._write_lock = asyncio.Lock()
+        self._pending: list[_Pending] = []
+        self._next_sequence: dict[str, int] = {}
+        self._wakeups: weakref.WeakValueDictionary[str, asyncio.Event] = (
+            weakref.WeakValueDictionary()
+        )
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: str | None = None) -> EventStore:
+        """Connect (see :func:`normalize_store_url`) and apply pending migrations."""
+        normalized = normalize_store_url(url)
+        path = sqlite_path(normalized)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_store_engine(normalized)
+        try:
+            writer = await engine.connect()
+            try:
+                if path is not None:
+                    await ensure_sqlite_wal(writer)
+                await apply_migrations(writer)
+            except BaseException:
+                await writer.close()
+                raise
+        except BaseException:
+            await engine.dispose()
+            raise
+        return cls(engine, writer)
+
+    async def close(self) -> None:
+        """Wait for the write in progress, then release every connection. Idempotent."""
+        if self._closed:
+            return
+        async with self._write_lock:
+            self._closed = True
+            await self._writer.close()
+        await self._engine.dispose()
+
+    async def __aenter__(self) -> EventStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # ---- runs -------------------------------------------------------------------------------
+
+    async def create_run(self, record: RunRecord) -> None:
+        """Record a new run. Raises :class:`DuplicateRunError` on a reused id or key."""
+        _check_record(record)
+        row = _record_row(record)
+        try:
+            await self._locked_write(lambda w: w.execute(insert(runs), row))
+        except IntegrityError as exc:
+            raise DuplicateRunError(
+                f"run {record.run_id!r} or its idempotency key is already recorded"
+            ) from exc
+
+    async def find_by_idempotency_key(self, tenant: str, key: str) -> RunRecord | None:
+        stmt = select(runs).where(runs.c.tenant == tenant, runs.c.idempotency_key == key)
+        rows = await self._read(stmt)
+        return _row_record(rows[0]) if rows else None
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        rows = await self._read(select(runs).where(runs.c.run_id == run_id))
+        return _row_record(rows[0]) if rows else None
+
+    async def list_runs(self, *, tenant: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs newest first (by ``created_at``, then run id)."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        stmt = select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id.desc()).limit(limit)
+        if tenant is not None:
+            stmt = stmt.where(runs.c.tenant == tenant)
+        return [_row_record(row) for row in await self._read(stmt)]
+
+    async def set_status(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        summary: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> None:
+        """Move a run to ``status``; ``summary``/``error`` are stored when given.
+
+        A terminal run keeps its status: setting the same terminal status again may update the
+        summary or error, any other change raises :class:`RunTerminalError`.
+        """
+        _check_status(status)
+        values: dict[str, Any] = {"status": status, "updated_at": utc_now()}
+        if summary is not None:
+            values["summary"] = dumps_json(summary)
+        if error is not None:
+            values["error"] = dumps_json(error)
+        stmt = (
+            update(runs)
+            .where(
+                runs.c.run_id == run_id,
+                or_(runs.c.status.not_in(TERMINAL_STATUSES), runs.c.status == status),
+            )
+            .values(values)
+        )
+        result = await self._locked_write(lambda w: w.execute(stmt))
+        if result.rowcount == 0:
+            current = await self.get_run(run_id)
+            if current is None:
+                raise UnknownRunError(f"no run {run_id!r}")
+            raise RunTerminalError(f"run {run_id!r} is already {current.status}")
+        if status in TERMINAL_STATUSES:
+            self._next_sequence.pop(run_id, None)
+
+    async def mark_interrupted(self) -> list[str]:
+        """Fail every non-terminal run (``wopeval.interrupted``); return their ids, sorted.
+
+        Call at host start-up, when no other process is running this store's runs. The caller
+        appends each run's terminal ``run.failed`` event so that streams of it can end.
+        """
+        error = {
+            "code": INTERRUPTED_ERROR_CODE,
+            "message": "the host stopped before this run finished",
+        }
+        stmt = (
+            update(runs)
+            .where(runs.c.status.not_in(TERMINAL_STATUSES))
+            .values(status="failed", error=dumps_json(error), updated_at=utc_now())
+            .returning(runs.c.run_id)
+        )
+        result = await self._locked_write(lambda w: w.execute(stmt))
+        run_ids = sorted(result.scalars().all())
+        for run_id in run_ids:
+            self._next_sequence.pop(run_id, None)
+        return run_ids
+
+    # ---- events -----------------------------------------------------------------------------
+
+    async def append(
+        self,
+        run_id: str,
+        type: str,
+        payload: Any,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> RunEvent:
+        """Append one event and return it once committed (``sequence`` contiguous from 0).
+
+        ``payload`` is any JSON value or a pydantic model (stored as its wire JSON). Raises
+        ``TypeError``/``ValueError`` for a payload that is not JSON (nothing is written),
+        :class:`UnknownRunError`, or :class:`StoreError` when the database fails.
+        """
+        self._check_open()
+        item = _Pending(run_id, type, _dump_payload(payload), new_event_id(), causation_id, node_id)
+        self._pending.append(item)
+        try:
+            async with self._write_lock:
+                while not item.done:  # first in line: write the oldest queued events
+                    batch = self._pending[:MAX_BATCH]
+                    del self._pending[:MAX_BATCH]
+                    await _run_to_completion(self._write_batch(batch))
+        except asyncio.CancelledError:
+            if item in self._pending:  # not taken by any batch: it will never be written
+                self._pending.remove(item)
+            raise
+        if item.error is not None:
+            raise item.error
+        assert item.event is not None
+        return item.event
+
+    async def events(
+        self, run_id: str, after_sequence: int = -1, limit: int | None = None
+    ) -> list[RunEvent]:
+        """The run's events with ``sequence > after_sequence``, in order (at most ``limit``)."""
+        stmt = (
+            select(events)
+            .where(events.c.run_id == run_id, events.c.sequence > after_sequence)
+            .order_by(events.c.sequence)
+        )
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        return [row_event(row) for row in await self._read(stmt)]
+
+    async def last_sequence(self, run_id: str) -> int:
+        """The highest stored sequence of the run, or -1 when its log is empty."""
+        stmt = select(func.max(events.c.sequence)).where(events.c.run_id == run_id)
+        rows = await self._read(stmt)
+        value = rows[0][0]
+        return -1 if value is None else int(value)
+
+    async def wait_for_events(
+        self,
+        run_id: str,
+        after_sequence: int,
+        timeout: float,  # noqa: ASYNC109 (the wire poll's own `timeout`, wire notes §4.3)
+        *,
+        limit: int | None = None,
+    ) -> list[RunEvent]:
+        """Long-poll: events after ``after_sequence`` as soon as any exist, ``[]`` on timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(timeout, 0.0)
+        while True:
+            wakeup = self._wakeups.get(run_id)
+            if wakeup is None:
+                wakeup = asyncio.Event()
+                self._wakeups[run_id] = wakeup
+            found = await self.events(run_id, after_sequence, limit)
+            remaining = deadline - loop.time()
+            if found or remaining <= 0:
+                return found
+            with suppress(TimeoutError):
+                async with asyncio.timeout(min(remaining, POLL_FALLBACK_SECONDS)):
+                    await wakeup.wait()
+
+    # ---- internals --------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError("the event store is closed")
+
+    async def _read(self, stmt: Any) -> Sequence[Row[Any]]:
+        """Run a query on a pooled connection; a cancelled caller lets it finish first.
+
+        Abandoning a query half-way makes asyncpg drop the connection (and log about it); an
+        SSE client that disconnects should cost nothing but the rest of a short query.
+        """
+        self._check_open()
+        return await _run_to_completion(self._query(stmt))
+
+    async def _query(self, stmt: Any) -> Sequence[Row[Any]]:
+        async with self._engine.connect() as conn:
+            result = await conn.execute(stmt)
+            return result.all()
+
+    async def _locked_write(
+        self, operation: Callable[[AsyncConnection], Coroutine[Any, Any, _T]]
+    ) -> _T:
+        self._check_open()
+        async with self._write_lock:
+            self._check_open()
+            return await _run_to_completion(operation(self._writer))
+
+    async def _write_batch(self, batch: list[_Pending]) -> None:
+        """Commit ``batch`` in one transaction and settle every item. Never raises."""
+        failure: BaseException = StoreClosedError("the event store is closed")
+        for _ in range(_APPEND_ATTEMPTS if not self._closed else 0):
+            try:
+                rows = await self._stage(batch)
+                await self._insert(rows)
+            except (IntegrityError, sqlite3.IntegrityError) as exc:  # another process took a
+                # sequence of one of these runs: reload the sequences and retry
+                failure = exc
+                self._forget(batch)
+            except Exception as exc:
+                failure = exc
+                self._forget(batch)
+                break
+            else:
+                self._notify(batch)
+                return
+        for item in batch:
+            item.event = None
+            item.error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
+            item.error.__cause__ = failure
+
+    async def _stage(self, batch: list[_Pending]) -> list[tuple[Any, ...]]:
+        """Assign sequences and build rows and events; unknown runs fail individually."""
+        unknown = await self._load_sequences({item.run_id for item in batch})
+        timestamp = utc_now()
+        rows: list[tuple[Any, ...]] = []
+        for item in batch:
+            item.event = item.error = None
+            if item.run_id in unknown:
+                item.error = UnknownRunError(f"no run {item.run_id!r}")
+                continue
+            sequence = self._next_sequence[item.run_id]
+            self._next_sequence[item.run_id] = sequence + 1
+            event = RunEvent.model_construct(
+                eventId=item.event_id,
+                runId=item.run_id,
+                type=item.type,
+                payload=json.loads(item.payload_json),
+                timestamp=timestamp,
+                sequence=sequence,
+                schemaVersion=SCHEMA_VERSION,
+                nodeId=item.node_id,
+                engineVersion=None,
+                causationId=item.causation_id,
+            )
+            rows.append(event_row(event, item.payload_json))
+            item.event = event
+        return rows
+
+    async def _load_sequences(self, run_ids: set[str]) -> set[str]:
+        """Fill the next-sequence cache for ``run_ids``; return the ids of unknown runs."""
+        missing = [run_id for run_id in run_ids if run_id not in self._next_sequence]
+        if not missing:
+            return set()
+        last = (
+            select(func.max(events.c.sequence))
+            .where(events.c.run_id == runs.c.run_id)
+            .scalar_subquery()
+        )
+        stmt = select(runs.c.run_id, last).where(runs.c.run_id.in_(missing))
+        found = (await self._writer.execute(stmt)).all()
+        for run_id, last_sequence in found:
+            self._next_sequence[run_id] = 0 if last_sequence is None else int(last_sequence) + 1
+        return set(missing) - {run_id for run_id, _ in found}
+
+    async def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+        """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip."""
+        if not rows:
+            return
+        sql = insert_events_sql(self._engine.dialect, len(rows))
+        params = tuple(value for row in rows for value in row)
+        if self._sqlite:
+            # SQLAlchemy's aiosqlite adapter makes three thread round trips per statement
+            # (cursor, execute, close); aiosqlite's execute_fetchall makes one, which doubles a
+            # lone appender's rate. Same SQL, same AUTOCOMMIT connection, under the write lock.
+            driver: Any = (await self._writer.get_raw_connection()).driver_connection
+            await driver.execute_fetchall(sql, params)
+        else:
+            await self._writer.exec_driver_sql(sql, params)
+
+    def _forget(self, batch: list[_Pending]) -> None:
+        for item in batch:
+            self._next_sequence.pop(item.run_id, None)
+
+    def _notify(self, batch: list[_Pending]) -> None:
+        for run_id in {item.run_id for item in batch if item.event is not None}:
+            wakeup = self._wakeups.pop(run_id, None)
+            if wakeup is not None:
+                wakeup.set()
+
+
+async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
+    """Await ``operation`` to its end even if the caller is cancelled, then re-raise that.
+
+    The writer connection is shared: a statement abandoned half-way would poison every later
+    write, so a cancelled caller waits for its write to settle (the log stays consistent).
+    """
+    task = asyncio.ensure_future(operation)
+    caught: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError as exc:
+            caught = caught or exc  # keep the original: anyio's cancel scopes recognise it
+    if caught is not None:
+        if not task.cancelled():
+            task.exception()  # retrieved: the caller's cancellation wins
+        raise caught
+    return task.result()
+
+
+def _dump_payload(payload: Any) -> str:
+    if isinstance(payload, BaseModel):
+        payload = payload.model_dump(mode="json", exclude_none=True, by_alias=True)
+    return dumps_json(payload)
+
+
+def _check_status(status: str) -> None:
+    if status not in RUN_STATUSES:
+        raise ValueError(f"status {status!r} is not one of {', '.join(RUN_STATUSES)}")
+
+
+def _check_record(record: RunRecord) -> None:
+    _check_status(record.status)
+    if not record.run_id.startswith(f"{record.tenant}/"):
+        raise ValueError(f"run_id {record.run_id!r} is not in tenant {record.tenant!r}")
+
+
+def _record_row(record: RunRecord) -> dict[str, Any]:
+    return {
+        "run_id": record.run_id,
+        "tenant": record.tenant,
+        "kind": record.kind,
+        "status": record.status,
+        "suite_id": record.suite_id,
+        "suite_version": record.suite_version,
+        "agent_id": record.agent_id,
+        "suite_document": dumps_json(record.suite_document),
+        "request": dumps_json(record.request),
+        "summary": None if record.summary is None else dumps_json(record.summary),
+        "error": None if record.error is None else dumps_json(record.error),
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "idempotency_key": record.idempotency_key,
+    }
+
+
+def _row_record(row: Row[Any]) -> RunRecord:
+    m = row._mapping
+    return RunRecord(
+        run_id=m["run_id"],
+        tenant=m["tenant"],
+        kind=m["kind"],
+        status=m["status"],
+        suite_id=m["suite_id"],
+        suite_version=m["suite_version"],
+        agent_id=m["agent_id"],
+        suite_document=json.loads(m["suite_document"]),
+        request=json.loads(m["request"]),
+        summary=None if m["summary"] is None else json.loads(m["summary"]),
+        error=None if m["error"] is None else json.loads(m["error"]),
+        created_at=m["created_at"],
+        updated_at=m["updated_at"],
+        idempotency_key=m["idempotency_key"],
+    )

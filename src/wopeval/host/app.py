@@ -1,0 +1,162 @@
+"""The OpenWOP v2 host as an ASGI app: :func:`create_app` (``wopeval serve`` runs it in uvicorn).
+
+The lifespan opens the event store (the same SQLite file or PostgreSQL database the CLI uses),
+fails the runs a previous host process left unfinished (``wopeval.interrupted``), and runs the
+:class:`RunManager` task group that executes eval runs. Every response carries
+``OpenWOP-Version``; a request naming another protocol major is refused ``406``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+from fastapi import FastAPI
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from wopeval.engine.agent import AgentFn
+from wopeval.engine.gateway import LiveTool
+from wopeval.engine.judge import Judge
+from wopeval.engine.registry import Registry, import_object
+from wopeval.events.store import EventStore
+from wopeval.host import discovery, events_api, runs
+from wopeval.host.auth import KeyRing
+from wopeval.host.config import HostConfig
+from wopeval.host.errors import (
+    PROTOCOL_VERSIONS,
+    HostError,
+    envelope,
+    host_error_handler,
+    http_error_handler,
+)
+from wopeval.host.manager import RunManager, interrupt_leftovers
+from wopeval.host.state import HostState
+from wopeval.host.suites import SuiteCatalog
+
+log = logging.getLogger("wopeval.host")
+
+_VERSION_RE = re.compile(r"^\s*(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\s*$")
+_SERVED_MAJORS = frozenset(int(v.split(".")[0]) for v in PROTOCOL_VERSIONS)
+
+
+def build_registry(config: HostConfig) -> tuple[Registry, Judge | None]:
+    """Built-in agents plus the configured ones; the configured judge and live tools."""
+    registry = Registry()
+    for agent_id, ref in config.agents.items():
+        registry.register_agent(agent_id, cast(AgentFn, import_object(ref)))
+    for name, ref in config.tools.items():
+        registry.register_tool(name, cast(LiveTool, import_object(ref)))
+    judge = cast(Judge, import_object(config.judge)) if config.judge else None
+    return registry, judge
+
+
+class VersionMiddleware:
+    """``OpenWOP-Version`` on every response; ``406`` for an unserved major; ``500`` envelopes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        requested = _header(scope, b"openwop-version")
+        if requested is not None and not _served(requested):
+            await _send_json(send, 406, envelope(
+                "protocol_version_unsupported",
+                f"OpenWOP-Version {requested!r} is not served; this host serves "
+                + ", ".join(PROTOCOL_VERSIONS),
+                {"protocolVersions": list(PROTOCOL_VERSIONS)},
+            ))  # fmt: skip
+            return
+        started = False
+
+        async def send_with_version(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = [(k, v) for k, v in message.get("headers", []) if k != b"openwop-version"]
+                headers.append((b"openwop-version", PROTOCOL_VERSIONS[0].encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_version)
+        except Exception:
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            if started:
+                raise
+            await _send_json(send, 500, envelope("internal_error", "internal error"))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _served(value: str) -> bool:
+    match = _VERSION_RE.fullmatch(value)
+    return match is not None and int(match.group(1)) in _SERVED_MAJORS
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(data)).encode()),
+            (b"openwop-version", PROTOCOL_VERSIONS[0].encode()),
+        ],
+    })  # fmt: skip
+    await send({"type": "http.response.body", "body": data})
+
+
+def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
+    """The host app. ``store_url`` overrides ``config.store`` (both default to the CLI's store)."""
+    registry, judge = build_registry(config)
+    catalog = SuiteCatalog(config.suiteDirectories, builtins=config.builtinSuites)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = await EventStore.open(store_url or config.store)
+        try:
+            interrupted = await interrupt_leftovers(store)
+            if interrupted:
+                log.warning(
+                    "marked %d unfinished run(s) failed (wopeval.interrupted): %s",
+                    len(interrupted),
+                    ", ".join(interrupted),
+                )
+            manager = RunManager(store, registry, judge, config.concurrency)
+            async with manager.running():
+                app.state.wopeval = HostState(
+                    config=config, keys=KeyRing(config.apiKeys), catalog=catalog,
+                    registry=registry, judge=judge, store=store, manager=manager,
+                )  # fmt: skip
+                yield
+        finally:
+            await store.close()
+
+    app = FastAPI(
+        title="wopeval OpenWOP v2 host",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.include_router(discovery.router)
+    app.include_router(events_api.router)  # before runs: /runs/{id}/events* ahead of /runs/{id}
+    app.include_router(runs.router)
+    app.add_exception_handler(HostError, host_error_handler)
+    app.add_exception_handler(StarletteHTTPException, http_error_handler)
+    app.add_middleware(VersionMiddleware)
+    return app

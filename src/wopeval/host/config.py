@@ -1,0 +1,204 @@
+"""Host configuration: API keys → tenants, suites, advertised facets, limits, the store.
+
+A deployment describes itself in one YAML or JSON file (``wopeval serve --config FILE``)::
+
+    apiKeys:
+      - {key: "s3cret-key-for-acme", tenant: acme, subjectId: ci-bot, kind: workload}
+    suiteDirectories: [./suites]        # relative to the config file
+    builtinSuites: true                 # also serve wopeval's packaged suites
+    evalSuite:                          # the advertised agents.evalSuite facet
+      modes: [golden, live-shadow]      # default: golden, live-shadow (+ rubric with a judge)
+      maxTasksPerSuite: 1000
+      maxCostUsdPerSuite: 25.0
+      trajectory: true                  # RFC 0244 §G facets; false switches one off
+      trials: {maxTrials: 10}           # false switches trials off
+      fixtureMatching: true
+    concurrency: 4                      # eval runs executing at once
+    trialConcurrency: 8                 # trials at once inside one run
+    store: postgresql://wopeval@db/wopeval
+    judge: mypkg.judges:rubric_judge    # enables rubric tasks
+
+A facet switched off is not advertised, and a suite using it is refused at create (RFC 0244
+§G), never graded as if the field were absent. Every member is optional; without a file the
+host runs :func:`default_config` (one dev key of tenant ``local``, all implemented facets on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from wopeval.events.ids import TENANT_PATTERN
+from wopeval.suite.models import AGENT_ID_PATTERN, EvalMode
+
+DEV_TENANT = "local"
+DEFAULT_UNTIL = "2027-12-31"
+# Modes the engine implements; "adversarial" (safety probes) is not implemented.
+IMPLEMENTED_MODES: tuple[EvalMode, ...] = ("golden", "rubric", "live-shadow", "regression")
+SUBJECT_ID_PATTERN = r"^[^\s/]{1,256}$"
+UNTIL_PATTERN = r"^((0|[1-9][0-9]*)\.(0|[1-9][0-9]*)|\d{4}-\d{2}-\d{2})$"
+
+
+class ConfigError(ValueError):
+    """The configuration file cannot be used; the message names the member."""
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ApiKey(_Closed):
+    """One bearer key. ``subjectId`` names the caller on the wire (never the key itself)."""
+
+    key: Annotated[str, Field(min_length=1, max_length=512, pattern=r"^[\x21-\x7e]+$")]
+    tenant: Annotated[str, Field(pattern=TENANT_PATTERN)]
+    subjectId: Annotated[str, Field(pattern=SUBJECT_ID_PATTERN)] | None = None
+    kind: Literal["user", "workload"] = "user"
+
+    @property
+    def subject_id(self) -> str:
+        if self.subjectId is not None:
+            return self.subjectId
+        return "key-" + hashlib.sha256(self.key.encode()).hexdigest()[:16]
+
+
+WEAK_KEY_LENGTH = 16
+
+
+class TrialsFacet(_Closed):
+    maxTrials: Annotated[int, Field(ge=1)]
+
+
+class EvalSuiteConfig(_Closed):
+    """The ``agents.evalSuite`` facet. ``enabled: false`` removes eval from the host."""
+
+    enabled: bool = True
+    modes: Annotated[list[EvalMode], Field(min_length=1)] | None = None
+    maxTasksPerSuite: Annotated[int, Field(ge=1)] | None = 1000
+    maxCostUsdPerSuite: Annotated[float, Field(ge=0)] | None = None
+    trajectory: bool = True
+    trials: TrialsFacet | None = TrialsFacet(maxTrials=10)
+    fixtureMatching: bool = True
+    regressionVerdict: bool = False
+    baselineSelection: bool = False
+
+    @field_validator("trials", mode="before")
+    @classmethod
+    def _trials_off(cls, value: Any) -> Any:
+        return None if value is False else value
+
+    @field_validator("modes")
+    @classmethod
+    def _implemented(cls, value: list[EvalMode] | None) -> list[EvalMode] | None:
+        for mode in value or ():
+            if mode not in IMPLEMENTED_MODES:
+                raise ValueError(f"mode {mode!r} is not implemented by wopeval")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("modes must be unique")
+        return value
+
+    @model_validator(mode="after")
+    def _regression_needs_baseline(self) -> EvalSuiteConfig:
+        if self.modes and "regression" in self.modes and not self.baselineSelection:
+            raise ValueError("mode 'regression' needs baselineSelection: true")
+        return self
+
+
+class HostConfig(_Closed):
+    apiKeys: list[ApiKey] = Field(default_factory=list)
+    suiteDirectories: list[Path] = Field(default_factory=list)
+    builtinSuites: bool = True
+    evalSuite: EvalSuiteConfig = EvalSuiteConfig()
+    concurrency: Annotated[int, Field(ge=1)] = 4
+    trialConcurrency: Annotated[int, Field(ge=1)] = 8
+    trialTimeoutSeconds: Annotated[float, Field(gt=0)] = 300.0
+    store: str | None = None
+    judge: str | None = None
+    agents: dict[Annotated[str, Field(pattern=AGENT_ID_PATTERN)], str] = Field(default_factory=dict)
+    tools: dict[str, str] = Field(default_factory=dict)
+    allowTargetOverride: bool = False
+    familyUntil: Annotated[str, Field(pattern=UNTIL_PATTERN)] = DEFAULT_UNTIL
+    publicBaseUrl: str | None = None
+    maxBodyBytes: Annotated[int, Field(ge=1024)] = 1_048_576
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> HostConfig:
+        keys = [k.key for k in self.apiKeys]
+        if len(set(keys)) != len(keys):
+            raise ValueError("apiKeys: the same key is listed twice")
+        return self
+
+    def weak_keys(self) -> list[str]:
+        """Tenants whose key is shorter than :data:`WEAK_KEY_LENGTH` (worth a start-up warning)."""
+        return [k.tenant for k in self.apiKeys if len(k.key) < WEAK_KEY_LENGTH]
+
+    def advertised_modes(self) -> list[EvalMode]:
+        """Configured modes, or the default: golden, live-shadow, and rubric with a judge."""
+        if self.evalSuite.modes is not None:
+            return list(self.evalSuite.modes)
+        modes: list[EvalMode] = ["golden"]
+        if self.judge is not None:
+            modes.append("rubric")
+        modes.append("live-shadow")
+        return modes
+
+    def with_key(self, key: str, tenant: str = DEV_TENANT) -> HostConfig:
+        """A copy that also accepts ``key`` (``--api-key``) for ``tenant``."""
+        kept = [k for k in self.apiKeys if k.key != key]
+        return self.model_copy(update={"apiKeys": [*kept, ApiKey(key=key, tenant=tenant)]})
+
+
+def new_dev_key() -> str:
+    return "wopeval-dev-" + secrets.token_urlsafe(24)
+
+
+def default_config(api_key: str | None = None) -> HostConfig:
+    """No file: one dev key of tenant ``local``, the built-in suites, every implemented facet."""
+    return HostConfig(apiKeys=[ApiKey(key=api_key or new_dev_key(), tenant=DEV_TENANT)])
+
+
+def _read(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot parse: {exc}") from exc
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "$"
+        lines.append(f"{where}: {error['msg']}")
+    return "; ".join(lines)
+
+
+def parse_config(data: object, base_dir: Path | None = None) -> HostConfig:
+    """Validate plain data as a config; relative suite directories resolve against ``base_dir``."""
+    if data is None:
+        data = {}
+    try:
+        config = HostConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from exc
+    if base_dir is not None:
+        dirs = [d if d.is_absolute() else base_dir / d for d in config.suiteDirectories]
+        config = config.model_copy(update={"suiteDirectories": dirs})
+    return config
+
+
+def load_config(path: str | Path) -> HostConfig:
+    """Load a YAML or JSON config file (see the module docstring)."""
+    file = Path(path)
+    return parse_config(_read(file), file.resolve().parent)

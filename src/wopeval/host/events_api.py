@@ -1,0 +1,195 @@
+"""The events channel of a run: SSE (``GET /runs/{runId}/events``) and the long-poll fallback
+(``GET /runs/{runId}/events/poll``), OpenWOP v2 events.md.
+
+SSE frames are ``id: <sequence>``, ``event: <type>`` (in a mixed ``streamMode``, the admitting
+mode), ``data: <RunEventDoc JSON>``. ``streamMode`` is ``updates`` by default (``run.*`` and
+``eval.*``), or ``debug`` (every event, including ``agent.*`` and ``provider.usage``); the
+``values`` and ``messages`` modes are not served (``400 unsupported_stream_mode``). The stream
+resumes after ``Last-Event-ID``, sends a keep-alive comment every 15 s, and closes after the
+terminal event, or at once when the run is terminal and nothing is left to send (so a resumed
+RFC 0247 client ends). ``resumable=true`` is accepted (every stream here is resumable);
+``bufferMs`` (0–5000) batches frames as ``event: batch`` with ``id`` the highest sequence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from wopeval.events.store import EventStore
+from wopeval.host.errors import HostError, invalid
+from wopeval.host.runs import load_run
+from wopeval.host.state import state_of
+from wopeval.wire.events import TERMINAL_TYPES, RunEvent
+
+router = APIRouter()
+
+STREAM_MODE_RE = re.compile(r"^(values|(updates|messages|debug)(,(updates|messages|debug))*)$")
+SUPPORTED_MODES: tuple[str, ...] = ("updates", "debug")
+UPDATES_PREFIXES: tuple[str, ...] = ("run.", "eval.")
+KEEPALIVE_S = 15.0
+PAGE = 500
+MAX_BUFFER_MS = 5000
+
+
+def parse_stream_mode(raw: str | None) -> tuple[str, ...]:
+    """The requested modes (default ``updates``); refuses what this host does not serve."""
+    if raw is None:
+        return ("updates",)
+    modes = tuple(dict.fromkeys(raw.split(",")))
+    if not STREAM_MODE_RE.fullmatch(raw) or any(m not in SUPPORTED_MODES for m in modes):
+        raise HostError(
+            "unsupported_stream_mode",
+            f"streamMode {raw!r} is not served; use one of: {', '.join(SUPPORTED_MODES)}",
+            {"supported": list(SUPPORTED_MODES)},
+        )
+    return modes
+
+
+def admitting_mode(modes: tuple[str, ...], event_type: str) -> str | None:
+    """The first requested mode that carries ``event_type``, or None."""
+    for mode in modes:
+        if mode == "debug" or (mode == "updates" and event_type.startswith(UPDATES_PREFIXES)):
+            return mode
+    return None
+
+
+def _int_param(value: str | None, name: str, low: int, high: int, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise invalid(name, f"{value!r} is not an integer") from None
+    if not low <= number <= high:
+        raise invalid(name, f"{number} is outside {low}..{high}")
+    return number
+
+
+def _encode(event: RunEvent) -> str:
+    return json.dumps(event.to_wire(), separators=(",", ":"), ensure_ascii=False)
+
+
+def _frames(events: list[RunEvent], modes: tuple[str, ...], batch: bool) -> str:
+    admitted = [(mode, e) for e in events if (mode := admitting_mode(modes, e.type)) is not None]
+    if not admitted:
+        return ""
+    if batch:
+        data = "[" + ",".join(_encode(e) for _, e in admitted) + "]"
+        return f"id: {admitted[-1][1].sequence}\nevent: batch\ndata: {data}\n\n"
+    mixed = len(modes) > 1
+    return "".join(
+        f"id: {e.sequence}\nevent: {mode if mixed else e.type}\ndata: {_encode(e)}\n\n"
+        for mode, e in admitted
+    )
+
+
+async def _next_events(store: EventStore, run_id: str, cursor: int) -> list[RunEvent] | None:
+    """Events after ``cursor``, waiting up to the keep-alive period; None when the run is over."""
+    found = await store.events(run_id, cursor, PAGE)
+    if found:
+        return found
+    record = await store.get_run(run_id)
+    if record is None or record.terminal:
+        # The terminal event is appended before the terminal status: read once more.
+        return await store.events(run_id, cursor, PAGE) or None
+    return await store.wait_for_events(run_id, cursor, KEEPALIVE_S, limit=PAGE)
+
+
+async def _buffered(
+    store: EventStore, run_id: str, first: list[RunEvent], buffer_ms: int
+) -> list[RunEvent]:
+    """Collect more events for up to ``buffer_ms``; flush early on a terminal event."""
+    events = list(first)
+    with anyio.move_on_after(buffer_ms / 1000):
+        while events[-1].type not in TERMINAL_TYPES:
+            more = await store.wait_for_events(run_id, events[-1].sequence, buffer_ms / 1000)
+            events += more
+    return events
+
+
+async def stream(
+    store: EventStore, run_id: str, cursor: int, modes: tuple[str, ...], buffer_ms: int
+) -> AsyncIterator[str]:
+    yield "retry: 1000\n\n"
+    while True:
+        events = await _next_events(store, run_id, cursor)
+        if events is None:
+            return
+        if not events:
+            yield ": keep-alive\n\n"
+            continue
+        if buffer_ms > 0:
+            events = await _buffered(store, run_id, events, buffer_ms)
+        cursor = events[-1].sequence
+        text = _frames(events, modes, batch=buffer_ms > 0)
+        if text:
+            yield text
+        if any(e.type in TERMINAL_TYPES for e in events):
+            return
+
+
+def _last_event_id(request: Request) -> int:
+    raw = request.headers.get("last-event-id")
+    if raw is None or not raw.strip():
+        return -1
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise invalid("Last-Event-ID", f"{raw!r} is not an event sequence") from None
+    if value < -1:
+        raise invalid("Last-Event-ID", f"{value} is not an event sequence")
+    return value
+
+
+@router.get("/runs/{run_path:path}/events/poll")
+async def poll_events(request: Request, run_path: str) -> Response:
+    """Events with ``sequence > afterSequence``; waits up to ``timeout`` s for the first one."""
+    state = state_of(request)
+    principal = state.keys.authenticate(request)
+    params = request.query_params
+    after_raw = params.get("afterSequence", params.get("since"))
+    after = _int_param(after_raw, "afterSequence", 0, 2**62, -1)
+    timeout = _int_param(params.get("timeout"), "timeout", 1, 60, 30)
+    record = await load_run(state, principal, run_path)
+    store = state.store
+    events = await store.events(record.run_id, after)
+    if not events and not record.terminal:
+        await store.wait_for_events(record.run_id, after, float(timeout), limit=1)
+        # Status first, then events: a terminal status implies its event is in the page.
+        record = await load_run(state, principal, run_path)
+        events = await store.events(record.run_id, after)
+    last = events[-1].sequence if events else await store.last_sequence(record.run_id)
+    body: dict[str, Any] = {
+        "runId": record.run_id,
+        "events": [e.to_wire() for e in events],
+        "lastSequence": last,
+        "status": record.status,
+        "isTerminal": record.terminal,
+    }
+    return JSONResponse(body)
+
+
+@router.get("/runs/{run_path:path}/events")
+async def stream_events(request: Request, run_path: str) -> Response:
+    state = state_of(request)
+    principal = state.keys.authenticate(request)
+    params = request.query_params
+    modes = parse_stream_mode(params.get("streamMode"))
+    buffer_ms = _int_param(params.get("bufferMs"), "bufferMs", 0, MAX_BUFFER_MS, 0)
+    resumable = params.get("resumable")
+    if resumable is not None and resumable not in ("true", "false"):
+        raise invalid("resumable", "must be true or false")
+    cursor = _last_event_id(request)
+    record = await load_run(state, principal, run_path)
+    return StreamingResponse(
+        stream(state.store, record.run_id, cursor, modes, buffer_ms),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

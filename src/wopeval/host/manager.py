@@ -1,0 +1,187 @@
+"""Eval runs executing inside the host process.
+
+The manager owns one task group, opened in the app's lifespan; every run is a task in it, held
+to ``concurrency`` runs at once by a capacity limiter (runs beyond it wait, ``pending``). A run is
+executed by the engine exactly as ``wopeval run`` executes it (:func:`execute_run`), so the log
+and the summary are the CLI's. Cancellation goes through the run's :class:`RunHandle`, which
+leaves the log consistent (``run.cancelled`` last).
+
+Shutdown cancels the task group. A run it interrupts is recorded as failed with
+``wopeval.interrupted`` (``run.failed`` appended, every earlier event kept), the same mark a
+restart gives runs a crashed host left behind (:func:`interrupt_leftovers`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.abc import TaskGroup
+
+from wopeval.engine.judge import Judge
+from wopeval.engine.registry import Registry
+from wopeval.engine.run import RunHandle, RunSettings, execute_run
+from wopeval.events.store import INTERRUPTED_ERROR_CODE, EventStore, StoreError
+from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.events import RUN_CANCELLED, RUN_FAILED
+
+log = logging.getLogger("wopeval.host")
+
+INTERRUPTED_ERROR = {
+    "code": INTERRUPTED_ERROR_CODE,
+    "message": "the host stopped before this run finished",
+}
+
+
+@dataclass
+class _Job:
+    handle: RunHandle
+    done: anyio.Event
+    # Covers the wait for a free slot, so that cancelling a queued run ends the wait.
+    queued: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+
+
+class RunManager:
+    def __init__(
+        self, store: EventStore, registry: Registry, judge: Judge | None, concurrency: int
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.judge = judge
+        self._limiter = anyio.CapacityLimiter(concurrency)
+        self._jobs: dict[str, _Job] = {}
+        self._interrupted: list[str] = []
+        self._closing = False
+        self._group: TaskGroup | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[RunManager]:
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield self
+            finally:
+                self._group = None
+                self._closing = True
+                group.cancel_scope.cancel()
+        with anyio.CancelScope(shield=True):
+            for run_id in self._interrupted:
+                await _record_interrupted(self.store, run_id)
+
+    def start(
+        self, run_id: str, suite: AgentEvalSuite, agent_id: str, settings: RunSettings
+    ) -> None:
+        """Schedule a created (``pending``) run; it starts when a slot is free."""
+        if self._group is None:
+            raise RuntimeError("the run manager is not running")
+        job = _Job(RunHandle(run_id), anyio.Event())
+        self._jobs[run_id] = job
+        self._group.start_soon(self._run, job, suite, agent_id, settings, name=run_id)
+
+    def owns(self, run_id: str) -> bool:
+        return run_id in self._jobs
+
+    def cancel(self, run_id: str) -> bool:
+        job = self._jobs.get(run_id)
+        if job is None:
+            return False
+        job.queued.cancel()
+        job.handle.cancel()
+        return True
+
+    async def wait(self, run_id: str, timeout: float) -> None:  # noqa: ASYNC109
+        """Wait (at most ``timeout`` seconds) until the run's task has finished."""
+        job = self._jobs.get(run_id)
+        if job is not None:
+            with anyio.move_on_after(timeout):
+                await job.done.wait()
+
+    @property
+    def active(self) -> int:
+        return len(self._jobs)
+
+    async def _run(
+        self, job: _Job, suite: AgentEvalSuite, agent_id: str, settings: RunSettings
+    ) -> None:
+        run_id = job.handle.run_id
+        try:
+            acquired = False
+            with job.queued:
+                await self._limiter.acquire()
+                acquired = True
+            if not acquired:
+                await _record_cancelled_before_start(self.store, run_id)
+                return
+            try:
+                await execute_run(
+                    self.store, job.handle, suite, agent_id, self.registry, settings,
+                    judge=self.judge,
+                )  # fmt: skip
+            finally:
+                self._limiter.release()
+        except anyio.get_cancelled_exc_class():
+            if self._closing:
+                if not job.handle.scope.cancel_called:
+                    self._interrupted.append(run_id)
+                raise
+            # Not the manager's cancellation: one that leaked past the run's own scope. It
+            # must not end this task with a cancellation, which would cancel the task group
+            # and with it every other run and the host's lifespan.
+            log.warning("run %s: a cancellation escaped the run's scope", run_id)
+            if not job.handle.scope.cancel_called:
+                with anyio.CancelScope(shield=True):
+                    await _ensure_failed(self.store, run_id, RuntimeError("cancelled"))
+        except Exception as exc:
+            log.exception("run %s failed", run_id)
+            with anyio.CancelScope(shield=True):
+                await _ensure_failed(self.store, run_id, exc)
+        finally:
+            del self._jobs[run_id]
+            job.done.set()
+
+
+async def _record_cancelled_before_start(store: EventStore, run_id: str) -> None:
+    await store.append(run_id, RUN_CANCELLED, {})
+    await store.set_status(run_id, "cancelled")
+
+
+async def _ensure_failed(store: EventStore, run_id: str, exc: Exception) -> None:
+    """A run whose execution raised before the engine recorded an end: fail it now."""
+    error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+    try:
+        record = await store.get_run(run_id)
+        if record is None or record.terminal:
+            return
+        await store.append(run_id, RUN_FAILED, {"error": error})
+        await store.set_status(run_id, "failed", error=error)
+    except StoreError:
+        log.exception("could not record the failure of run %s", run_id)
+
+
+async def _record_interrupted(store: EventStore, run_id: str) -> None:
+    """Fail a run the host stopped executing; keeps every recorded event."""
+    try:
+        record = await store.get_run(run_id)
+        if record is None or record.terminal:
+            return
+        await store.append(run_id, RUN_FAILED, {"error": INTERRUPTED_ERROR})
+        await store.set_status(run_id, "failed", error=INTERRUPTED_ERROR)
+    except StoreError:
+        log.exception("could not mark run %s interrupted", run_id)
+
+
+async def interrupt_leftovers(store: EventStore) -> list[str]:
+    """At start-up: fail the runs a previous host process left unfinished (``run.failed`` each).
+
+    Assumes no other host process is executing runs of this store right now.
+    """
+    run_ids = await store.mark_interrupted()
+    for run_id in run_ids:
+        try:
+            await store.append(run_id, RUN_FAILED, {"error": INTERRUPTED_ERROR})
+        except StoreError:
+            log.exception("could not append run.failed to interrupted run %s", run_id)
+    return run_ids

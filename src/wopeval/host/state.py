@@ -1,0 +1,38 @@
+"""What every route reads: the configuration, the store, the suites, the run manager."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import anyio
+from fastapi import Request
+
+from wopeval.engine.judge import Judge
+from wopeval.engine.registry import Registry
+from wopeval.events.store import EventStore
+from wopeval.host.auth import KeyRing
+from wopeval.host.config import HostConfig
+from wopeval.host.manager import RunManager
+from wopeval.host.suites import SuiteCatalog
+
+
+@dataclass
+class HostState:
+    config: HostConfig
+    keys: KeyRing
+    catalog: SuiteCatalog
+    registry: Registry
+    judge: Judge | None
+    store: EventStore
+    manager: RunManager
+    # Serializes "look up the idempotency key, then create" inside this process.
+    create_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    # Set when the host shuts down: open event streams end.
+    closing: anyio.Event = field(default_factory=anyio.Event)
+
+
+def state_of(request: Request) -> HostState:
+    state = getattr(request.app.state, "wopeval", None)
+    if not isinstance(state, HostState):
+        raise RuntimeError("the wopeval host is not started (lifespan not run)")
+    return state

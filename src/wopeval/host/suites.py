@@ -1,0 +1,195 @@
+"""The suites a host serves, and how ``evalSuiteRef`` names one.
+
+Reference grammar (docs/host.md)::
+
+    suite://<suiteId>@<version>     one exact version
+    suite://<suiteId>               the newest version (semver order)
+    <suiteId>[@<version>]           the same, without the scheme
+    [suite://]<name>[@<version>]    the part after ``.evals.``, when exactly one suiteId has it
+                                    (so a conformance fixture id such as
+                                    ``conformance-eval-trials`` names its suite)
+
+Suites come from the configured directories (in order), then wopeval's packaged suites
+(``wopeval/data/suites``). Files are ``*.json``, ``*.yaml`` and ``*.yml``, found recursively.
+A file is indexed by the ``suiteId`` and ``version`` it declares; it is fully validated only when
+a run asks for it, so a broken suite is refused at create with ``400 validation_error`` naming
+its field. A file whose id cannot be read is not indexed (and logged). The first file to declare
+a ``(suiteId, version)`` wins. An unknown reference triggers one re-scan (at most once a second)
+so that suites added while the host runs are found.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from wopeval.suite import SuiteError, parse_suite
+from wopeval.suite.load import SUITE_SUFFIXES, read_document
+from wopeval.suite.models import SEMVER_PATTERN, SUITE_ID_PATTERN, AgentEvalSuite
+
+log = logging.getLogger("wopeval.host")
+
+SCHEME = "suite://"
+FIXTURE_PREFIX = "conformance-"
+_SUITE_ID_RE = re.compile(SUITE_ID_PATTERN)
+_SEMVER_RE = re.compile(SEMVER_PATTERN)
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_RESCAN_INTERVAL_S = 1.0
+
+
+class BadSuiteRef(ValueError):
+    """``evalSuiteRef`` does not follow the grammar."""
+
+
+class SuiteGone(LookupError):
+    """An indexed suite file changed identity or disappeared."""
+
+
+@dataclass(frozen=True)
+class SuiteRef:
+    name: str  # a suiteId, or the short name after ``.evals.``
+    version: str | None
+
+
+def parse_ref(ref: str) -> SuiteRef:
+    body = ref.removeprefix(SCHEME)
+    name, at, version = body.partition("@")
+    if at and not _SEMVER_RE.fullmatch(version):
+        raise BadSuiteRef(f"version {version!r} is not a semver x.y.z")
+    if not (_SUITE_ID_RE.fullmatch(name) or _NAME_RE.fullmatch(name)):
+        raise BadSuiteRef(
+            f"{ref!r} is not suite://<suiteId>[@<version>] (suiteId like core.acme.evals.name)"
+        )
+    return SuiteRef(name, version if at else None)
+
+
+def short_name(suite_id: str) -> str:
+    return suite_id.rpartition(".evals.")[2]
+
+
+def _semver_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def builtin_suite_dir() -> Path | None:
+    root = resources.files("wopeval").joinpath("data", "suites")
+    path = Path(str(root))
+    return path if path.is_dir() else None
+
+
+@dataclass(frozen=True)
+class SuiteFile:
+    suite_id: str
+    version: str
+    path: Path
+
+
+class SuiteCatalog:
+    """An index of suite files by ``suiteId`` and version, with parsed suites cached by mtime."""
+
+    def __init__(self, directories: list[Path], builtins: bool = True) -> None:
+        self.directories = list(directories)
+        builtin = builtin_suite_dir() if builtins else None
+        if builtin is not None:
+            self.directories.append(builtin)
+        self._index: dict[str, dict[str, SuiteFile]] = {}
+        self._parsed: dict[Path, tuple[int, AgentEvalSuite]] = {}
+        self._scanned_at = float("-inf")
+        self.scan()
+
+    def scan(self) -> None:
+        index: dict[str, dict[str, SuiteFile]] = {}
+        for directory in self.directories:
+            for path in sorted(p for p in directory.rglob("*") if _is_suite_file(p)):
+                found = _declared(path)
+                if found is None:
+                    continue
+                versions = index.setdefault(found.suite_id, {})
+                if found.version in versions:
+                    log.warning(
+                        "%s: %s@%s is already served by %s",
+                        path,
+                        found.suite_id,
+                        found.version,
+                        versions[found.version].path,
+                    )
+                    continue
+                versions[found.version] = found
+        self._index = index
+        self._scanned_at = time.monotonic()
+
+    def suite_ids(self) -> list[str]:
+        return sorted(self._index)
+
+    def fixture_ids(self) -> list[str]:
+        """Short names of the served ``conformance-*`` suites (discovery ``fixtures``)."""
+        names = {short_name(s) for s in self._index}
+        return sorted(n for n in names if n.startswith(FIXTURE_PREFIX))
+
+    def find(self, ref: SuiteRef) -> SuiteFile | None:
+        found = self._find(ref)
+        if found is None and time.monotonic() - self._scanned_at >= _RESCAN_INTERVAL_S:
+            self.scan()
+            found = self._find(ref)
+        return found
+
+    def _find(self, ref: SuiteRef) -> SuiteFile | None:
+        versions = self._index.get(ref.name)
+        if versions is None and not _SUITE_ID_RE.fullmatch(ref.name):
+            owners = [s for s in self._index if short_name(s) == ref.name]
+            versions = self._index[owners[0]] if len(owners) == 1 else None
+        if not versions:
+            return None
+        if ref.version is not None:
+            return versions.get(ref.version)
+        return versions[max(versions, key=_semver_key)]
+
+    def load(self, entry: SuiteFile) -> AgentEvalSuite:
+        """The validated suite of ``entry``; raises :class:`SuiteError` naming each field.
+
+        Raises :class:`SuiteGone` when the file vanished or now declares another id or version
+        (the index is re-scanned; the caller answers as for an unknown reference).
+        """
+        try:
+            mtime = entry.path.stat().st_mtime_ns
+        except OSError as exc:
+            self.scan()
+            raise SuiteGone(str(entry.path)) from exc
+        cached = self._parsed.get(entry.path)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        declared = _declared(entry.path)
+        if declared != entry:
+            self.scan()
+            raise SuiteGone(str(entry.path))
+        suite = parse_suite(read_document(entry.path), str(entry.path))
+        self._parsed[entry.path] = (mtime, suite)
+        return suite
+
+
+def _is_suite_file(path: Path) -> bool:
+    return path.suffix.lower() in SUITE_SUFFIXES and path.is_file()
+
+
+def _declared(path: Path) -> SuiteFile | None:
+    """The ``(suiteId, version)`` a file declares, without validating the rest."""
+    try:
+        data = read_document(path)
+    except SuiteError as exc:
+        log.warning("%s: not indexed: %s", path, exc)
+        return None
+    if not isinstance(data, dict):
+        log.warning("%s: not indexed: not a suite object", path)
+        return None
+    suite_id, version = data.get("suiteId"), data.get("version")
+    if not (isinstance(suite_id, str) and _SUITE_ID_RE.fullmatch(suite_id)):
+        log.warning("%s: not indexed: no valid suiteId", path)
+        return None
+    if not (isinstance(version, str) and _SEMVER_RE.fullmatch(version)):
+        log.warning("%s: not indexed: no valid version", path)
+        return None
+    return SuiteFile(suite_id, version, path)
