@@ -50,7 +50,10 @@ def test_config_json_file(tmp_path: Path) -> None:
     [
         ({"apiKey": "x"}, "apiKey"),
         ({"evalSuite": {"modes": ["adversarial"]}}, "not implemented"),
-        ({"evalSuite": {"modes": ["golden", "regression"]}}, "baselineSelection"),
+        (
+            {"evalSuite": {"modes": ["golden", "regression"], "baselineSelection": False}},
+            "baselineSelection",
+        ),
         ({"evalSuite": {"trials": {"maxTrials": 0}}}, "maxTrials"),
         ({"apiKeys": [{"key": "has space", "tenant": "a"}]}, "key"),
         ({"apiKeys": [{"key": "", "tenant": "a"}]}, "key"),
@@ -79,19 +82,19 @@ def test_default_config_one_dev_key_all_implemented_facets() -> None:
     assert config.apiKeys[0].tenant == DEV_TENANT
     assert config.apiKeys[0].key.startswith("wopeval-dev-")
     assert config.builtinSuites is True
-    assert config.advertised_modes() == ["golden", "live-shadow"]
+    assert config.advertised_modes() == ["golden", "live-shadow", "regression"]
     facets = config.evalSuite
     assert facets.trajectory
     assert facets.fixtureMatching
     assert facets.trials is not None
-    assert not facets.regressionVerdict
-    assert not facets.baselineSelection
+    assert facets.regressionVerdict
+    assert facets.baselineSelection
     assert default_config("given-key-123").apiKeys[0].key == "given-key-123"
 
 
 def test_config_judge_adds_rubric_and_with_key_adds_a_dev_key() -> None:
     config = parse_config({"judge": "tests.host.agents:fixed_judge"})
-    assert config.advertised_modes() == ["golden", "rubric", "live-shadow"]
+    assert config.advertised_modes() == ["golden", "rubric", "live-shadow", "regression"]
     added = config.with_key("another-key-1234")
     assert [(k.key, k.tenant) for k in added.apiKeys] == [("another-key-1234", DEV_TENANT)]
 

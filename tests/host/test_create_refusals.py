@@ -112,7 +112,9 @@ async def test_0081_eval_not_advertised_is_capability_required(store_url: str) -
 async def test_0081_D_modes_outside_suite_or_host_refused(
     store_url: str, body: dict[str, Any], field: str, needle: str
 ) -> None:
-    async with running_host(store_url) as host:
+    no_regression = {"modes": ["golden", "live-shadow"], "baselineSelection": False,
+                     "regressionVerdict": False}  # fmt: skip
+    async with running_host(store_url, host_config(eval_suite=no_regression)) as host:
         response = await host.create(body)
     refused(response, 400, "validation_error", field)
     assert needle in response.json()["message"]
@@ -289,6 +291,15 @@ async def test_0251_C_unusable_baseline_refused_identically(store_url: str) -> N
             eval_body(PLAIN_REF, evalModes=["golden"], baselineRunId=mine)
         )
         accepted = await host.create(eval_body(PLAIN_REF, evalModes=modes, baselineRunId=mine))
+        assert accepted.status_code == 201, accepted.text
+        candidate = accepted.json()["runId"]
+        await host.wait_terminal(candidate)
+        summary = await host.get(f"/runs/{candidate.replace('/', '~2F')}/eval-summary")
+    assert summary.status_code == 200, summary.text
+    regression = summary.json()["regression"]
+    assert regression["baselineRunId"] == mine
+    assert regression["verdict"] == "inconclusive"  # the same agent on the same suite
+    assert regression["method"] == "paired-bootstrap"
     for answer in answers:
         refused(answer, 400, "validation_error", "baselineRunId")
     assert len({(a.status_code, a.content) for a in answers}) == 1

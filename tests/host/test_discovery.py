@@ -44,11 +44,13 @@ async def test_discovery_default_advertises_every_implemented_facet(store_url: s
     assert isinstance(doc["engineVersion"], int)
     assert doc["fixtures"] == ["conformance-eval-hosttest"]
     assert doc["agents"]["evalSuite"] == {
-        "modes": ["golden", "live-shadow"],
+        "modes": ["golden", "live-shadow", "regression"],
         "maxTasksPerSuite": 1000,
         "trajectory": True,
         "trials": {"maxTrials": 10},
         "fixtureMatching": True,
+        "regressionVerdict": True,
+        "baselineSelection": True,
     }
     assert doc["providerUsage"]["witness"] == "witnessable-gated"
     validate_agents_record(doc["agents"])
@@ -79,6 +81,11 @@ async def test_discovery_etag_and_if_none_match(store_url: str) -> None:
         ({"trials": {"maxTrials": 3}}, {"trials": {"maxTrials": 3}}),
         ({"fixtureMatching": False}, {"fixtureMatching": None}),
         ({"regressionVerdict": True}, {"regressionVerdict": True}),
+        ({"regressionVerdict": False}, {"regressionVerdict": None}),
+        (
+            {"baselineSelection": False, "regressionVerdict": False, "modes": ["golden"]},
+            {"baselineSelection": None, "modes": ["golden"]},
+        ),
         (
             {"baselineSelection": True, "modes": ["golden", "regression"]},
             {"baselineSelection": True, "modes": ["golden", "regression"]},

@@ -59,7 +59,8 @@ def test_interop_discovery_is_the_closed_v2_root(store_url: str) -> None:
     assert facet["trajectory"] is True
     assert facet["fixtureMatching"] is True
     assert facet["trials"] == {"maxTrials": 10}
-    assert "regressionVerdict" not in facet
+    assert facet["regressionVerdict"] is True
+    assert facet["baselineSelection"] is True
     assert "providerUsage" in caps.families
     validate_agents_record(caps.raw["agents"])
     assert caps.fixtures == ["conformance-eval-hosttest"]

@@ -7,12 +7,15 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
     suiteDirectories: [./suites]        # relative to the config file
     builtinSuites: true                 # also serve wopeval's packaged suites
     evalSuite:                          # the advertised agents.evalSuite facet
-      modes: [golden, live-shadow]      # default: golden, live-shadow (+ rubric with a judge)
+      modes: [golden, live-shadow]      # default: golden, live-shadow, regression (+ rubric
+                                        # with a judge)
       maxTasksPerSuite: 1000
       maxCostUsdPerSuite: 25.0
       trajectory: true                  # RFC 0244 §G facets; false switches one off
       trials: {maxTrials: 10}           # false switches trials off
       fixtureMatching: true
+      regressionVerdict: true           # RFC 0244 §F verdicts on regression runs
+      baselineSelection: true           # RFC 0251 evalModes / baselineRunId on POST /runs
     concurrency: 4                      # eval runs executing at once
     trialConcurrency: 8                 # trials at once inside one run
     store: postgresql://wopeval@db/wopeval
@@ -85,8 +88,8 @@ class EvalSuiteConfig(_Closed):
     trajectory: bool = True
     trials: TrialsFacet | None = TrialsFacet(maxTrials=10)
     fixtureMatching: bool = True
-    regressionVerdict: bool = False
-    baselineSelection: bool = False
+    regressionVerdict: bool = True
+    baselineSelection: bool = True
 
     @field_validator("trials", mode="before")
     @classmethod
@@ -139,13 +142,16 @@ class HostConfig(_Closed):
         return [k.tenant for k in self.apiKeys if len(k.key) < WEAK_KEY_LENGTH]
 
     def advertised_modes(self) -> list[EvalMode]:
-        """Configured modes, or the default: golden, live-shadow, and rubric with a judge."""
+        """Configured modes, or the default: golden, live-shadow, regression (with baseline
+        selection on), and rubric with a judge."""
         if self.evalSuite.modes is not None:
             return list(self.evalSuite.modes)
         modes: list[EvalMode] = ["golden"]
         if self.judge is not None:
             modes.append("rubric")
         modes.append("live-shadow")
+        if self.evalSuite.baselineSelection:
+            modes.append("regression")
         return modes
 
     def with_key(self, key: str, tenant: str = DEV_TENANT) -> HostConfig:
