@@ -1,0 +1,86 @@
+"""The conformance kit against ``wopeval serve`` on a real socket, on both stores.
+
+Twice, as the conformance issue asks: with every facet advertised (every leg executed-pass but the
+refusal leg, inapplicable), and with ``trials`` switched off in the config (the refusal leg
+executed-pass, the trials legs inapplicable). Both with ``--require-behavior``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from wopeval.cli.app import app
+
+KEY = "conformance-key-123456"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serving(store_url: str, config: dict[str, Any], tmp_path: Path) -> Iterator[str]:
+    config_file = tmp_path / "host.json"
+    config_file.write_text(json.dumps({"apiKeys": [{"key": KEY, "tenant": "kit"}], **config}))
+    port = _free_port()
+    command = [sys.executable, "-m", "wopeval.cli", "serve", "--port", str(port),
+               "--store", store_url, "--config", str(config_file)]  # fmt: skip
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:
+        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"serve did not start: {log.read_text()}")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _kit(base_url: str) -> tuple[int, dict[str, str]]:
+    result = CliRunner().invoke(app, ["conformance", "--base-url", base_url, "--api-key", KEY,
+                                      "--require-behavior", "--json"])  # fmt: skip
+    doc = json.loads(result.output)
+    statuses = {r["requirement"]: r["status"] for r in doc["results"]}
+    return result.exit_code, statuses
+
+
+def test_0244_kit_passes_wopeval_serve_with_every_facet(store_url: str, tmp_path: Path) -> None:
+    with serving(store_url, {}, tmp_path) as base_url:
+        code, statuses = _kit(base_url)
+    assert code == 0, statuses
+    refusal = statuses.pop("0244.unadvertised-feature-refused")
+    assert refusal == "inapplicable"
+    assert set(statuses.values()) == {"executed-pass"}, statuses
+    assert len(statuses) == 7
+
+
+def test_0244_G_kit_refusal_leg_passes_with_trials_switched_off(
+    store_url: str, tmp_path: Path
+) -> None:
+    with serving(store_url, {"evalSuite": {"trials": False}}, tmp_path) as base_url:
+        code, statuses = _kit(base_url)
+    assert code == 0, statuses
+    assert statuses["0244.unadvertised-feature-refused"] == "executed-pass"
+    assert statuses["0244.trials-per-task"] == "inapplicable"
+    assert statuses["0244.trajectory-graded"] == "executed-pass"
+    assert statuses["0244.fixture-miss-fails"] == "executed-pass"
