@@ -48,7 +48,7 @@ class Registry:
             return self.agents[ref]
         if ref.startswith(SCRIPTED_AGENT_ID + "."):
             return self.agents[SCRIPTED_AGENT_ID]
-        if ":" in ref and "." in ref.split(":", 1)[0]:
+        if ":" in ref:
             return _import_agent(ref)
         raise AgentNotFound(
             f"agent {ref!r} is not registered and is not an import path 'package.module:attr'"
