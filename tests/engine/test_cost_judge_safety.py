@@ -283,3 +283,59 @@ async def test_0244_A_delegate_calls_count_only_with_include_delegates(store: Ev
     assert everything.trajectory is not None
     assert (own.trajectory.observedCount, own.trajectory.matched) == (1, False)
     assert (everything.trajectory.observedCount, everything.trajectory.matched) == (2, True)
+
+
+async def test_0244_B_judge_spend_counts_against_the_ceiling(store: EventStore) -> None:
+    suite = make_suite(
+        [scripted_task("rub", {"output": "ok"}, RUBRIC)],
+        modes=["rubric"],
+        trials={"count": 4},
+        thresholds={"maxCostUsd": 0.9, "passScore": 0.5},
+    )
+    judge = CountingJudge(0.75)  # each judgement costs 0.5
+    ran = await run_suite(store, suite, judge=judge, settings=RunSettings(concurrency=1))
+    labels = [e.payload["scoreLabel"] for e in ran.of_type(EVAL_SCORED)]
+    assert labels.count("skipped-budget") == 2  # 0.5 + 0.5 > 0.9 after two trials
+    assert judge.calls == 2
+    assert ran.done.passed is False
+
+
+class CancellingStore(EventStore):
+    """Cancels the run while its terminal events are being written."""
+
+    handle: RunHandle | None = None
+
+    async def append(self, run_id: str, type: str, payload: Any, **kw: Any) -> Any:
+        if type == EVAL_COMPLETED and self.handle is not None:
+            self.handle.cancel()
+        return await super().append(run_id, type, payload, **kw)
+
+
+async def test_a_cancel_while_finishing_leaves_exactly_one_terminal_event(
+    store_url: str,
+) -> None:
+    opened = await CancellingStore.open(store_url)
+    try:
+        suite = make_suite([scripted_task("t", {"output": "ok"}, OK)])
+        record = await create_run_record(
+            opened, suite, "core.conformance.agents.scripted", RunSettings()
+        )
+        assert isinstance(opened, CancellingStore)
+        opened.handle = RunHandle(record.run_id)
+        summary = await execute_run(
+            opened,
+            opened.handle,
+            suite,
+            "core.conformance.agents.scripted",
+            Registry(),
+            RunSettings(),
+        )
+        types = [e.type for e in await opened.events(record.run_id)]
+        stored = await opened.get_run(record.run_id)
+    finally:
+        await opened.close()
+    assert summary is not None
+    assert types[-1] == "run.completed"
+    assert RUN_CANCELLED not in types
+    assert stored is not None
+    assert stored.status == "completed"

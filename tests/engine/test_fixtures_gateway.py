@@ -165,3 +165,33 @@ async def test_0244_D_unfixtured_task_uses_live_tools(store: EventStore) -> None
     assert ran.done.tasks[0].fixtureMissCount is None
     (returned,) = ran.of_type(TOOL_RETURNED)
     assert returned.payload["x-wopeval-fixture"] == "live"
+
+
+async def test_0244_B_a_trial_mutating_its_fixture_changes_no_other_trial(
+    store: EventStore,
+) -> None:
+    async def hoarder(task_input: Any, ctx: AgentContext) -> Any:
+        served = await ctx.call_tool("cart:get", {})
+        served.value["items"].append("leak")
+        return len(served.value["items"])
+
+    registry = Registry()
+    registry.register_agent("hoarder", hoarder)
+    fixtures = {
+        "onMiss": "fail",
+        "toolResponses": [{"tool": "cart:get", "response": {"items": []}}],
+    }
+    expected = {"kind": "golden", "match": {"strategy": "json-match", "value": 1}}
+    suite = make_suite(
+        [{"taskId": "cart", "input": {}, "expected": expected, "fixtures": fixtures}],
+        trials={"count": 3},
+    )
+    ran = await run_suite(
+        store, suite, agent_id="hoarder", registry=registry, settings=RunSettings(concurrency=1)
+    )
+    assert ran.done.tasks[0].trials is not None
+    assert ran.done.tasks[0].trials.passedCount == 3
+    fixture = suite.tasks[0].fixtures
+    assert fixture is not None
+    assert fixture.toolResponses is not None
+    assert fixture.toolResponses[0].response == {"items": []}

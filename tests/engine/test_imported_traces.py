@@ -51,6 +51,15 @@ async def test_positional_attribution_reproduces_the_summary(
     foreign = [RunEvent.model_validate(_foreign(e)) for e in ran.events]
     options = GradingOptions(target_agent_id="core.conformance.agents.scripted")
     assert build_summary(suite, foreign, options).to_json() == ran.done.to_json()
+    vendor = [
+        RunEvent.model_validate(
+            {**e.to_wire(), "payload": {**e.payload, "x-host-judge": "v3"}}
+            if e.type == "eval.scored"
+            else e.to_wire()
+        )
+        for e in foreign
+    ]  # v2 eval payloads admit vendor keys; grading ignores them
+    assert build_summary(suite, vendor, options).to_json() == ran.done.to_json()
 
     log = tmp_path / "log.jsonl"
     log.write_text("\n".join(json.dumps(_foreign(e)) for e in ran.events))

@@ -81,3 +81,9 @@ def test_0081_contains(value: object, output: object, matches: bool) -> None:
 )
 def test_0081_json_match(value: object, output: object, matches: bool) -> None:
     assert _match("json-match", value, output) is matches
+
+
+def test_json_match_keeps_a_non_finite_looking_string_as_a_string() -> None:
+    expectation = OutputMatch(strategy="json-match", value="1e999")
+    assert match_output(expectation, "1e999") is True
+    assert match_output(expectation, "1e998") is False

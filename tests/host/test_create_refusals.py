@@ -24,6 +24,7 @@ from tests.host.helpers import (
     eval_body,
     host_config,
     running_host,
+    segment,
 )
 from tests.host.wire_schemas import validate_error
 
@@ -377,3 +378,28 @@ async def test_dedup_enforce_refuses_second_active_run_of_scope(store_url: str) 
     assert second.headers["Retry-After"]
     assert other_scope.status_code == 201
     refused(bad_value, 400, "validation_error", "OpenWOP-Dedup")
+
+
+async def test_0244_G_regression_verdict_switched_off_reports_only_the_delta(
+    store_url: str,
+) -> None:
+    facets = {"regressionVerdict": False, "modes": ["golden", "regression"]}
+    async with running_host(store_url, host_config(eval_suite=facets)) as host:
+        discovery = (await host.client.get("/.well-known/openwop")).json()
+        baseline = await host.run_id(eval_body(PLAIN_REF, evalModes=["golden"]))
+        await host.wait_terminal(baseline)
+        body = eval_body(PLAIN_REF, evalModes=["golden", "regression"], baselineRunId=baseline)
+        candidate = await host.run_id(body)
+        await host.wait_terminal(candidate)
+        summary = await host.get(f"/runs/{segment(candidate)}/eval-summary")
+    assert "regressionVerdict" not in discovery["agents"]["evalSuite"]
+    assert summary.json()["regression"] == {"baselineRunId": baseline, "scoreDelta": 0.0}
+
+
+async def test_dedup_enforce_without_scope_id_never_collides(store_url: str) -> None:
+    body = eval_body(SLOW_REF, agent=SLOW_AGENT)
+    headers = {"OpenWOP-Dedup": "enforce"}
+    async with running_host(store_url) as host:
+        first = await host.create(body, headers=headers)
+        second = await host.create(body, headers=headers)
+    assert (first.status_code, second.status_code) == (201, 201)

@@ -15,6 +15,7 @@ Live results and fixture responses leave through the same :func:`_untrusted` wra
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -71,7 +72,9 @@ class ToolGateway:
         index = self._select(tool, args)
         if index is not None:
             self._consumed[index] = True
-            return Served(_untrusted(self._responses[index].response), "served", None)
+            # A copy: an agent mutating what it was served must not change the suite (§B, §H).
+            response = copy.deepcopy(self._responses[index].response)
+            return Served(_untrusted(response), "served", None)
         self.miss_count += 1
         if self._on_miss == "live":
             return await self._live(tool, args, "miss-live")

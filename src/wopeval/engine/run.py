@@ -37,7 +37,7 @@ from wopeval.wire.events import (
     EvalCompleted,
     EvalStarted,
 )
-from wopeval.wire.summary import EvalSummary
+from wopeval.wire.summary import EvalSummary, RegressionBlock
 
 ProgressFn = Callable[[str, int, TrialGrade | None], None]
 
@@ -53,6 +53,7 @@ class RunSettings:
     baseline_run_id: str | None = None
     regression_method: str = "paired-bootstrap"
     alpha: float = 0.05
+    regression_verdict: bool = True
     owner: dict[str, Any] | None = None
     tags: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -71,6 +72,8 @@ class RunSettings:
             request["baselineRunId"] = self.baseline_run_id
             request["regressionMethod"] = self.regression_method
             request["alpha"] = self.alpha
+            if not self.regression_verdict:
+                request["regressionVerdict"] = False
         if self.owner is not None:
             request["owner"] = self.owner
         if self.tags:
@@ -110,7 +113,12 @@ async def summarize(
         method=str(request.get("regressionMethod", "paired-bootstrap")),
         alpha=float(request.get("alpha", 0.05)),
     )
-    return summary.model_copy(update={"regression": comparison.regression})
+    regression = comparison.regression
+    if request.get("regressionVerdict") is False:  # RFC 0081 delta only: no §F verdict fields
+        regression = RegressionBlock(
+            baselineRunId=regression.baselineRunId, scoreDelta=regression.scoreDelta
+        )
+    return summary.model_copy(update={"regression": regression})
 
 
 def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:
@@ -164,22 +172,26 @@ async def execute_run(
         judge=judge,
     )
     await store.set_status(run_id, "running")
+    finished = False
     try:
         with handle.scope:
             await _start_events(store, run_id, suite, settings)
             await _run_trials(env, suite, settings.concurrency, progress)
             summary = await summarize(store, suite, run_id, settings.to_request(agent_id))
-            await _finish_events(store, run_id, summary)
-            await store.set_status(run_id, "completed", summary=summary.to_wire())
+            with anyio.CancelScope(shield=True):  # once finishing, finish: one terminal event
+                await _finish_events(store, run_id, summary)
+                await store.set_status(run_id, "completed", summary=summary.to_wire())
+            finished = True
             return summary
     except Exception as exc:
         with anyio.CancelScope(shield=True):
             error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
             await store.append(run_id, RUN_FAILED, {"error": error})
             await store.set_status(run_id, "failed", error=error)
+        finished = True
         raise
     finally:
-        if handle.scope.cancel_called:
+        if handle.scope.cancel_called and not finished:
             with anyio.CancelScope(shield=True):
                 await store.append(run_id, RUN_CANCELLED, {})
                 await store.set_status(run_id, "cancelled")

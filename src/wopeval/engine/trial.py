@@ -53,6 +53,29 @@ class EventSink(Protocol):
     ) -> RunEvent: ...
 
 
+@dataclass(frozen=True)
+class MeteredSink:
+    """A sink that also adds every ``provider.usage`` cost it records to the run's meter."""
+
+    inner: EventSink
+    meter: CostMeter
+
+    async def append(
+        self,
+        run_id: str,
+        type: str,
+        payload: Any,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> RunEvent:
+        if type == PROVIDER_USAGE and isinstance(payload, dict):
+            self.meter.add(float(payload.get("costEstimateUsd", 0.0)))
+        return await self.inner.append(
+            run_id, type, payload, causation_id=causation_id, node_id=node_id
+        )
+
+
 @dataclass
 class TrialEnv:
     """What every trial of one run shares."""
@@ -230,7 +253,8 @@ async def _grade(env: TrialEnv, task: Task, view: TrialView) -> TrialGrade:
         if task.expected.kind == "rubric" and view.has_output and not view.failed_closed:
             if env.judge is None:
                 raise RuntimeError("rubric task without a judge")
-            judge_score = await env.judge.score(task, view.output, env.sink, env.run_id)
+            sink = MeteredSink(env.sink, env.meter)  # judge spend counts against the ceilings
+            judge_score = await env.judge.score(task, view.output, sink, env.run_id)
         return grade_trial(
             task,
             view,

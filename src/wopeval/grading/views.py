@@ -31,6 +31,7 @@ from wopeval.wire.events import (
 )
 
 X_ERROR = "x-wopeval-error"
+VENDOR_PREFIXES = ("openwop-", "x-", "vendor.")
 
 
 @dataclass
@@ -91,7 +92,7 @@ def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialVie
             _open(view, event, payload)
             by_root[event.eventId] = view
         elif event.type == EVAL_SCORED:
-            scored = EvalScored.model_validate(payload)
+            scored = EvalScored.model_validate(_without_vendor_keys(payload))
             key = (scored.taskId, scored.trialIndex or 0)
             if key not in views and positional.pending:
                 view = positional.pending.pop(0)
@@ -103,6 +104,11 @@ def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialVie
         else:
             positional.feed(event, payload)
     return views
+
+
+def _without_vendor_keys(payload: dict[str, Any]) -> dict[str, Any]:
+    """Drop the vendor pass-through keys v2 eval payloads admit (``x-``, ``vendor.``, …)."""
+    return {k: v for k, v in payload.items() if not k.startswith(VENDOR_PREFIXES)}
 
 
 def _open(view: TrialView, event: RunEvent, payload: dict[str, Any]) -> None:

@@ -302,6 +302,7 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         host_max_cost_usd=config.evalSuite.maxCostUsdPerSuite,
         modes=modes,
         baseline_run_id=baseline,
+        regression_verdict=config.evalSuite.regressionVerdict,
         owner=principal.owner(),
         tags=_check_tags(body),
         metadata=dict(body.get("metadata") or {}),

@@ -140,6 +140,8 @@ def _replay(state: HostState, request: Request, found: RunRecord, digest: str) -
 
 async def _check_active_scope(state: HostState, principal: Principal, scope_id: Any) -> None:
     """``OpenWOP-Dedup: enforce``: one active run per ``(tenant, scopeId)`` (recent 1000 runs)."""
+    if scope_id is None:
+        return  # dedup is keyed on (tenant, scopeId): without a scopeId nothing can collide
     for record in await state.store.list_runs(tenant=principal.tenant, limit=1000):
         same_scope = (record.request.get("host") or {}).get("scopeId") == scope_id
         if same_scope and record.status in ACTIVE_STATUSES:
