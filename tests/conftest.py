@@ -21,8 +21,12 @@ from wopeval.events.store import EventStore
 PG_SERVER = os.environ.get("WOPEVAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
 
 
-async def _admin(sql: str) -> None:
-    conn = await asyncpg.connect(f"{PG_SERVER}/postgres")
+async def pg_admin(sql: str) -> None:
+    """Run one statement on the server's ``postgres`` database; unreachable fails loudly."""
+    try:
+        conn = await asyncpg.connect(f"{PG_SERVER}/postgres")
+    except (OSError, asyncpg.PostgresError) as exc:
+        pytest.fail(f"PostgreSQL at {PG_SERVER} is unreachable ({exc}); these tests need it")
     try:
         await conn.execute(sql)
     finally:
@@ -33,11 +37,11 @@ async def _admin(sql: str) -> None:
 def pg_database() -> Iterator[str]:
     """A throwaway PostgreSQL database for this test session; yields its URL."""
     name = f"wopeval_test_{secrets.token_hex(4)}"
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    asyncio.run(pg_admin(f'CREATE DATABASE "{name}"'))
     try:
         yield f"{PG_SERVER}/{name}"
     finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

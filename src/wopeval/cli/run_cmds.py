@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -193,47 +193,27 @@ async def _execute(
                 if name in registry.live_tools:
                     fail_input(f"--mcp: tool {name!r} is already registered")
                 registry.register_tool(name, fn)
-        return await _execute_with_tools(
-            store_url, suite, agent_id, registry, settings, judge, total, show_progress
-        )
-
-
-async def _execute_with_tools(
-    store_url: str | None,
-    suite: AgentEvalSuite,
-    agent_id: str,
-    registry: Registry,
-    settings: RunSettings,
-    judge: Judge | None,
-    total: int,
-    show_progress: bool,
-) -> tuple[str, EvalSummary | None]:
-    store = await EventStore.open(store_url)
-    try:
+        store = await stack.enter_async_context(_opened(store_url))
         baseline = settings.baseline_run_id
-        if (
-            baseline is not None
-            and await usable_baseline(store, LOCAL_TENANT, baseline, suite) is None
-        ):
+        if baseline is not None and not await usable_baseline(store, LOCAL_TENANT, baseline, suite):
             fail_input(
                 f"--baseline: run {baseline!r} is not a completed eval run of {suite.suiteId}"
             )
         record = await create_run_record(store, suite, agent_id, settings)
         progress = _progress(show_progress)
         view = _ProgressView(progress, total)
-        handle = RunHandle(record.run_id)
-        if progress is not None:
-            with progress:
-                summary = await execute_run(
-                    store, handle, suite, agent_id, registry, settings, judge=judge, progress=view
-                )
-        else:
+        with progress if progress is not None else nullcontext():
             summary = await execute_run(
-                store, handle, suite, agent_id, registry, settings, judge=judge, progress=view
+                store,
+                RunHandle(record.run_id),
+                suite,
+                agent_id,
+                registry,
+                settings,
+                judge=judge,
+                progress=view,
             )
         return record.run_id, summary
-    finally:
-        await store.close()
 
 
 def _report(run_id: str, summary: EvalSummary | None, as_json: bool) -> None:

@@ -41,6 +41,19 @@ class Usage:
     cost_usd: float | None = None
 
 
+def usage_payload(usage: Usage) -> dict[str, Any]:
+    """The ``provider.usage`` payload (RFC 0026); ``costEstimateUsd`` only when known."""
+    payload: dict[str, Any] = {
+        "provider": usage.provider,
+        "model": usage.model,
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+    }
+    if usage.cost_usd is not None:
+        payload["costEstimateUsd"] = usage.cost_usd
+    return payload
+
+
 class Memory(Protocol):
     """The trial's private memory: seeded from ``memorySeed``, invisible to every other trial."""
 

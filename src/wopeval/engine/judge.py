@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from wopeval.engine.agent import Usage
+from wopeval.engine.agent import Usage, usage_payload
 from wopeval.suite.models import Task
 from wopeval.wire.events import PROVIDER_USAGE
 
@@ -34,12 +34,4 @@ class JudgeRequired(ValueError):
 
 async def record_judge_usage(sink: EventSink, run_id: str, usage: Usage) -> None:
     """Record a judge's model usage outside the trial brackets."""
-    payload: dict[str, Any] = {
-        "provider": usage.provider,
-        "model": usage.model,
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-    }
-    if usage.cost_usd is not None:
-        payload["costEstimateUsd"] = usage.cost_usd
-    await sink.append(run_id, PROVIDER_USAGE, payload)
+    await sink.append(run_id, PROVIDER_USAGE, usage_payload(usage))

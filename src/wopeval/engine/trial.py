@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from wopeval.engine.agent import AgentFn, ToolResult, TrialMemory, Usage
+from wopeval.engine.agent import AgentFn, ToolResult, TrialMemory, Usage, usage_payload
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.judge import Judge
@@ -160,16 +160,9 @@ class TrialContext:
         return served.result
 
     async def report_usage(self, usage: Usage) -> None:
-        payload: dict[str, Any] = {
-            "provider": usage.provider,
-            "model": usage.model,
-            "inputTokens": usage.input_tokens,
-            "outputTokens": usage.output_tokens,
-        }
         if usage.cost_usd is not None:
-            payload["costEstimateUsd"] = usage.cost_usd
             self._trial.env.meter.add(usage.cost_usd)
-        await self._trial.emit(PROVIDER_USAGE, payload)
+        await self._trial.emit(PROVIDER_USAGE, usage_payload(usage))
 
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         agent = self._trial.env.registry.resolve(agent_id)

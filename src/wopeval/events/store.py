@@ -377,7 +377,7 @@ class EventStore:
             return await _run_to_completion(operation(self._writer))
 
     async def _write_batch(self, batch: list[_Pending]) -> None:
-        """Commit ``batch`` in one transaction and settle every item. Never raises."""
+        """Write ``batch`` as one atomic INSERT and settle every item. Never raises."""
         failure: BaseException = StoreClosedError("the event store is closed")
         for _ in range(_APPEND_ATTEMPTS if not self._closed else 0):
             try:

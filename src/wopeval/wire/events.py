@@ -64,7 +64,9 @@ class RunEvent(BaseModel):
     causationId: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+        """The RunEventDoc: optional envelope members omitted when absent; ``payload`` always."""
+        doc = self.model_dump(mode="json")
+        return {k: v for k, v in doc.items() if v is not None or k == "payload"}
 
 
 class _Payload(BaseModel):

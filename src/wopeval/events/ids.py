@@ -1,0 +1,78 @@
+"""Run and event identifiers (OpenWOP v2 identity.md §5, wire notes §1.2) and timestamps.
+
+A run id is ``<tenant>/<opaque>``: the tenant matches ``[A-Za-z0-9._~-]{1,128}`` and the opaque
+part 16–128 characters of the same class. An event id is 16–128 such characters.
+
+Both are ULID-shaped: 10 Crockford base32 characters of Unix milliseconds, then 16 characters
+(80 bits) of randomness. Within one process the ids are strictly increasing (the random part is
+incremented inside a millisecond, as in the ULID monotonic variant), so sorting run ids sorts
+runs by creation time.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+from datetime import UTC, datetime
+
+TENANT_PATTERN = r"^[A-Za-z0-9._~-]{1,128}$"
+RUN_ID_PATTERN = r"^[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$"
+EVENT_ID_PATTERN = r"^[A-Za-z0-9._~-]{16,128}$"
+
+_TENANT_RE = re.compile(TENANT_PATTERN)
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_RANDOM_BITS = 80
+_RANDOM_MAX = (1 << _RANDOM_BITS) - 1
+
+
+class _MonotonicUlid:
+    """ULID generator whose output strictly increases within the process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last_ms = -1
+        self._last_random = 0
+
+    def __call__(self) -> str:
+        with self._lock:
+            now_ms = time.time_ns() // 1_000_000
+            if now_ms <= self._last_ms and self._last_random < _RANDOM_MAX:
+                now_ms = self._last_ms
+                random_part = self._last_random + 1
+            else:
+                random_part = secrets.randbits(_RANDOM_BITS)
+            self._last_ms, self._last_random = now_ms, random_part
+        return _base32(now_ms, 10) + _base32(random_part, 16)
+
+
+def _base32(value: int, width: int) -> str:
+    chars = []
+    for _ in range(width):
+        value, digit = divmod(value, 32)
+        chars.append(_CROCKFORD[digit])
+    return "".join(reversed(chars))
+
+
+_ulid = _MonotonicUlid()
+
+
+def new_run_id(tenant: str) -> str:
+    """A fresh ``<tenant>/r<ULID>`` run id (27-character opaque part)."""
+    if not _TENANT_RE.fullmatch(tenant):
+        raise ValueError(f"tenant {tenant!r} does not match {TENANT_PATTERN}")
+    return f"{tenant}/r{_ulid()}"
+
+
+def new_event_id() -> str:
+    """A fresh 26-character event id."""
+    return _ulid()
+
+
+def utc_now() -> str:
+    """The current time as ISO 8601 UTC with milliseconds and ``Z`` (event and run timestamps).
+
+    All stored timestamps use this one fixed-width form, so they sort as strings.
+    """
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
