@@ -12,6 +12,7 @@ import typer
 
 from wopeval.cli.common import fail_input, store_option
 from wopeval.events.store import EventStore, RunRecord
+from wopeval.exports.ci import junit_xml, markdown
 from wopeval.exports.html import render_report
 from wopeval.exports.otel import run_spans
 from wopeval.wire.events import RunEvent
@@ -27,6 +28,8 @@ class ExportFormat(StrEnum):
     otel = "otel"
     summary = "summary"
     events = "events"
+    junit = "junit"
+    markdown = "markdown"
 
 
 async def _load(url: str | None, run_id: str) -> tuple[RunRecord | None, list[RunEvent]]:
@@ -61,7 +64,8 @@ def export(
             "-f",
             help="otel: OpenTelemetry spans as JSON lines "
             "(gen_ai.evaluation.result events); summary: the EvalSummary; "
-            "events: the event log as JSON lines.",
+            "events: the event log as JSON lines; junit: JUnit XML, a testcase per task; "
+            "markdown: a table for CI job summaries.",
         ),
     ] = ExportFormat.otel,
     output: OutputOpt = None,
@@ -69,10 +73,16 @@ def export(
 ) -> None:
     """Export a stored run for other tools."""
     record, events = _loaded(store, run_id)
-    if fmt is ExportFormat.summary:
+    if fmt in (ExportFormat.summary, ExportFormat.junit, ExportFormat.markdown):
         if record.summary is None:
             fail_input(f"run {run_id!r} has no summary (status {record.status})")
-        _write(json.dumps(record.summary, indent=2), output)
+        summary = EvalSummary.model_validate(record.summary)
+        if fmt is ExportFormat.junit:
+            _write(junit_xml(summary, run_id), output)
+        elif fmt is ExportFormat.markdown:
+            _write(markdown(summary, run_id), output)
+        else:
+            _write(json.dumps(record.summary, indent=2), output)
     elif fmt is ExportFormat.events:
         _write("\n".join(json.dumps(e.to_wire()) for e in events), output)
     else:
