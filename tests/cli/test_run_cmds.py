@@ -162,3 +162,12 @@ def test_run_with_mcp_live_tools_from_a_real_server(tmp_path: Path) -> None:
         "crm:=/no/such/server",
     )
     assert code == 2
+
+
+def test_version_and_help() -> None:
+    code, out = _run("--version")
+    assert (code, out.strip()) == (0, "wopeval 0.1.0")
+    code, out = _run("--help")
+    assert code == 0
+    for command in ("run", "grade", "compare", "serve", "conformance", "export", "validate"):
+        assert command in out

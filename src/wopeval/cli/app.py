@@ -32,6 +32,23 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from wopeval import __version__
+
+        typer.echo(f"wopeval {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Evaluate AI agents the OpenWOP RFC 0244 way."""
+
+
 def _register_all() -> None:
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
