@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
@@ -324,15 +324,33 @@ def row_event(row: Row[Any]) -> RunEvent:
     )
 
 
+_PLACEHOLDERS: dict[str, Callable[[int], str]] = {
+    "qmark": lambda _: "?",
+    "numeric_dollar": lambda k: f"${k}",
+    "format": lambda _: "%s",
+}
+
+
 @lru_cache(maxsize=256)
 def insert_events_sql(dialect: Dialect, size: int) -> str:
-    """The ``INSERT … VALUES (…), …`` of ``size`` event rows for ``dialect``, compiled once.
+    """The ``INSERT … VALUES (…), …`` of ``size`` event rows for ``dialect``.
 
-    Its positional parameters are the :func:`event_row` tuples, flattened. Compiling a
-    multi-row statement costs more than the write itself and SQLAlchemy's statement cache
-    does not cover per-call values, so each size is compiled once here.
+    Its positional parameters are the :func:`event_row` tuples, flattened. SQLAlchemy's
+    statement cache does not cover multi-row VALUES, and compiling one costs more than the
+    write itself, so for the positional paramstyles of our drivers (aiosqlite: ``qmark``,
+    asyncpg: ``numeric_dollar``) the text is built directly; others fall back to compiling.
     """
     names = [column.name for column in events.c]
+    placeholder = _PLACEHOLDERS.get(dialect.paramstyle)
+    if placeholder is not None:
+        preparer = dialect.identifier_preparer
+        columns = ", ".join(preparer.quote(name) for name in names)
+        width = len(names)
+        groups = (
+            "(" + ", ".join(placeholder(i * width + j + 1) for j in range(width)) + ")"
+            for i in range(size)
+        )
+        return f"INSERT INTO {preparer.quote(events.name)} ({columns}) VALUES {', '.join(groups)}"
     stmt = insert(events).values(
         [{name: bindparam(f"{name}_{i}") for name in names} for i in range(size)]
     )
