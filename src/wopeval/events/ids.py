@@ -48,11 +48,8 @@ class _MonotonicUlid:
 
 
 def _base32(value: int, width: int) -> str:
-    chars = []
-    for _ in range(width):
-        value, digit = divmod(value, 32)
-        chars.append(_CROCKFORD[digit])
-    return "".join(reversed(chars))
+    """``value`` as ``width`` Crockford base32 digits, most significant first."""
+    return "".join([_CROCKFORD[(value >> shift) & 31] for shift in range(5 * width - 5, -1, -5)])
 
 
 _ulid = _MonotonicUlid()
