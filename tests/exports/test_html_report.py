@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from typer.testing import CliRunner
 from wopeval.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -41,11 +39,11 @@ def report(tmp_path: Path) -> tuple[Path, dict[str, object]]:
 
 
 def test_report_page_shows_every_task_and_the_verdict(
-    report: tuple[Path, dict[str, object]], tmp_path: Path
+    report: tuple[Path, dict[str, object]], tmp_path: Path, chromium: str
 ) -> None:
     page_path, summary = report
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 700})
             page.goto(page_path.as_uri())
