@@ -15,8 +15,13 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from hypothesis import settings
 
 from wopeval.events.store import EventStore
+
+# Timing-independent property tests: a loaded CI machine must not turn slowness into failures.
+settings.register_profile("wopeval", deadline=None, print_blob=True)
+settings.load_profile("wopeval")
 
 PG_SERVER = os.environ.get("WOPEVAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
 
