@@ -339,3 +339,37 @@ async def test_a_cancel_while_finishing_leaves_exactly_one_terminal_event(
     assert RUN_CANCELLED not in types
     assert stored is not None
     assert stored.status == "completed"
+
+
+class FailingStore(EventStore):
+    """The store fails while trials run: an infrastructure failure, not a trial's."""
+
+    async def append(self, run_id: str, type: str, payload: Any, **kw: Any) -> Any:
+        if type == EVAL_SCORED:
+            raise RuntimeError("disk on fire")
+        return await super().append(run_id, type, payload, **kw)
+
+
+async def test_an_infrastructure_failure_fails_the_run_with_its_own_message(
+    store_url: str,
+) -> None:
+    opened = await FailingStore.open(store_url)
+    try:
+        suite = make_suite([scripted_task("t", {"output": "ok"}, OK)])
+        record = await create_run_record(opened, suite, "core.conformance.agents.scripted",
+                                         RunSettings())  # fmt: skip
+        agent = "core.conformance.agents.scripted"
+        with pytest.raises(BaseExceptionGroup) as raised:
+            await execute_run(
+                opened, RunHandle(record.run_id), suite, agent, Registry(), RunSettings()
+            )
+        assert "disk on fire" in repr(raised.value.exceptions)
+        types = [e.type for e in await opened.events(record.run_id)]
+        stored = await opened.get_run(record.run_id)
+    finally:
+        await opened.close()
+    assert types[-1] == "run.failed"
+    assert stored is not None
+    assert stored.status == "failed"
+    assert stored.error is not None
+    assert stored.error["message"] == "RuntimeError: disk on fire"

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, fail_input, store_option
 from wopeval.cli.render import print_summary, runs_table
 from wopeval.compare import registered_methods
+from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.mcp_tools import mcp_live_tools, parse_mcp_spec
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
@@ -123,10 +124,19 @@ def run(
         str, typer.Option(help="Regression method (with --baseline).")
     ] = "paired-bootstrap",
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="Regression alpha.")] = 0.05,
+    executor: Annotated[
+        str,
+        typer.Option(help="Where trials run: 'local' (this process) or 'ray' (Ray workers)."),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="With --executor ray: the Ray cluster to join (default: a local one)."),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
+    _check_executor(executor, ray_address, mcp)
     suite = _load(suite_path)
     agent_id = _choose_agent(suite, agent, override_target)
     registry = Registry()
@@ -154,9 +164,11 @@ def run(
         modes=[*suite.modes, "regression"]
         if baseline and "regression" not in suite.modes
         else None,
+        executor="ray" if executor == "ray" else "local",
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
     show_progress = not as_json and sys.stderr.isatty()
+    started_ray = executor == "ray" and _start_ray(ray_address)
     try:
         run_id, summary = anyio.run(
             _execute,
@@ -172,7 +184,29 @@ def run(
         )
     except OSError as exc:
         fail_input(f"--mcp: the MCP server could not be started: {exc}")
+    finally:
+        if started_ray:
+            shutdown_ray()
     _report(run_id, summary, as_json)
+
+
+def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
+    if executor not in ("local", "ray"):
+        fail_input(f"--executor: {executor!r} is not one of local, ray")
+    if executor != "ray" and ray_address is not None:
+        fail_input("--ray-address needs --executor ray")
+    if executor == "ray" and mcp:
+        fail_input("--mcp cannot be used with --executor ray: MCP sessions live in this process")
+
+
+def _start_ray(address: str | None) -> bool:
+    """Start or join Ray for this command; True when this command must shut it down."""
+    try:
+        return init_ray(address)
+    except RayUnavailable as exc:
+        fail_input(str(exc))
+    except ConnectionError as exc:
+        fail_input(f"--ray-address: cannot connect to Ray at {address!r}: {exc}")
 
 
 async def _execute(

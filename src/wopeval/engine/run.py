@@ -12,14 +12,16 @@ the same call ``wopeval grade`` makes later.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
 from wopeval.compare import compare_summaries
 from wopeval.engine.budget import CostMeter
+from wopeval.engine.distributed import TrialRunner, ray_trial_runner
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.trial import TrialEnv, record_skipped, run_trial
@@ -40,6 +42,7 @@ from wopeval.wire.events import (
 from wopeval.wire.summary import EvalSummary, RegressionBlock
 
 ProgressFn = Callable[[str, int, TrialGrade | None], None]
+Executor = Literal["local", "ray"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class RunSettings:
     owner: dict[str, Any] | None = None
     tags: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
+    executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
 
     def to_request(self, agent_id: str) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -80,6 +84,8 @@ class RunSettings:
             request["tags"] = list(self.tags)
         if self.metadata:
             request["metadata"] = self.metadata
+        if self.executor != "local":
+            request["executor"] = self.executor
         return request
 
 
@@ -176,7 +182,7 @@ async def execute_run(
     try:
         with handle.scope:
             await _start_events(store, run_id, suite, settings)
-            await _run_trials(env, suite, settings.concurrency, progress)
+            await _run_trials(store, env, suite, settings, progress)
             summary = await summarize(store, suite, run_id, settings.to_request(agent_id))
             with anyio.CancelScope(shield=True):  # once finishing, finish: one terminal event
                 await _finish_events(store, run_id, summary)
@@ -185,7 +191,7 @@ async def execute_run(
             return summary
     except Exception as exc:
         with anyio.CancelScope(shield=True):
-            error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+            error = {"code": "internal_error", "message": _describe(exc)}
             await store.append(run_id, RUN_FAILED, {"error": error})
             await store.set_status(run_id, "failed", error=error)
         finished = True
@@ -196,6 +202,13 @@ async def execute_run(
                 await store.append(run_id, RUN_CANCELLED, {})
                 await store.set_status(run_id, "cancelled")
     return None
+
+
+def _describe(exc: BaseException) -> str:
+    """The failure's own message, not the task group's wrapper around a single error."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:500]
 
 
 def _suite_ceiling(suite: AgentEvalSuite) -> float | None:
@@ -223,10 +236,22 @@ async def _start_events(
     await store.append(run_id, EVAL_STARTED, payload.to_wire())
 
 
+async def _trial_runner(store: EventStore, env: TrialEnv, executor: Executor) -> TrialRunner:
+    """Where trials execute: in this process, or in Ray workers (recorded when they return)."""
+    if executor == "ray":
+        return await ray_trial_runner(store, env)
+    return functools.partial(run_trial, env)
+
+
 async def _run_trials(
-    env: TrialEnv, suite: AgentEvalSuite, concurrency: int, progress: ProgressFn | None
+    store: EventStore,
+    env: TrialEnv,
+    suite: AgentEvalSuite,
+    settings: RunSettings,
+    progress: ProgressFn | None,
 ) -> None:
-    limiter = anyio.CapacityLimiter(max(1, concurrency))
+    limiter = anyio.CapacityLimiter(max(1, settings.concurrency))
+    execute = await _trial_runner(store, env, settings.executor)
 
     async def one(task_index: int, trial_index: int) -> None:
         task = suite.tasks[task_index]
@@ -235,7 +260,7 @@ async def _run_trials(
                 await record_skipped(env, task, trial_index)
                 grade = None
             else:
-                grade = await run_trial(env, task, trial_index)
+                grade = await execute(task, trial_index)
         if progress is not None:
             progress(task.taskId, trial_index, grade)
 

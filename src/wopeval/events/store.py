@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 import weakref
 from collections.abc import Callable, Coroutine, Sequence
@@ -35,7 +36,7 @@ from sqlalchemy import Row, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from wopeval.events.ids import new_event_id, utc_now
+from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
 from wopeval.events.schema import (
     apply_migrations,
     create_store_engine,
@@ -57,6 +58,9 @@ POLL_FALLBACK_SECONDS: Final = 0.5
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
 _APPEND_ATTEMPTS: Final = 3
+_EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
+# The one fixed-width form of utc_now(), so stored timestamps keep sorting as strings.
+_TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 _T = TypeVar("_T")
 
@@ -115,6 +119,7 @@ class _Pending:
     event_id: str
     causation_id: str | None
     node_id: str | None
+    timestamp: str | None = None
     event: RunEvent | None = None
     error: BaseException | None = None
 
@@ -279,15 +284,30 @@ class EventStore:
         *,
         causation_id: str | None = None,
         node_id: str | None = None,
+        event_id: str | None = None,
+        timestamp: str | None = None,
     ) -> RunEvent:
         """Append one event and return it once committed (``sequence`` contiguous from 0).
 
-        ``payload`` is any JSON value or a pydantic model (stored as its wire JSON). Raises
-        ``TypeError``/``ValueError`` for a payload that is not JSON (nothing is written),
+        ``payload`` is any JSON value or a pydantic model (stored as its wire JSON). ``event_id``
+        and ``timestamp`` default to a fresh id and the commit time; an event recorded elsewhere
+        first (a remote trial, :mod:`wopeval.engine.distributed`) passes its own, which must match
+        :data:`~wopeval.events.ids.EVENT_ID_PATTERN` and the fixed-width :func:`utc_now` form.
+        The sequence is always assigned here. Raises ``TypeError``/``ValueError`` for a payload
+        that is not JSON or a malformed id or timestamp (nothing is written),
         :class:`UnknownRunError`, or :class:`StoreError` when the database fails.
         """
         self._check_open()
-        item = _Pending(run_id, type, _dump_payload(payload), new_event_id(), causation_id, node_id)
+        _check_given(event_id, timestamp)
+        item = _Pending(
+            run_id,
+            type,
+            _dump_payload(payload),
+            event_id if event_id is not None else new_event_id(),
+            causation_id,
+            node_id,
+            timestamp,
+        )
         self._pending.append(item)
         try:
             async with self._write_lock:
@@ -416,7 +436,7 @@ class EventStore:
                 runId=item.run_id,
                 type=item.type,
                 payload=json.loads(item.payload_json),
-                timestamp=timestamp,
+                timestamp=item.timestamp or timestamp,
                 sequence=sequence,
                 schemaVersion=SCHEMA_VERSION,
                 nodeId=item.node_id,
@@ -493,6 +513,14 @@ def _dump_payload(payload: Any) -> str:
     if isinstance(payload, BaseModel):
         payload = payload.model_dump(mode="json", exclude_none=True, by_alias=True)
     return dumps_json(payload)
+
+
+def _check_given(event_id: str | None, timestamp: str | None) -> None:
+    """Refuse a caller-supplied event id or timestamp that the log's readers cannot rely on."""
+    if event_id is not None and not _EVENT_ID_RE.fullmatch(event_id):
+        raise ValueError(f"event_id {event_id!r} does not match {EVENT_ID_PATTERN}")
+    if timestamp is not None and not _TIMESTAMP_RE.fullmatch(timestamp):
+        raise ValueError(f"timestamp {timestamp!r} is not of the form 2026-01-31T12:00:00.000Z")
 
 
 def _check_status(status: str) -> None:
