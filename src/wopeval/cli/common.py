@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+
+from wopeval.events.store import EventStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -19,6 +25,34 @@ def store_option() -> Any:
         help="Event store: a SQLite path or URL (default ./.wopeval/wopeval.db), "
         "or postgresql://user@host/db.",
     )
+
+
+def check_finite(option: str, value: float | None) -> None:
+    """Typer's ranges admit ``inf``; a ceiling or timeout must be a real number."""
+    if value is not None and not math.isfinite(value):
+        fail_input(f"{option}: {value} is not a finite number")
+
+
+@asynccontextmanager
+async def opened_store(url: str | None) -> AsyncIterator[EventStore]:
+    """Open the event store, turning every way it can fail into a one-line ``--store`` error."""
+    try:
+        store = await EventStore.open(url)
+    except Exception as exc:  # any failure to open is the caller's --store, at this boundary
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
+        fail_input(f"--store: cannot open the event store {url or '(default)'}: {reason}")
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+def write_text(path: Path, text: str, *, option: str = "--output") -> None:
+    """Write an output file, or fail with a clear message (never a traceback)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail_input(f"{option}: cannot write {path}: {exc.strerror or exc}")
 
 
 def fail_input(message: str, *, title: str = "bad input") -> NoReturn:

@@ -11,20 +11,17 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, store_option
+from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
 from wopeval.compare import Comparison, compare_summaries, registered_methods
-from wopeval.events.store import EventStore, RunRecord
+from wopeval.events.store import RunRecord
 from wopeval.wire.summary import EvalSummary
 
 StoreOpt = Annotated[str | None, store_option()]
 
 
 async def _records(url: str | None, ids: tuple[str, str]) -> list[RunRecord | None]:
-    store = await EventStore.open(url)
-    try:
+    async with opened_store(url) as store:
         return [await store.get_run(run_id) for run_id in ids]
-    finally:
-        await store.close()
 
 
 def _summary_of(record: RunRecord | None, run_id: str, role: str) -> EvalSummary:
@@ -108,6 +105,11 @@ def compare(
     base_record, cand_record = anyio.run(_records, store, (baseline, candidate))
     base = _summary_of(base_record, baseline, "baseline")
     cand = _summary_of(cand_record, candidate, "candidate")
+    if base.suiteId != cand.suiteId:
+        fail_input(
+            f"the runs are of different suites ({base.suiteId} vs {cand.suiteId}); "
+            "a regression verdict pairs the tasks of one suite"
+        )
     try:
         comparison = compare_summaries(
             base,

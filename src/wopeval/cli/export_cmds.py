@@ -10,8 +10,8 @@ from typing import Annotated
 import anyio
 import typer
 
-from wopeval.cli.common import fail_input, store_option
-from wopeval.events.store import EventStore, RunRecord
+from wopeval.cli.common import fail_input, opened_store, store_option, write_text
+from wopeval.events.store import RunRecord
 from wopeval.exports.ci import junit_xml, markdown
 from wopeval.exports.html import render_report
 from wopeval.exports.otel import run_spans
@@ -33,12 +33,9 @@ class ExportFormat(StrEnum):
 
 
 async def _load(url: str | None, run_id: str) -> tuple[RunRecord | None, list[RunEvent]]:
-    store = await EventStore.open(url)
-    try:
+    async with opened_store(url) as store:
         record = await store.get_run(run_id)
         return record, (await store.events(run_id) if record is not None else [])
-    finally:
-        await store.close()
 
 
 def _loaded(store: str | None, run_id: str) -> tuple[RunRecord, list[RunEvent]]:
@@ -52,7 +49,7 @@ def _write(text: str, output: Path | None) -> None:
     if output is None:
         typer.echo(text)
     else:
-        output.write_text(text + ("" if text.endswith("\n") else "\n"), encoding="utf-8")
+        write_text(output, text + ("" if text.endswith("\n") else "\n"))
 
 
 def export(
@@ -104,7 +101,7 @@ def report(
         fail_input(f"run {run_id!r} has no summary (status {record.status})")
     summary = EvalSummary.model_validate(record.summary)
     page = render_report(summary, run_id=run_id, status=record.status, created_at=record.created_at)
-    output.write_text(page, encoding="utf-8")
+    write_text(output, page)
     typer.echo(str(output))
 
 

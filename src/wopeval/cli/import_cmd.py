@@ -13,8 +13,13 @@ from rich.console import Console
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input
 from wopeval.cli.render import print_summary
 from wopeval.grading.summary import GradingOptions, build_summary
+from wopeval.grading.views import collect_trials
 from wopeval.suite import SuiteError, load_suite
 from wopeval.wire.events import RunEvent
+
+
+class EventLogError(ValueError):
+    """An event log that cannot be read; the message says where and why."""
 
 
 def read_events(path: Path) -> list[RunEvent]:
@@ -22,12 +27,28 @@ def read_events(path: Path) -> list[RunEvent]:
     text = path.read_text(encoding="utf-8")
     try:
         doc: Any = json.loads(text)
-        rows = doc["events"] if isinstance(doc, dict) else doc
+        rows = doc.get("events") if isinstance(doc, dict) else doc
     except json.JSONDecodeError:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise EventLogError(f"line {number}: not JSON ({exc.msg})") from exc
     if not isinstance(rows, list):
-        raise ValueError("expected a list of events")
-    return sorted((RunEvent.model_validate(row) for row in rows), key=lambda e: e.sequence)
+        raise EventLogError(
+            'expected a JSON array of events, a poll page {"events": [...]}, or JSON lines'
+        )
+    events = []
+    for index, row in enumerate(rows):
+        try:
+            events.append(RunEvent.model_validate(row))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "event"
+            raise EventLogError(f"event {index}: {where}: {first['msg']}") from exc
+    return sorted(events, key=lambda e: e.sequence)
 
 
 def grade_log(
@@ -43,13 +64,23 @@ def grade_log(
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {suite_path}")
     try:
         events = read_events(events_path)
-    except (OSError, ValueError, KeyError, ValidationError) as exc:
+    except OSError as exc:
+        fail_input(f"{events_path}: {exc.strerror or exc}", title="unreadable event log")
+    except (EventLogError, UnicodeDecodeError) as exc:
         fail_input(f"{events_path}: {exc}", title="unreadable event log")
+    task_ids = {task.taskId for task in suite.tasks}
+    views = collect_trials(events)
+    if not any(task_id in task_ids for task_id, _ in views):
+        Console(stderr=True).print(
+            f"[yellow]warning[/]: no trial of a task of {suite.suiteId} is in this log; "
+            "every task is graded as not run",
+            highlight=False,
+        )
     summary = build_summary(suite, events, GradingOptions(target_agent_id=agent))
     if as_json:
         typer.echo(summary.to_json())
     else:
-        print_summary(Console(), summary)
+        print_summary(Console(), summary, suite=suite)
     raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
 
 

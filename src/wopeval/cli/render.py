@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from wopeval.events.store import RunRecord
+from wopeval.grading.summary import DEFAULT_PASS_SCORE
+from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
 
@@ -48,12 +50,26 @@ def summary_table(summary: EvalSummary, run_id: str | None = None) -> Table:
     return table
 
 
-def summary_footer(summary: EvalSummary) -> str:
+_RULE_TEXT = {
+    "all": "passed every trial",
+    "any": "passed at least one trial",
+    "mean": "met passScore on average",
+}
+
+
+def summary_footer(summary: EvalSummary, suite: AgentEvalSuite | None = None) -> str:
     verdict = "[green]PASSED[/]" if summary.passed else "[red]FAILED[/]"
-    parts = [
-        f"{verdict}  aggregate {summary.aggregateScore:.3f}",
-        f"tasks {summary.passedCount}/{summary.taskCount} passed",
-    ]
+    aggregate = f"{verdict}  aggregate {summary.aggregateScore:.3f}"
+    tasks = f"tasks {summary.passedCount}/{summary.taskCount} passed"
+    if suite is not None:
+        thresholds = suite.thresholds
+        given = thresholds.passScore if thresholds is not None else None
+        pass_score = DEFAULT_PASS_SCORE if given is None else given
+        aggregate += f" (passScore {pass_score:g})"
+        if suite.trials is not None:
+            rule = suite.trial_plan.effective_pass_rule
+            tasks = f"{summary.passedCount}/{summary.taskCount} tasks {_RULE_TEXT[rule]}"
+    parts = [aggregate, tasks]
     if summary.trialStats is not None:
         st = summary.trialStats
         parts.append(f"pass@{st.k} {st.passAtK:.3f}  pass^{st.k} {st.passHatK:.3f}")
@@ -66,15 +82,21 @@ def summary_footer(summary: EvalSummary) -> str:
     return "  ·  ".join(parts)
 
 
-def print_summary(console: Console, summary: EvalSummary, run_id: str | None = None) -> None:
+def print_summary(
+    console: Console,
+    summary: EvalSummary,
+    run_id: str | None = None,
+    suite: AgentEvalSuite | None = None,
+) -> None:
     console.print(summary_table(summary, run_id))
-    console.print(summary_footer(summary))
+    console.print(summary_footer(summary, suite))
 
 
 def runs_table(runs: Sequence[RunRecord]) -> Table:
     table = Table(title="stored runs", title_justify="left")
-    for column in ("run", "suite", "agent", "status", "passed", "score", "created"):
-        table.add_column(column)
+    table.add_column("run", no_wrap=True)  # the id is what users copy: never cut it
+    for column in ("suite", "agent", "status", "passed", "score", "created"):
+        table.add_column(column, overflow="fold")
     for run in runs:
         summary = run.summary or {}
         passed = summary.get("passed")

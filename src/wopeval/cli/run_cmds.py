@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
@@ -13,7 +14,15 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, fail_input, store_option
+from wopeval.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    check_finite,
+    fail_input,
+    opened_store,
+    store_option,
+)
 from wopeval.cli.render import print_summary, runs_table
 from wopeval.compare import registered_methods
 from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
@@ -28,9 +37,8 @@ from wopeval.engine.service import (
     regrade,
     usable_baseline,
 )
-from wopeval.events.store import EventStore
 from wopeval.grading.trial import TrialGrade
-from wopeval.suite import SuiteError, load_suite
+from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
 
@@ -45,10 +53,13 @@ def _load(path: Path) -> AgentEvalSuite:
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {path}")
 
 
-def _choose_agent(suite: AgentEvalSuite, agent: str | None, override: bool) -> str:
+def _choose_agent(
+    suite: AgentEvalSuite, agent: str | None, override: bool, registry: Registry
+) -> str:
     chosen = agent or suite.targetAgentId
     if chosen is None:
         fail_input("--agent is required: the suite declares no targetAgentId")
+    registry.resolve(chosen)  # an unknown agent is reported as such, before any target advice
     if suite.targetAgentId and chosen != suite.targetAgentId and not override:
         fail_input(
             f"targetAgentId: the suite is authored for {suite.targetAgentId!r}, not {chosen!r} "
@@ -137,11 +148,12 @@ def run(
 ) -> None:
     """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
     _check_executor(executor, ray_address, mcp)
+    check_finite("--trial-timeout", trial_timeout)
+    check_finite("--max-cost", max_cost)
     suite = _load(suite_path)
-    agent_id = _choose_agent(suite, agent, override_target)
     registry = Registry()
     try:
-        registry.resolve(agent_id)
+        agent_id = _choose_agent(suite, agent, override_target, registry)
         for spec in tool or ():
             name, _, ref = spec.partition("=")
             if not name or not ref:
@@ -182,12 +194,10 @@ def run(
             show_progress,
             mcp_specs,
         )
-    except OSError as exc:
-        fail_input(f"--mcp: the MCP server could not be started: {exc}")
     finally:
         if started_ray:
             shutdown_ray()
-    _report(run_id, summary, as_json)
+    _report(run_id, summary, as_json, suite)
 
 
 def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
@@ -222,12 +232,15 @@ async def _execute(
 ) -> tuple[str, EvalSummary | None]:
     async with AsyncExitStack() as stack:
         for prefix, command in mcp_specs:
-            tools = await stack.enter_async_context(mcp_live_tools(command, prefix=prefix))
+            try:
+                tools = await stack.enter_async_context(mcp_live_tools(command, prefix=prefix))
+            except OSError as exc:
+                fail_input(f"--mcp: the MCP server {command[0]!r} could not be started: {exc}")
             for name, fn in tools.items():
                 if name in registry.live_tools:
                     fail_input(f"--mcp: tool {name!r} is already registered")
                 registry.register_tool(name, fn)
-        store = await stack.enter_async_context(_opened(store_url))
+        store = await stack.enter_async_context(opened_store(store_url))
         baseline = settings.baseline_run_id
         if baseline is not None and not await usable_baseline(store, LOCAL_TENANT, baseline, suite):
             fail_input(
@@ -236,28 +249,33 @@ async def _execute(
         record = await create_run_record(store, suite, agent_id, settings)
         progress = _progress(show_progress)
         view = _ProgressView(progress, total)
+        handle = RunHandle(record.run_id)
         with progress if progress is not None else nullcontext():
-            summary = await execute_run(
-                store,
-                RunHandle(record.run_id),
-                suite,
-                agent_id,
-                registry,
-                settings,
-                judge=judge,
-                progress=view,
-            )
+            async with anyio.create_task_group() as group:
+                group.start_soon(_cancel_on_signal, handle)
+                summary = await execute_run(
+                    store, handle, suite, agent_id, registry, settings, judge=judge, progress=view
+                )
+                group.cancel_scope.cancel()  # stop listening for signals
         return record.run_id, summary
 
 
-def _report(run_id: str, summary: EvalSummary | None, as_json: bool) -> None:
+async def _cancel_on_signal(handle: RunHandle) -> None:
+    """Ctrl-C / SIGTERM cancel the run cleanly: brackets closed, ``run.cancelled`` recorded."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            handle.cancel()
+            return
+
+
+def _report(run_id: str, summary: EvalSummary | None, as_json: bool, suite: AgentEvalSuite) -> None:
     if summary is None:
-        typer.echo(f"run {run_id} did not complete", err=True)
+        typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
         raise typer.Exit(EXIT_FAILED)
     if as_json:
         typer.echo(json.dumps({"runId": run_id, "summary": summary.to_wire()}))
     else:
-        print_summary(Console(), summary, run_id)
+        print_summary(Console(), summary, run_id, suite)
     raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
 
 
@@ -269,7 +287,12 @@ def grade(
     """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored."""
 
     async def go() -> Any:
-        async with _opened(store) as opened:
+        async with opened_store(store) as opened:
+            record = await opened.get_run(run_id)
+            if record is None:
+                raise RunNotFound(run_id)
+            if record.summary is None:
+                fail_input(f"run {run_id!r} has no summary to reproduce (status {record.status})")
             return await regrade(opened, run_id)
 
     try:
@@ -279,7 +302,8 @@ def grade(
     if as_json:
         typer.echo(result.summary.to_json())
     else:
-        print_summary(Console(), result.summary, run_id)
+        suite = parse_suite(result.record.suite_document)
+        print_summary(Console(), result.summary, run_id, suite)
         same = result.reproduces_stored
         typer.echo("reproduces the stored summary exactly" if same else "DIFFERS from stored")
     raise typer.Exit(EXIT_OK if result.reproduces_stored else EXIT_FAILED)
@@ -293,7 +317,7 @@ def runs(
     """List stored runs, newest first."""
 
     async def go() -> Any:
-        async with _opened(store) as opened:
+        async with opened_store(store) as opened:
             return await opened.list_runs(limit=limit)
 
     records = anyio.run(go)
@@ -324,7 +348,7 @@ def show(
     """Print one stored run: status, summary and (with --events) its event log."""
 
     async def go() -> Any:
-        async with _opened(store) as opened:
+        async with opened_store(store) as opened:
             record = await opened.get_run(run_id)
             log = await opened.events(run_id) if record is not None else []
             return record, log
@@ -346,27 +370,12 @@ def show(
     console = Console()
     console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {len(log)}")
     if record.summary is not None:
-        print_summary(console, EvalSummary.model_validate(record.summary), run_id)
+        suite = parse_suite(record.suite_document)
+        print_summary(console, EvalSummary.model_validate(record.summary), run_id, suite)
     if record.error is not None:
         console.print(f"error: {record.error.get('code')}: {record.error.get('message')}")
     for event in log if events else ():
         console.print(f"{event.sequence:>6} {event.type}", highlight=False)
-
-
-class _opened:
-    """``async with _opened(url) as store`` opens and always closes a store."""
-
-    def __init__(self, url: str | None) -> None:
-        self.url = url
-        self.store: EventStore | None = None
-
-    async def __aenter__(self) -> EventStore:
-        self.store = await EventStore.open(self.url)
-        return self.store
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self.store is not None:
-            await self.store.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -197,7 +197,7 @@ async def execute_run(
         finished = True
         raise
     finally:
-        if handle.scope.cancel_called and not finished:
+        if not finished:  # cancelled: by the handle, from outside, or by an interrupt
             with anyio.CancelScope(shield=True):
                 await store.append(run_id, RUN_CANCELLED, {})
                 await store.set_status(run_id, "cancelled")

@@ -1,0 +1,146 @@
+"""Bad input at the CLI: one clear line naming the problem, exit 2, never a traceback.
+
+Also: Ctrl-C / SIGTERM cancel a run cleanly, so nothing is left "running" for good.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from wopeval.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = str(ROOT / "examples" / "quickstart" / "suite.yaml")
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def _no_traceback(code: int, out: str, needle: str) -> None:
+    assert code == 2, out
+    assert needle in " ".join(out.split()), out  # the console wraps long lines
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    ("store", "needle"),
+    [
+        ("mysql://u@h/db", "--store"),
+        ("postgresql://nobody@127.0.0.1:1/x", "--store"),
+        ("/etc/passwd", "--store"),
+    ],
+)
+def test_bad_stores_are_one_line_errors(store: str, needle: str) -> None:
+    for args in (("runs", "--store", store), ("run", QUICKSTART, "--store", store)):
+        code, out = _run(*args)
+        _no_traceback(code, out, needle)
+        assert "--mcp" not in out
+
+
+def test_a_directory_is_not_a_store(tmp_path: Path) -> None:
+    code, out = _run("runs", "--store", str(tmp_path))
+    _no_traceback(code, out, "--store")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--trial-timeout", "inf"), ("--max-cost", "inf"), ("--trial-timeout", "1e400")],
+)
+def test_infinite_ceilings_and_timeouts_are_refused(
+    option: str, value: str, tmp_path: Path
+) -> None:
+    code, out = _run("run", QUICKSTART, option, value, "--store", str(tmp_path / "s.db"))
+    _no_traceback(code, out, option)
+
+
+def test_unknown_agent_is_reported_before_target_advice(tmp_path: Path) -> None:
+    code, out = _run(
+        "run", QUICKSTART, "--agent", "nosuch.agent", "--store", str(tmp_path / "s.db")
+    )
+    _no_traceback(code, out, "not registered")
+    assert "--override-target" not in out
+
+
+def test_outputs_grades_and_comparisons_refuse_clearly(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    _, out = _run("run", QUICKSTART, "--store", store, "--json")
+    quick = json.loads(out)["runId"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({
+        "suiteId": "core.test.evals.other", "version": "1.0.0", "modes": ["golden"],
+        "tasks": [{"taskId": "t", "input": {"output": "x"},
+                   "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "x"}}}],
+    }))  # fmt: skip
+    _code, out = _run("run", str(other), "--agent", "core.conformance.agents.scripted",
+                     "--store", store, "--json")  # fmt: skip
+    other_id = json.loads(out)["runId"]
+    _no_traceback(*_run("export", quick, "--store", store, "-o", str(tmp_path)), "--output")
+    missing_dir = str(tmp_path / "nodir" / "x.html")
+    _no_traceback(*_run("report", quick, "--store", store, "-o", missing_dir), "--output")
+    _no_traceback(*_run("compare", quick, other_id, "--store", store), "different suites")
+
+
+def test_grade_log_explains_unreadable_logs(tmp_path: Path) -> None:
+    log = tmp_path / "obj.json"
+    log.write_text('{"a": 1}')
+    code, out = _run("grade-log", str(log), "--suite", QUICKSTART, "--agent", "x")
+    _no_traceback(code, out, "expected a JSON array of events")
+    log.write_text('{"eventId": "short"}\nnot json\n')
+    code, out = _run("grade-log", str(log), "--suite", QUICKSTART, "--agent", "x")
+    _no_traceback(code, out, "line 2: not JSON")
+    log.write_text('[{"eventId": "short"}]')
+    code, out = _run("grade-log", str(log), "--suite", QUICKSTART, "--agent", "x")
+    _no_traceback(code, out, "event 0:")
+
+
+def test_runs_never_cuts_the_run_id(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    _code, out = _run("run", QUICKSTART, "--store", store, "--json")
+    run_id = json.loads(out)["runId"]
+    listing = subprocess.run(
+        [sys.executable, "-m", "wopeval.cli", "runs", "--store", store],
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"}, check=True,
+    )  # fmt: skip
+    assert run_id in listing.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_cancels_the_run_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
+    (tmp_path / "slowagent.py").write_text(
+        "import anyio\nasync def slow(i, ctx):\n    await anyio.sleep(30)\n    return 'x'\n"
+    )
+    suite = tmp_path / "slow.json"
+    suite.write_text(json.dumps({
+        "suiteId": "core.test.evals.slow", "version": "1.0.0", "modes": ["golden"],
+        "tasks": [{"taskId": "t", "input": {},
+                   "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "x"}}}],
+    }))  # fmt: skip
+    store = str(tmp_path / "s.db")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    command = [sys.executable, "-m", "wopeval.cli", "run", str(suite), "--agent",
+               "slowagent:slow", "--store", store]  # fmt: skip
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    time.sleep(2.5)
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 1, err
+    assert "cancelled" in err
+    _, out = _run("runs", "--store", store, "--json")
+    (run,) = json.loads(out)["runs"]
+    assert run["status"] == "cancelled"
+    _code, out = _run("show", run["runId"], "--store", store, "--json", "--events")
+    types = [e["type"] for e in json.loads(out)["events"]]
+    assert types[-1] == "run.cancelled"
+    assert types.count("agent.invocation-started") == types.count("agent.invocation-completed")
