@@ -370,3 +370,22 @@ def test_layers_are_exposed_for_the_cli() -> None:
     suite, errors = validate_suite(minimal(modes=[]))
     assert suite is None
     assert len(errors) == 1
+
+
+def test_0244_B_rule_errors_are_reported_alongside_schema_errors() -> None:
+    from wopeval.suite import SuiteError, parse_suite
+
+    task = {
+        "taskId": "a",
+        "input": {},
+        "expected": {"kind": "golden", "match": {"strategy": "exact", "value": 1}},
+    }
+    doc = {"suiteId": "core.x.evals.y", "version": "1.0.0", "modes": ["golden"],
+           "tasks": [task, dict(task), {**task, "taskId": "Bad Id"}],
+           "trials": {"count": 5, "k": 6}}  # fmt: skip
+    with pytest.raises(SuiteError) as raised:
+        parse_suite(doc)
+    paths = [error.path for error in raised.value.errors]
+    assert "tasks[2].taskId" in paths  # the schema error (pattern)
+    assert "tasks[1].taskId" in paths  # the duplicate, in the same pass
+    assert "trials.k" in paths  # k > count, in the same pass

@@ -36,7 +36,7 @@ from wopeval.suite.errors import (
     unwrap,
 )
 from wopeval.suite.models import AgentEvalSuite
-from wopeval.suite.rules import check_rules
+from wopeval.suite.rules import check_raw_rules, check_rules
 
 SUITE_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -190,7 +190,8 @@ def validate_suite(data: object) -> tuple[AgentEvalSuite | None, list[FieldError
     """Schema, then rules. The suite is returned whenever the schema layer passed."""
     suite, errors = check_schema(data)
     if suite is None:
-        return None, errors
+        # Rules that need no valid model are reported in the same pass, after the shape errors.
+        return None, errors + [e for e in check_raw_rules(data) if e not in errors]
     return suite, check_rules(suite)
 
 

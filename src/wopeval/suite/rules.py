@@ -40,6 +40,38 @@ def check_rules(suite: AgentEvalSuite) -> list[FieldError]:
     return errors
 
 
+def check_raw_rules(data: object) -> list[FieldError]:
+    """The whole-document rules that need no valid model (duplicate taskIds, ``k`` > ``count``).
+
+    Run alongside schema errors, so ``validate`` reports them in the same pass; once the schema
+    passes, :func:`check_rules` covers them (and everything else).
+    """
+    if not isinstance(data, dict):
+        return []
+    errors: list[FieldError] = []
+    tasks = data.get("tasks")
+    if isinstance(tasks, list):
+        first_use: dict[str, int] = {}
+        for index, task in enumerate(tasks):
+            task_id = task.get("taskId") if isinstance(task, dict) else None
+            if not isinstance(task_id, str):
+                continue
+            if task_id in first_use:
+                message = (
+                    f"duplicate taskId {task_id!r} (already used by tasks[{first_use[task_id]}])"
+                )
+                errors.append(FieldError(f"tasks[{index}].taskId", message))
+            else:
+                first_use[task_id] = index
+    trials = data.get("trials")
+    if isinstance(trials, dict):
+        count, k = trials.get("count", 1), trials.get("k")
+        valid = all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (count, k))
+        if valid and k > count:
+            errors += _trials_rules(Trials(count=trials.get("count"), k=k))
+    return errors
+
+
 def _unique(name: str, values: Sequence[str]) -> list[FieldError]:
     """RFC 0081 §A ``uniqueItems``: a repeated entry is named with its first position."""
     errors: list[FieldError] = []
