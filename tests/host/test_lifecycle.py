@@ -29,6 +29,7 @@ from wopeval.engine.run import RunHandle, RunSettings, execute_run
 from wopeval.engine.service import create_run_record
 from wopeval.events.store import EventStore
 from wopeval.host import manager as manager_module
+from wopeval.host.manager import HOST_REQUEST_KEY
 from wopeval.suite import load_suite
 from wopeval.suite.models import AgentEvalSuite
 
@@ -37,7 +38,10 @@ async def test_restart_fails_runs_left_unfinished_keeping_their_events(store_url
     store = await EventStore.open(store_url)
     try:  # a host that died mid-run: run.started recorded, status running
         suite = load_suite(SUITES / "plain.json")
-        record = await create_run_record(store, suite, SLOW_AGENT, RunSettings(), tenant="acme")
+        record = await create_run_record(
+            store, suite, SLOW_AGENT, RunSettings(), tenant="acme",
+            extra_request={HOST_REQUEST_KEY: {"bodySha256": "0" * 64}},
+        )  # fmt: skip
         await store.set_status(record.run_id, "running")
         before = await store.append(record.run_id, "run.started", {"workflowId": suite.suiteId})
     finally:

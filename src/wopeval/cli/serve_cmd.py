@@ -1,9 +1,20 @@
-"""``wopeval serve``: the OpenWOP v2 host (docs/host.md) in uvicorn."""
+"""``wopeval serve``: the OpenWOP v2 host (docs/host.md) in uvicorn.
+
+The listening socket is bound before anything else happens: a serve that cannot listen (a busy
+port, an address this machine does not have) exits 2 before its lifespan touches the store,
+where start-up would otherwise fail the runs another host left unfinished. Exit codes: 0 after
+a clean stop, 2 for bad input, 3 when the host cannot start (uvicorn's start-up failure, e.g. a
+store that cannot be opened).
+"""
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
+import socket
+import sys
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +31,7 @@ from wopeval.host.config import (
 )
 
 GRACEFUL_SHUTDOWN_S = 5
+EXIT_STARTUP_FAILURE = 3  # uvicorn's own code for a server that did not start
 
 
 def _config(config_path: Path | None, api_key: str | None) -> tuple[HostConfig, str | None]:
@@ -41,6 +53,26 @@ def _config(config_path: Path | None, api_key: str | None) -> tuple[HostConfig, 
     return config, None
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The bound (not yet listening) socket uvicorn will serve on, as ``uvicorn.run`` binds it
+    (IPv6 for a host with ``:``, ``SO_REUSEADDR``); every failure is the caller's, exit 2."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if sys.platform != "win32":  # Windows' SO_REUSEADDR would let two servers share a port
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            fail_input(f"--port: {where} is already in use")
+        if exc.errno == errno.EACCES:
+            fail_input(f"--port: no permission to listen on {where}")
+        fail_input(f"--host: cannot listen on {where}: {exc.strerror or exc}")
+    return sock
+
+
 def serve(
     store: Annotated[str | None, store_option()] = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
@@ -60,19 +92,27 @@ def serve(
     from wopeval.host.app import create_app
 
     host_config, printed_key = _config(config, api_key)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    for tenant in host_config.weak_keys():
-        logging.getLogger("wopeval.host").warning("the API key of tenant %r is short", tenant)
-    if printed_key is not None:
-        typer.echo(f"wopeval serve: dev API key (tenant {DEV_TENANT!r}): {printed_key}", err=True)
-    app = create_app(host_config, store_url=store)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-    )
+    sock = _listen(host, port)
+    try:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        for tenant in host_config.weak_keys():
+            logging.getLogger("wopeval.host").warning("the API key of tenant %r is short", tenant)
+        if printed_key is not None:
+            typer.echo(
+                f"wopeval serve: dev API key (tenant {DEV_TENANT!r}): {printed_key}", err=True
+            )
+        app = create_app(host_config, store_url=store)
+        settings = uvicorn.Config(
+            app, host=host, port=port, log_level=log_level,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        )  # fmt: skip
+        server = uvicorn.Server(settings)
+        with suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown, as uvicorn.run
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:
+        raise typer.Exit(EXIT_STARTUP_FAILURE)
 
 
 def register(app: typer.Typer) -> None:

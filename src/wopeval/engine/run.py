@@ -144,9 +144,14 @@ class RunHandle:
 
     run_id: str
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    interrupted: bool = False
 
     def cancel(self) -> None:
         self.scope.cancel()
+
+    def interrupt(self) -> None:
+        """The owner is stopping (e.g. a host shutting down): it records the end itself."""
+        self.interrupted = True
 
 
 async def execute_run(
@@ -197,7 +202,9 @@ async def execute_run(
         finished = True
         raise
     finally:
-        if not finished:  # cancelled: by the handle, from outside, or by an interrupt
+        # Cancelled by the handle, from outside, or by a signal: recorded as cancelled, unless
+        # the owner said it is stopping (it then records the interruption itself).
+        if not finished and not handle.interrupted:
             with anyio.CancelScope(shield=True):
                 await store.append(run_id, RUN_CANCELLED, {})
                 await store.set_status(run_id, "cancelled")

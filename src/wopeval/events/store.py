@@ -252,24 +252,38 @@ class EventStore:
         if status in TERMINAL_STATUSES:
             self._next_sequence.pop(run_id, None)
 
-    async def mark_interrupted(self) -> list[str]:
+    async def mark_interrupted(self, *, request_key: str | None = None) -> list[str]:
         """Fail every non-terminal run (``wopeval.interrupted``); return their ids, sorted.
 
-        Call at host start-up, when no other process is running this store's runs. The caller
-        appends each run's terminal ``run.failed`` event so that streams of it can end.
+        With ``request_key``, only the unfinished runs whose stored ``request`` object has that
+        member: the host passes ``"host"`` so that it fails only runs a host created, never a
+        ``wopeval run`` executing in another process. Call at host start-up, when no other
+        process is running the runs concerned. The caller appends each run's terminal
+        ``run.failed`` event so that streams of it can end.
         """
-        error = {
+        error = dumps_json({
             "code": INTERRUPTED_ERROR_CODE,
             "message": "the host stopped before this run finished",
-        }
-        stmt = (
-            update(runs)
-            .where(runs.c.status.not_in(TERMINAL_STATUSES))
-            .values(status="failed", error=dumps_json(error), updated_at=utc_now())
-            .returning(runs.c.run_id)
-        )
-        result = await self._locked_write(lambda w: w.execute(stmt))
-        run_ids = sorted(result.scalars().all())
+        })  # fmt: skip
+
+        async def mark(writer: AsyncConnection) -> list[str]:
+            unfinished = runs.c.status.not_in(TERMINAL_STATUSES)
+            if request_key is None:
+                targets = None
+            else:
+                rows = await writer.execute(select(runs.c.run_id, runs.c.request).where(unfinished))
+                targets = [run_id for run_id, request in rows if _has_member(request, request_key)]
+            marked: list[str] = []
+            for chunk in _chunks(targets):
+                stmt = update(runs).where(unfinished)
+                if chunk is not None:
+                    stmt = stmt.where(runs.c.run_id.in_(chunk))
+                stmt = stmt.values(status="failed", error=error, updated_at=utc_now())
+                result = await writer.execute(stmt.returning(runs.c.run_id))
+                marked += result.scalars().all()
+            return marked
+
+        run_ids = sorted(await self._locked_write(mark))
         for run_id in run_ids:
             self._next_sequence.pop(run_id, None)
         return run_ids
@@ -507,6 +521,18 @@ async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
             task.exception()  # retrieved: the caller's cancellation wins
         raise caught
     return task.result()
+
+
+def _has_member(request_json: str, key: str) -> bool:
+    request = json.loads(request_json)
+    return isinstance(request, dict) and key in request
+
+
+def _chunks(run_ids: list[str] | None, size: int = 500) -> list[list[str] | None]:
+    """``None`` (every run) as one unfiltered statement; ids in bounded ``IN`` lists."""
+    if run_ids is None:
+        return [None]
+    return [run_ids[i : i + size] for i in range(0, len(run_ids), size)]
 
 
 def _dump_payload(payload: Any) -> str:

@@ -1,9 +1,10 @@
 """The OpenWOP v2 host as an ASGI app: :func:`create_app` (``wopeval serve`` runs it in uvicorn).
 
 The lifespan opens the event store (the same SQLite file or PostgreSQL database the CLI uses),
-fails the runs a previous host process left unfinished (``wopeval.interrupted``), and runs the
-:class:`RunManager` task group that executes eval runs. Every response carries
-``OpenWOP-Version``; a request naming another protocol major is refused ``406``.
+fails the host-created runs a previous host process left unfinished (``wopeval.interrupted``;
+runs of the CLI are left alone), and runs the :class:`RunManager` task group that executes eval
+runs. Every response carries ``OpenWOP-Version``; a request naming another protocol major is
+refused ``406``.
 """
 
 from __future__ import annotations

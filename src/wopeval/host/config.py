@@ -53,7 +53,9 @@ class ConfigError(ValueError):
 
 
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # No NaN or infinities: a ceiling of .inf would be advertised in discovery, which JSON cannot
+    # carry, and a timeout of .inf is no timeout.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ApiKey(_Closed):

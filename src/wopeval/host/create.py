@@ -3,7 +3,9 @@ does not advertise, and plan the run.
 
 Every refusal names its field (``details.field``). The order of checks, first refusal wins:
 
-1. the body is a JSON object with only the create-run keys (closed body, runs.md §Create);
+1. the body is a JSON object the store can hold (finite numbers, valid Unicode, at most
+   :data:`~wopeval.host.jsonbody.MAX_DEPTH` levels) with only the create-run keys (closed body,
+   runs.md §Create);
 2. each member's type; members this host cannot honour are refused, never ignored
    (``residency``, ``callbackUrl``, non-empty ``inputs``, ``fixtureRuns``);
 3. ``mode``: absent with a ``workflowId`` is ``404 not_found`` (this host has no workflows);
@@ -27,6 +29,7 @@ from wopeval.events.store import EventStore
 from wopeval.host.auth import Principal
 from wopeval.host.config import HostConfig
 from wopeval.host.errors import HostError, invalid, invalid_suite
+from wopeval.host.jsonbody import loads_strict
 from wopeval.host.state import HostState
 from wopeval.host.suites import BadSuiteRef, SuiteGone, parse_ref
 from wopeval.suite import FieldError, SuiteError, check_advertised
@@ -55,10 +58,8 @@ class CreatePlan:
 
 
 def parse_body(raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw) if raw.strip() else None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise invalid("$", f"the body is not JSON ({exc})") from exc
+    """A JSON object the store can hold (:func:`~wopeval.host.jsonbody.loads_strict`)."""
+    body = loads_strict(raw)
     if not isinstance(body, dict):
         raise invalid("$", "the body must be a JSON object")
     return body
@@ -106,8 +107,9 @@ def _check_configurable(value: dict[str, Any] | None) -> None:
     for key in value:
         if key not in CONFIGURABLE_SECTIONS:
             raise invalid(f"configurable.{key}", "unknown member of configurable")
-    if value.get("version") != 1:
-        raise invalid("configurable.version", "must be 1")
+    version = value.get("version")
+    if type(version) is not int or version != 1:  # True == 1 and 1.0 == 1 in Python
+        raise invalid("configurable.version", "must be the integer 1")
     for key, section in value.items():
         if key != "version" and not isinstance(section, dict):
             raise invalid(f"configurable.{key}", "must be an object")

@@ -7,8 +7,10 @@ mode), ``data: <RunEventDoc JSON>``. ``streamMode`` is ``updates`` by default (`
 ``values`` and ``messages`` modes are not served (``400 unsupported_stream_mode``). The stream
 resumes after ``Last-Event-ID``, sends a keep-alive comment every 15 s, and closes after the
 terminal event, or at once when the run is terminal and nothing is left to send (so a resumed
-RFC 0247 client ends). ``resumable=true`` is accepted (every stream here is resumable);
-``bufferMs`` (0–5000) batches frames as ``event: batch`` with ``id`` the highest sequence.
+RFC 0247 client ends). ``Last-Event-ID`` and the poll's ``afterSequence`` are cursors in
+``0..2**62``; anything else is ``400 validation_error`` naming them. ``resumable=true`` is
+accepted (every stream here is resumable); ``bufferMs`` (0–5000) batches frames as
+``event: batch`` with ``id`` the highest sequence.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ UPDATES_PREFIXES: tuple[str, ...] = ("run.", "eval.")
 KEEPALIVE_S = 15.0
 PAGE = 500
 MAX_BUFFER_MS = 5000
+# The highest event cursor accepted (afterSequence, Last-Event-ID): well inside SQLite's and
+# PostgreSQL's signed 64-bit integers, far beyond any log.
+MAX_CURSOR = 2**62
+_INTEGER_RE = re.compile(r"\s*(-?[0-9]+)\s*")
+_MAX_DIGITS = 24
 
 
 def parse_stream_mode(raw: str | None) -> tuple[str, ...]:
@@ -61,15 +68,18 @@ def admitting_mode(modes: tuple[str, ...], event_type: str) -> str | None:
 
 
 def _int_param(value: str | None, name: str, low: int, high: int, default: int) -> int:
+    """A decimal integer in ``low..high`` (a query parameter or header), else ``400`` naming it."""
     if value is None:
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise invalid(name, f"{value!r} is not an integer") from None
-    if not low <= number <= high:
-        raise invalid(name, f"{number} is outside {low}..{high}")
-    return number
+    match = _INTEGER_RE.fullmatch(value)
+    if match is None:
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise invalid(name, f"{shown!r} is not an integer")
+    digits = match.group(1)
+    if len(digits.lstrip("-").lstrip("0")) > _MAX_DIGITS or not low <= int(digits) <= high:
+        shown = digits if len(digits) <= 40 else digits[:40] + "…"
+        raise invalid(name, f"{shown} is outside {low}..{high}")
+    return int(digits)
 
 
 def _encode(event: RunEvent) -> str:
@@ -136,16 +146,11 @@ async def stream(
 
 
 def _last_event_id(request: Request) -> int:
+    """The resume cursor: validated exactly like the poll's ``afterSequence``."""
     raw = request.headers.get("last-event-id")
     if raw is None or not raw.strip():
         return -1
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise invalid("Last-Event-ID", f"{raw!r} is not an event sequence") from None
-    if value < -1:
-        raise invalid("Last-Event-ID", f"{value} is not an event sequence")
-    return value
+    return _int_param(raw, "Last-Event-ID", 0, MAX_CURSOR, -1)
 
 
 @router.get("/runs/{run_path:path}/events/poll")
@@ -155,7 +160,7 @@ async def poll_events(request: Request, run_path: str) -> Response:
     principal = state.keys.authenticate(request)
     params = request.query_params
     after_raw = params.get("afterSequence", params.get("since"))
-    after = _int_param(after_raw, "afterSequence", 0, 2**62, -1)
+    after = _int_param(after_raw, "afterSequence", 0, MAX_CURSOR, -1)
     timeout = _int_param(params.get("timeout"), "timeout", 1, 60, 30)
     record = await load_run(state, principal, run_path)
     store = state.store

@@ -8,7 +8,9 @@ leaves the log consistent (``run.cancelled`` last).
 
 Shutdown cancels the task group. A run it interrupts is recorded as failed with
 ``wopeval.interrupted`` (``run.failed`` appended, every earlier event kept), the same mark a
-restart gives runs a crashed host left behind (:func:`interrupt_leftovers`).
+restart gives runs a crashed host left behind (:func:`interrupt_leftovers`). Only runs a host
+created are a host's to fail: they carry the host's request data under
+:data:`HOST_REQUEST_KEY` in their stored request; a ``wopeval run`` of the CLI does not.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from wopeval.wire.events import RUN_CANCELLED, RUN_FAILED
 
 log = logging.getLogger("wopeval.host")
 
+# The member of a stored run request holding the host's request data (body digest, scopeId,
+# configurable): present exactly on the runs a host created.
+HOST_REQUEST_KEY = "host"
 INTERRUPTED_ERROR = {
     "code": INTERRUPTED_ERROR_CODE,
     "message": "the host stopped before this run finished",
@@ -66,6 +71,8 @@ class RunManager:
             finally:
                 self._group = None
                 self._closing = True
+                for job in self._jobs.values():
+                    job.handle.interrupt()  # recorded below as wopeval.interrupted
                 group.cancel_scope.cancel()
         with anyio.CancelScope(shield=True):
             for run_id in self._interrupted:
@@ -176,9 +183,10 @@ async def _record_interrupted(store: EventStore, run_id: str) -> None:
 async def interrupt_leftovers(store: EventStore) -> list[str]:
     """At start-up: fail the runs a previous host process left unfinished (``run.failed`` each).
 
-    Assumes no other host process is executing runs of this store right now.
+    Only host-created runs (:data:`HOST_REQUEST_KEY`): runs of the CLI may be executing in
+    another process. Assumes no other host process is executing runs of this store right now.
     """
-    run_ids = await store.mark_interrupted()
+    run_ids = await store.mark_interrupted(request_key=HOST_REQUEST_KEY)
     for run_id in run_ids:
         try:
             await store.append(run_id, RUN_FAILED, {"error": INTERRUPTED_ERROR})

@@ -21,6 +21,7 @@ from wopeval.host.create import body_digest, check_body, parse_body, plan_create
 from wopeval.host.discovery import etag_matches, not_modified
 from wopeval.host.errors import HostError, invalid, run_not_found
 from wopeval.host.ids import project_id, run_id_from_path, tenant_of
+from wopeval.host.manager import HOST_REQUEST_KEY
 from wopeval.host.state import HostState, state_of
 from wopeval.wire.events import EVENT_LOG_SCHEMA_VERSION
 
@@ -76,7 +77,7 @@ def snapshot(record: RunRecord) -> dict[str, Any]:
             "code": str(record.error.get("code") or "internal_error"),
             "message": str(record.error.get("message") or "the run failed"),
         }
-    host = record.request.get("host") or {}
+    host = record.request.get(HOST_REQUEST_KEY) or {}
     for key, value in (
         ("configurable", host.get("configurable")),
         ("tags", record.request.get("tags")),
@@ -127,7 +128,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 def _replay(state: HostState, request: Request, found: RunRecord, digest: str) -> Response:
-    if (found.request.get("host") or {}).get("bodySha256") != digest:
+    if (found.request.get(HOST_REQUEST_KEY) or {}).get("bodySha256") != digest:
         raise HostError(
             "idempotency_key_mismatch",
             "this Idempotency-Key was used with a different body",
@@ -143,7 +144,7 @@ async def _check_active_scope(state: HostState, principal: Principal, scope_id: 
     if scope_id is None:
         return  # dedup is keyed on (tenant, scopeId): without a scopeId nothing can collide
     for record in await state.store.list_runs(tenant=principal.tenant, limit=1000):
-        same_scope = (record.request.get("host") or {}).get("scopeId") == scope_id
+        same_scope = (record.request.get(HOST_REQUEST_KEY) or {}).get("scopeId") == scope_id
         if same_scope and record.status in ACTIVE_STATUSES:
             raise HostError(
                 "run_already_active",
@@ -166,7 +167,7 @@ async def _create(
     try:
         record = await create_run_record(
             state.store, plan.suite, plan.agent_id, plan.settings, tenant=principal.tenant,
-            idempotency_key=key, extra_request={"host": plan.host_request},
+            idempotency_key=key, extra_request={HOST_REQUEST_KEY: plan.host_request},
         )  # fmt: skip
     except DuplicateRunError:  # another process took the key between lookup and insert
         found = await state.store.find_by_idempotency_key(principal.tenant, key or "")
