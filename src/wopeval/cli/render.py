@@ -92,21 +92,18 @@ def print_summary(
     console.print(summary_footer(summary, suite))
 
 
-def runs_table(runs: Sequence[RunRecord]) -> Table:
-    table = Table(title="stored runs", title_justify="left")
-    table.add_column("run", no_wrap=True)  # the id is what users copy: never cut it
-    for column in ("suite", "agent", "status", "passed", "score", "created"):
-        table.add_column(column, overflow="fold")
+def runs_lines(runs: Sequence[RunRecord]) -> list[str]:
+    """One line per run, run id first and whole (it is what users copy); no table to squeeze."""
+    widest = max((len(run.run_id) for run in runs), default=3)
+    lines = [f"{'run':<{widest}}  result  score  {'status':<10} created              suite"]
     for run in runs:
         summary = run.summary or {}
         passed = summary.get("passed")
-        table.add_row(
-            run.run_id,
-            f"{run.suite_id}@{run.suite_version}",
-            run.agent_id,
-            run.status,
-            "-" if passed is None else ("pass" if passed else "FAIL"),
-            f"{summary['aggregateScore']:.3f}" if "aggregateScore" in summary else "-",
-            run.created_at,
+        result = "-" if passed is None else ("pass" if passed else "FAIL")
+        score = f"{summary['aggregateScore']:.3f}" if "aggregateScore" in summary else "-"
+        created = run.created_at.replace("T", " ")[:19]
+        lines.append(
+            f"{run.run_id:<{widest}}  {result:<6}  {score:>5}  {run.status:<10} {created}  "
+            f"{run.suite_id}@{run.suite_version}"
         )
-    return table
+    return lines

@@ -23,7 +23,7 @@ from wopeval.cli.common import (
     opened_store,
     store_option,
 )
-from wopeval.cli.render import print_summary, runs_table
+from wopeval.cli.render import print_summary, runs_lines
 from wopeval.compare import registered_methods
 from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
 from wopeval.engine.judge import Judge, JudgeRequired
@@ -336,7 +336,8 @@ def runs(
         ]
         typer.echo(json.dumps({"runs": rows}))
     else:
-        Console().print(runs_table(records))
+        for line in runs_lines(records):
+            typer.echo(line)
 
 
 def show(
