@@ -1,4 +1,4 @@
-"""A small fake OpenWOP host serving hand-made eval runs of the three fixtures.
+"""A small fake OpenWOP host serving hand-made eval runs of the conformance fixtures.
 
 It plays the scripted agent itself (its own few lines, not the kit's helpers), and its grades and
 summaries are hand-worked constants (``GRADES``, ``TRIALS``), so the kit is checked against data
@@ -7,6 +7,10 @@ nobody computed with the kit. ``defects`` switch on one deliberate bug each (``D
 ``flavor`` picks how trials are attributable in the log: ``markers`` (wopeval's vendor keys and
 causation chain), ``causation`` (the same chain without the vendor keys: ``eval.scored`` names
 the root) or ``position`` (no ``causationId`` at all; trials in log order).
+
+The extension fixtures (``--extended``) are served too: the scripted ``usage`` is reported as
+``provider.usage`` inside the bracket, a judge-style ``provider.usage`` follows each efficiency
+trial outside it, and ``recall``/``remember`` run over a per-trial copy of ``memorySeed``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ ALL_FIXTURES = (
     "conformance-eval-trajectory",
     "conformance-eval-trials",
     "conformance-eval-fixture-miss",
+    "conformance-eval-efficiency",
+    "conformance-eval-isolation",
+    "conformance-eval-onmiss-live",
     "conformance-noop",
 )
 
@@ -79,6 +86,32 @@ TRIAL_BLOCKS: dict[str, tuple[int, float, float, float]] = {
 # 5/27; stderr = sqrt(5/27) / sqrt(4) = sqrt(5/108) ≈ 0.2151657.
 TRIAL_STATS = {"k": 2, "passAtK": 2 / 3, "passHatK": 1 / 3, "scoreStderr": math.sqrt(5 / 108)}
 
+# --- extension fixtures ------------------------------------------------------------------
+# conformance-eval-efficiency (3 trials; the per-trial script is in the fixture):
+#   lean-lookup       trials 0, 1: 1 call, 1 usage (120 in, 30 out, $0.00125)
+#                     trial 2:     2 calls, 2 usages (120+80 in, 30+20 out, $0.00125+$0.00075)
+#   busy-but-correct  trials 0, 2: 12 calls, 4 usages of (40000 in, 6000 out, $0.015)
+#                     trial 1:     10 calls, 3 usages
+# Means over the three trials (toolCallCount, modelCallCount, inputTokens, outputTokens):
+#   lean-lookup       (1+1+2)/3 = 4/3, 4/3, (120+120+200)/3 = 440/3, (30+30+50)/3 = 110/3
+#   busy-but-correct  (12+10+12)/3 = 34/3, (4+3+4)/3 = 11/3, 440000/3, (24000+18000+24000)/3
+EFFICIENCY: dict[str, tuple[float, float, float, float]] = {
+    "lean-lookup": (4 / 3, 4 / 3, 440 / 3, 110 / 3),
+    "busy-but-correct": (34 / 3, 11 / 3, 440000 / 3, 22000.0),
+}
+# The last trial alone (the "efficiency-last-trial" defect): trial 2 of each.
+EFFICIENCY_LAST = {"lean-lookup": (2, 2, 200, 50), "busy-but-correct": (12, 4, 160000, 24000)}
+# A judge-style usage after every efficiency trial, outside the bracket: 6 × $0.0005 = $0.003.
+JUDGE_USAGE = {"provider": "mock", "model": "judge", "inputTokens": 500, "outputTokens": 50,
+               "costEstimateUsd": 0.0005}  # fmt: skip
+# Cost inside the brackets: lean 3 × 0.00125 + 0.00075 = 0.0045; busy 11 × 0.015 = 0.165.
+COST_INSIDE = 0.1695
+COST_TOTAL = 0.1725  # + the judge's 0.003
+# conformance-eval-isolation: what every trial must recall (the seed, or nothing).
+RECALLS: dict[str, Any] = {"recall-seeded": "seeded-open", "recall-unseeded": None}
+# conformance-eval-onmiss-live: one unfixtured call under onMiss "live" (no live tool here).
+LIVE_MISSES = {"missed-live": 1, "served-live": 0}
+
 DEFECTS = frozenset(
     {
         "greedy-any-order",  # matchedCount by greedy first-fit: forbidden-hit reports 1
@@ -96,6 +129,12 @@ DEFECTS = frozenset(
         "tools-in-block",  # a summary trajectory block naming its tools
         "output-in-scored",  # a vendor key on eval.scored echoing the output
         "accept-unadvertised",  # trials fixture accepted without the trials facet
+        "efficiency-outside-brackets",  # the judge's usage counted into efficiency
+        "efficiency-last-trial",  # efficiency of the last trial, not the mean
+        "efficiency-gated",  # busy-but-correct failed for its counts
+        "cost-misses-judge",  # totalCostUsd without the judge's usage
+        "memory-bleed",  # one memory per task, shared by its trials
+        "onmiss-live-uncounted",  # a miss under onMiss "live" not counted
     }
 )
 
@@ -141,6 +180,8 @@ class FakeHost:
     page: int = 7
     runs: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
+    memory: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
+    outcomes: dict[tuple[str, int], bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = self.defects - DEFECTS
@@ -156,23 +197,46 @@ class FakeHost:
         )
         cause = root
         plan = _script(task["input"], trial)
+        for usage in plan.get("usage") or []:
+            log.emit("provider.usage", usage, cause)
         for n, call in enumerate(plan.get("calls") or []):
             body = {"agentId": AGENT, "toolName": call["tool"], "callId": f"c-{trial}-{n}"}
             inputs = {} if self.redact_inputs else {"inputs": call.get("args")}
             called = log.emit("agent.tool-called", {**body, **inputs}, cause)
             if "duplicate-tool-event" in self.defects:
                 log.emit("agent.tool-called", {**body, "inputs": call.get("args")}, cause)
-            missed = task["taskId"] == "missed-call"
+            missed = task["taskId"] in ("missed-call", "missed-live")
             returned = {**body, "status": "error" if missed else "ok"}
             log.emit("agent.tool-returned", returned, called)
-        log.emit("agent.decided", {"agentId": AGENT, "decision": plan.get("output")}, cause)
+        output = self._remembering(task, trial, plan) if "recall" in plan else plan.get("output")
+        log.emit("agent.decided", {"agentId": AGENT, "decision": output}, cause)
         log.emit("agent.invocation-completed", {**started, "outcome": "completed"}, cause)
+        if task["taskId"] in EFFICIENCY:
+            log.emit("provider.usage", JUDGE_USAGE)  # a judge call: outside every bracket
         log.emit("eval.scored", self._scored(task, trial, count), root)
+
+    def _remembering(self, task: dict[str, Any], trial: int, plan: dict[str, Any]) -> Any:
+        """Recall, then remember, over this trial's copy of the seed (or a shared one)."""
+        seed = (task.get("fixtures") or {}).get("memorySeed") or []
+        key = (task["taskId"], 0 if "memory-bleed" in self.defects else trial)
+        memory = self.memory.setdefault(key, [dict(entry) for entry in seed])
+        found = [e["value"] for e in memory if e["key"] == plan["recall"]]
+        memory.extend(dict(entry) for entry in plan.get("remember") or [])
+        recalled = found[-1] if found else None
+        self.outcomes[(task["taskId"], trial)] = recalled == RECALLS[task["taskId"]]
+        return {"recalled": recalled}
 
     def _grade(self, task_id: str, trial: int) -> tuple[float, bool, str]:
         if task_id in TRIALS:
             passed = TRIALS[task_id][trial]
             return (1.0 if passed else 0.0), passed, "pass" if passed else "fail"
+        if task_id in RECALLS:
+            passed = self.outcomes[(task_id, trial)]
+            return (1.0 if passed else 0.0), passed, "pass" if passed else "fail"
+        if task_id in EFFICIENCY or task_id in LIVE_MISSES:
+            if task_id == "busy-but-correct" and "efficiency-gated" in self.defects:
+                return 1.0, False, "over-budget"
+            return 1.0, True, "pass"
         score, passed, label, _, _ = GRADES[task_id]
         if task_id == "in-order-match" and "subset-as-exact" in self.defects:
             passed, label = False, "trajectory-unmatched"
@@ -197,7 +261,34 @@ class FakeHost:
             payload["x-vendor-echo"] = _script(task["input"], trial).get("output")
         return payload
 
-    def _task_entry(self, task_id: str) -> dict[str, Any]:
+    def _ext_entry(self, task_id: str, count: int, k: int) -> dict[str, Any]:
+        grades = [self._grade(task_id, trial) for trial in range(count)]
+        c = sum(1 for _, passed, _ in grades if passed)
+        mean = sum(score for score, _, _ in grades) / count
+        entry: dict[str, Any] = {"taskId": task_id, "score": mean, "passed": c == count}
+        if count > 1:
+            entry["trials"] = {
+                "n": count,
+                "passedCount": c,
+                "meanScore": mean,
+                "passAtK": 1 - math.comb(count - c, k) / math.comb(count, k),
+                "passHatK": math.comb(c, k) / math.comb(count, k),
+            }
+        if task_id in EFFICIENCY:
+            values = list(EFFICIENCY[task_id])
+            if "efficiency-last-trial" in self.defects:
+                values = list(map(float, EFFICIENCY_LAST[task_id]))
+            if "efficiency-outside-brackets" in self.defects:  # + 1 judge call a trial
+                values = [values[0], values[1] + 1, values[2] + 500, values[3] + 50]
+            keys = ("toolCallCount", "modelCallCount", "inputTokens", "outputTokens")
+            entry["efficiency"] = dict(zip(keys, values, strict=True))
+        if task_id in LIVE_MISSES and "onmiss-live-uncounted" not in self.defects:
+            entry["fixtureMissCount"] = LIVE_MISSES[task_id]
+        return entry
+
+    def _task_entry(self, task_id: str, count: int, k: int) -> dict[str, Any]:
+        if task_id in RECALLS or task_id in EFFICIENCY or task_id in LIVE_MISSES:
+            return self._ext_entry(task_id, count, k)
         if task_id in TRIALS:
             c, mean, at_k, hat_k = TRIAL_BLOCKS[task_id]
             if "naive-pass-hat-k" in self.defects:
@@ -228,7 +319,9 @@ class FakeHost:
         return entry
 
     def _summary(self, suite: dict[str, Any]) -> dict[str, Any]:
-        tasks = [self._task_entry(task["taskId"]) for task in suite["tasks"]]
+        count = (suite.get("trials") or {}).get("count", 1)
+        k = (suite.get("trials") or {}).get("k", count)
+        tasks = [self._task_entry(task["taskId"], count, k) for task in suite["tasks"]]
         passed = sum(1 for entry in tasks if entry["passed"])
         summary: dict[str, Any] = {
             "suiteId": suite["suiteId"],
@@ -239,7 +332,10 @@ class FakeHost:
             "passedCount": passed,
             "tasks": tasks,
         }
-        if "trials" in suite:
+        if suite["suiteId"].endswith("conformance-eval-efficiency"):
+            missing = "cost-misses-judge" in self.defects
+            summary["totalCostUsd"] = COST_INSIDE if missing else COST_TOTAL
+        if suite["suiteId"].endswith("conformance-eval-trials"):
             stats = dict(TRIAL_STATS)
             if "population-stderr" in self.defects:
                 stats["scoreStderr"] = math.sqrt(5 / 36) / 2  # pstdev: variance 5/36

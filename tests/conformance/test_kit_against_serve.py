@@ -2,7 +2,8 @@
 
 Twice, as the conformance issue asks: with every facet advertised (every leg executed-pass but the
 refusal leg, inapplicable), and with ``trials`` switched off in the config (the refusal leg
-executed-pass, the trials legs inapplicable). Both with ``--require-behavior``.
+executed-pass, the trials legs inapplicable). Both with ``--require-behavior``. Then once more
+with ``--extended``: every ``wopeval.ext.*`` leg executed-pass, the eight RFC results unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from wopeval.cli.app import app
+from wopeval.conformance import catalog as C
 
 KEY = "conformance-key-123456"
 
@@ -56,10 +58,11 @@ def serving(store_url: str, config: dict[str, Any], tmp_path: Path) -> Iterator[
         server.wait(timeout=30)
 
 
-def _kit(base_url: str) -> tuple[int, dict[str, str]]:
+def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, str]]:
     result = CliRunner().invoke(app, ["conformance", "--base-url", base_url, "--api-key", KEY,
-                                      "--require-behavior", "--json"])  # fmt: skip
+                                      "--require-behavior", "--json", *extra])  # fmt: skip
     doc = json.loads(result.output)
+    assert doc.get("extended", False) is ("--extended" in extra)
     statuses = {r["requirement"]: r["status"] for r in doc["results"]}
     return result.exit_code, statuses
 
@@ -72,6 +75,7 @@ def test_0244_kit_passes_wopeval_serve_with_every_facet(store_url: str, tmp_path
     assert refusal == "inapplicable"
     assert set(statuses.values()) == {"executed-pass"}, statuses
     assert len(statuses) == 7
+    assert not [req for req in statuses if req.startswith(C.EXT_PREFIX)]
 
 
 def test_0244_G_kit_refusal_leg_passes_with_trials_switched_off(
@@ -84,3 +88,17 @@ def test_0244_G_kit_refusal_leg_passes_with_trials_switched_off(
     assert statuses["0244.trials-per-task"] == "inapplicable"
     assert statuses["0244.trajectory-graded"] == "executed-pass"
     assert statuses["0244.fixture-miss-fails"] == "executed-pass"
+
+
+def test_kit_extension_legs_pass_wopeval_serve(store_url: str, tmp_path: Path) -> None:
+    """RFC 0244 §B isolation and Cost, §C, §D live: the opt-in legs, on the real host."""
+    with serving(store_url, {}, tmp_path) as base_url:
+        plain_code, plain = _kit(base_url)
+        code, statuses = _kit(base_url, "--extended")
+    assert code == plain_code == 0, statuses
+    assert list(statuses) == [*C.REQUIREMENTS, *C.EXTENSIONS]
+    assert {req: statuses[req] for req in C.EXTENSIONS} == dict.fromkeys(
+        C.EXTENSIONS, "executed-pass"
+    )
+    assert {req: statuses[req] for req in C.REQUIREMENTS} == plain
+    assert list(plain) == list(C.REQUIREMENTS)

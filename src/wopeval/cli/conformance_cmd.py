@@ -1,8 +1,10 @@
 """``wopeval conformance``: check an OpenWOP host against RFC 0244 over HTTP.
 
 Runs the kit (:func:`wopeval.conformance.run_conformance`) and prints one result per
-requirement id as a table, or as JSON with ``--json``. Exit 0 when nothing failed, 1 on any
-``executed-fail``, 2 when the kit cannot start (unreachable host, unusable discovery, refused key).
+requirement id as a table, or as JSON with ``--json``. ``--extended`` adds the opt-in extension
+legs (ids ``wopeval.ext.<name>``, docs/conformance.md "Extension legs") after the RFC results.
+Exit 0 when nothing failed, 1 on any ``executed-fail``, 2 when the kit cannot start
+(unreachable host, unusable discovery, refused key).
 """
 
 from __future__ import annotations
@@ -19,10 +21,16 @@ from wopeval.conformance import ConformanceInputError, run_conformance
 from wopeval.conformance.report import ConformanceReport, render
 
 
-def _run(base_url: str, api_key: str, require_behavior: bool, timeout: float) -> ConformanceReport:
+def _run(
+    base_url: str, api_key: str, require_behavior: bool, extended: bool, timeout: float
+) -> ConformanceReport:
     async def main() -> ConformanceReport:
         return await run_conformance(
-            base_url, api_key, require_behavior=require_behavior, run_timeout_s=timeout
+            base_url,
+            api_key,
+            require_behavior=require_behavior,
+            extended=extended,
+            run_timeout_s=timeout,
         )
 
     return anyio.run(main)
@@ -43,6 +51,14 @@ def conformance(
             help="A leg whose facet is advertised but which cannot run fails instead of skipping.",
         ),
     ] = False,
+    extended: Annotated[
+        bool,
+        typer.Option(
+            "--extended",
+            help="Also run wopeval's opt-in extension legs (ids wopeval.ext.*), which probe "
+            "RFC 0244 rows the official suite leaves unprobed.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     timeout: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Seconds to wait for each fixture run.")
@@ -50,7 +66,7 @@ def conformance(
 ) -> None:
     """Check an OpenWOP host against RFC 0244 (trajectories, trials, fail-closed fixtures)."""
     try:
-        report = _run(base_url, api_key, require_behavior, timeout)
+        report = _run(base_url, api_key, require_behavior, extended, timeout)
     except ConformanceInputError as exc:
         fail_input(str(exc), title="cannot run the conformance kit")
     if as_json:

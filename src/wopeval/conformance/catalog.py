@@ -1,5 +1,8 @@
 """What the kit checks: the RFC 0244 requirement ids and the three eval-suite fixtures.
 
+With ``--extended``, also wopeval's opt-in extension legs (ids ``wopeval.ext.<name>``, never RFC
+requirement ids) and their three fixtures (``EXTENSIONS``, ``EXT_FIXTURES``).
+
 Each host leg is gated on one ``agents.evalSuite`` member (RFC 0244 §G) and on its fixture id in
 discovery ``fixtures``; every fixture task targets the scripted agent
 ``core.conformance.agents.scripted`` (docs/agents.md), so each trajectory is known in advance.
@@ -58,3 +61,29 @@ TRAJECTORY_FIXTURE = Fixture("conformance-eval-trajectory", "trajectory")
 TRIALS_FIXTURE = Fixture("conformance-eval-trials", "trials")
 FIXTURE_MISS_FIXTURE = Fixture("conformance-eval-fixture-miss", "fixtureMatching")
 FIXTURES: tuple[Fixture, ...] = (TRAJECTORY_FIXTURE, TRIALS_FIXTURE, FIXTURE_MISS_FIXTURE)
+
+# --- Extension legs (opt-in, ``--extended``): wopeval's own ids, never RFC requirement ids. ---
+# They probe RFC 0244 rows the official suite leaves unprobed (its Falsifiability table:
+# "witnessable, not probed", and trial isolation, "seam-gated … deferred (G3)").
+
+EXT_PREFIX = "wopeval.ext."
+EXT_FIXTURES_VALID = EXT_PREFIX + "fixtures-valid"
+EXT_EFFICIENCY_COUNTED = EXT_PREFIX + "efficiency-counted"
+EXT_EFFICIENCY_NOT_GATED = EXT_PREFIX + "efficiency-not-gated"
+EXT_COST_EVERY_TRIAL = EXT_PREFIX + "cost-counts-every-trial"
+EXT_TRIAL_ISOLATION = EXT_PREFIX + "trial-isolation"
+EXT_ONMISS_LIVE_REPORTED = EXT_PREFIX + "onmiss-live-reported"
+
+EXTENSIONS: tuple[str, ...] = (
+    EXT_FIXTURES_VALID,
+    EXT_EFFICIENCY_COUNTED,
+    EXT_EFFICIENCY_NOT_GATED,
+    EXT_COST_EVERY_TRIAL,
+    EXT_TRIAL_ISOLATION,
+    EXT_ONMISS_LIVE_REPORTED,
+)
+
+EFFICIENCY_FIXTURE = Fixture("conformance-eval-efficiency", "trials")
+ISOLATION_FIXTURE = Fixture("conformance-eval-isolation", "trials")
+ONMISS_LIVE_FIXTURE = Fixture("conformance-eval-onmiss-live", "fixtureMatching")
+EXT_FIXTURES: tuple[Fixture, ...] = (EFFICIENCY_FIXTURE, ISOLATION_FIXTURE, ONMISS_LIVE_FIXTURE)

@@ -1,5 +1,8 @@
 """The conformance report: one result per RFC 0244 requirement id, as a table and as JSON.
 
+With ``--extended`` the opt-in extension legs follow, under ids in wopeval's own namespace
+``wopeval.ext.<name>`` (never an RFC requirement id), and the JSON carries ``"extended": true``.
+
 Statuses follow the openwop-conformance vocabulary: ``executed-pass``, ``executed-fail``,
 ``inapplicable`` (the host does not claim the behaviour) and ``skipped`` (it claims it but the
 leg could not run; with ``--require-behavior`` that is an ``executed-fail`` instead). Exit code:
@@ -63,6 +66,7 @@ class ConformanceReport:
     base_url: str
     results: tuple[RequirementResult, ...]
     require_behavior: bool = False
+    extended: bool = False
     implementation: dict[str, Any] = field(default_factory=dict)
     advertised: dict[str, Any] = field(default_factory=dict)
     fixtures_listed: tuple[str, ...] = ()
@@ -86,9 +90,11 @@ class ConformanceReport:
         return 0 if self.passed else 1
 
     def to_json(self) -> dict[str, Any]:
+        extended = {"extended": True} if self.extended else {}
         return {
             "baseUrl": self.base_url,
             "requireBehavior": self.require_behavior,
+            **extended,
             "implementation": self.implementation,
             "advertised": self.advertised,
             "fixtures": list(self.fixtures_listed),

@@ -1,0 +1,74 @@
+"""The opt-in extension legs (``--extended``): RFC 0244 rows the official suite leaves unprobed.
+
+They are wopeval's own checks, reported under ``wopeval.ext.<name>`` and never under an RFC
+requirement id, and they run only when asked for, so the eight RFC results are the same with or
+without them. Their fixtures (``catalog.EXT_FIXTURES``) are gated exactly like the RFC fixtures
+(:func:`wopeval.conformance.gating.gate_for`): their facet member, then their fixture id in
+discovery ``fixtures``.
+
+| Leg | Fixture · facet | RFC 0244 row |
+| --- | --- | --- |
+| ``fixtures-valid`` | all three · none (server-free) | — |
+| ``efficiency-counted`` | ``conformance-eval-efficiency`` · ``trials`` | §C efficiency counts |
+| ``efficiency-not-gated`` | ``conformance-eval-efficiency`` · ``trials`` | §C MUST NOT gate |
+| ``cost-counts-every-trial`` | ``conformance-eval-efficiency`` · ``trials`` | §B Cost |
+| ``trial-isolation`` | ``conformance-eval-isolation`` · ``trials`` | §B isolation (G3) |
+| ``onmiss-live-reported`` | ``conformance-eval-onmiss-live`` · ``fixtureMatching`` | §D live |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from wopeval.conformance import catalog as C
+from wopeval.conformance.catalog import Fixture
+from wopeval.conformance.gating import (
+    Captured,
+    Gate,
+    LegCheck,
+    fixture_leg_results,
+    leg_result,
+)
+from wopeval.conformance.legs.efficiency import (
+    check_cost_every_trial,
+    check_efficiency_counted,
+    check_efficiency_not_gated,
+)
+from wopeval.conformance.legs.ext_fixtures import check_ext_fixtures
+from wopeval.conformance.legs.isolation import check_onmiss_live, check_trial_isolation
+from wopeval.conformance.report import RequirementResult
+from wopeval.conformance.suites import Suite, load_fixture
+
+EXT_LEGS: tuple[tuple[str, Fixture, LegCheck], ...] = (
+    (C.EXT_EFFICIENCY_COUNTED, C.EFFICIENCY_FIXTURE, check_efficiency_counted),
+    (C.EXT_EFFICIENCY_NOT_GATED, C.EFFICIENCY_FIXTURE, check_efficiency_not_gated),
+    (C.EXT_COST_EVERY_TRIAL, C.EFFICIENCY_FIXTURE, check_cost_every_trial),
+    (C.EXT_TRIAL_ISOLATION, C.ISOLATION_FIXTURE, check_trial_isolation),
+    (C.EXT_ONMISS_LIVE_REPORTED, C.ONMISS_LIVE_FIXTURE, check_onmiss_live),
+)
+
+
+def load_extensions() -> dict[Fixture, Suite | str]:
+    """Read the extension fixtures; a string stands for one that could not be read."""
+    suites: dict[Fixture, Suite | str] = {}
+    for fixture in C.EXT_FIXTURES:
+        try:
+            suites[fixture] = load_fixture(fixture)
+        except (OSError, ValueError) as exc:
+            suites[fixture] = f"cannot read {fixture.file_name}: {exc}"
+    return suites
+
+
+def extension_results(
+    suites: dict[Fixture, Suite | str],
+    gates: Mapping[Fixture, Gate],
+    captures: Mapping[Fixture, Captured],
+) -> list[RequirementResult]:
+    """One result per extension leg, in ``catalog.EXTENSIONS`` order."""
+    ids = tuple(fixture.fixture_id for fixture in C.EXT_FIXTURES)
+    results = [
+        leg_result(C.EXT_FIXTURES_VALID, check_ext_fixtures(suites), ids),
+        *fixture_leg_results(EXT_LEGS, gates, captures),
+    ]
+    results.sort(key=lambda result: C.EXTENSIONS.index(result.requirement))
+    return results
