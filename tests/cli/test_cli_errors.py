@@ -115,6 +115,22 @@ def test_runs_never_cuts_the_run_id(tmp_path: Path) -> None:
     assert run_id in listing.stdout
 
 
+def _wait_until_a_trial_runs(store: str) -> None:
+    """Signal only once the run is really executing (its handlers are installed by then)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if Path(store).exists():
+            _, out = _run("runs", "--store", store, "--json")
+            runs = json.loads(out)["runs"] if out.strip().startswith("{") else []
+            if runs and runs[0]["status"] == "running":
+                _, shown = _run("show", runs[0]["runId"], "--store", store, "--json", "--events")
+                events = json.loads(shown)["events"]
+                if any(e["type"] == "agent.invocation-started" for e in events):
+                    return
+        time.sleep(0.2)
+    raise AssertionError("the run never started a trial")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_cancels_the_run_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
     (tmp_path / "slowagent.py").write_text(
@@ -132,7 +148,7 @@ def test_a_signal_cancels_the_run_cleanly(sig: signal.Signals, tmp_path: Path) -
                "slowagent:slow", "--store", store]  # fmt: skip
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)  # fmt: skip
-    time.sleep(2.5)
+    _wait_until_a_trial_runs(store)
     process.send_signal(sig)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 1, err

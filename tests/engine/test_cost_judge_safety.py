@@ -204,7 +204,13 @@ async def test_agent_errors_timeouts_and_bad_output_fail_the_trial_not_the_run(
 
 
 async def test_cancellation_leaves_every_bracket_closed(store: EventStore) -> None:
+    running: list[str] = []
+    all_running = anyio.Event()
+
     async def slow(task_input: Any, ctx: AgentContext) -> Any:
+        running.append(ctx.task_id)
+        if len(running) == 3:
+            all_running.set()
         await anyio.sleep(5)
 
     registry = Registry()
@@ -218,7 +224,8 @@ async def test_cancellation_leaves_every_bracket_closed(store: EventStore) -> No
             assert await execute_run(store, handle, suite, "slow", registry, RunSettings()) is None
 
         group.start_soon(go)
-        await anyio.sleep(0.3)
+        with anyio.fail_after(30):
+            await all_running.wait()  # cancel once all three trials are executing
         handle.cancel()
     events = await store.events(record.run_id)
     types = [e.type for e in events]

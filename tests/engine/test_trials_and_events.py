@@ -132,7 +132,7 @@ async def test_0244_B_trials_run_concurrently_under_the_limiter(store: EventStor
         nonlocal active, peak
         active += 1
         peak = max(peak, active)
-        await anyio.sleep(0.05)
+        await anyio.sleep(0.2)  # long enough for six to overlap even on a loaded machine
         active -= 1
         return "ok"
 
