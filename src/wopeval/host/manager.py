@@ -158,6 +158,16 @@ async def _record_cancelled_before_start(store: EventStore, run_id: str) -> None
 async def _ensure_failed(store: EventStore, run_id: str, exc: Exception) -> None:
     """A run whose execution raised before the engine recorded an end: fail it now."""
     error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+    await _fail_unless_terminal(store, run_id, error)
+
+
+async def _record_interrupted(store: EventStore, run_id: str) -> None:
+    """Fail a run the host stopped executing; keeps every recorded event."""
+    await _fail_unless_terminal(store, run_id, INTERRUPTED_ERROR)
+
+
+async def _fail_unless_terminal(store: EventStore, run_id: str, error: dict[str, str]) -> None:
+    """Append ``run.failed`` and set the status, unless the run already ended."""
     try:
         record = await store.get_run(run_id)
         if record is None or record.terminal:
@@ -165,19 +175,7 @@ async def _ensure_failed(store: EventStore, run_id: str, exc: Exception) -> None
         await store.append(run_id, RUN_FAILED, {"error": error})
         await store.set_status(run_id, "failed", error=error)
     except StoreError:
-        log.exception("could not record the failure of run %s", run_id)
-
-
-async def _record_interrupted(store: EventStore, run_id: str) -> None:
-    """Fail a run the host stopped executing; keeps every recorded event."""
-    try:
-        record = await store.get_run(run_id)
-        if record is None or record.terminal:
-            return
-        await store.append(run_id, RUN_FAILED, {"error": INTERRUPTED_ERROR})
-        await store.set_status(run_id, "failed", error=INTERRUPTED_ERROR)
-    except StoreError:
-        log.exception("could not mark run %s interrupted", run_id)
+        log.exception("could not record the failure (%s) of run %s", error["code"], run_id)
 
 
 async def interrupt_leftovers(store: EventStore) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from wopeval.conformance.catalog import EFFICIENCY_FIXTURE, ISOLATION_FIXTURE, Fixture
 from wopeval.conformance.legs.common import Checker
 from wopeval.conformance.legs.efficiency import HIGH_CALL_COUNT, scripted_counts
-from wopeval.conformance.legs.fixtures_valid import check_fixture
+from wopeval.conformance.legs.fixtures_valid import check_fixture, check_fixtures
 from wopeval.conformance.legs.isolation import MIN_ISOLATION_TRIALS, recall_expectation
 from wopeval.conformance.reference import json_equal
 from wopeval.conformance.suites import (
@@ -117,13 +117,4 @@ def ext_fixture_errors(fixture: Fixture, suite: Suite) -> list[str]:
 
 def check_ext_fixtures(suites: dict[Fixture, Suite | str]) -> Checker:
     """The leg over every extension fixture (a string stands for one that could not be read)."""
-    ck = Checker()
-    for fixture, suite in suites.items():
-        if isinstance(suite, str):
-            ck.fail(f"{fixture.fixture_id}: {suite}")
-            continue
-        errors = ext_fixture_errors(fixture, suite)
-        ck.check(not errors, f"{fixture.fixture_id}: {errors[0] if errors else ''}")
-        for message in errors[1:]:
-            ck.fail(f"{fixture.fixture_id}: {message}")
-    return ck
+    return check_fixtures(suites, ext_fixture_errors)

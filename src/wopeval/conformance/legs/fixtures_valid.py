@@ -15,6 +15,7 @@ Each fixture must:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from wopeval.conformance.catalog import (
@@ -153,14 +154,17 @@ def check_fixture(fixture: Fixture, suite: Suite) -> list[str]:
     return errors + [f"design: {message}" for message in _design_errors(fixture, suite)]
 
 
-def check_fixtures(suites: dict[Fixture, Suite | str]) -> Checker:
+def check_fixtures(
+    suites: dict[Fixture, Suite | str],
+    errors_of: Callable[[Fixture, Suite], list[str]] = check_fixture,
+) -> Checker:
     """The leg over every fixture (a string stands for a fixture that could not be read)."""
     ck = Checker()
     for fixture, suite in suites.items():
         if isinstance(suite, str):
             ck.fail(f"{fixture.fixture_id}: {suite}")
             continue
-        errors = check_fixture(fixture, suite)
+        errors = errors_of(fixture, suite)
         ck.check(not errors, f"{fixture.fixture_id}: {errors[0] if errors else ''}")
         for message in errors[1:]:
             ck.fail(f"{fixture.fixture_id}: {message}")
