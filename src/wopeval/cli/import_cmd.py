@@ -12,13 +12,14 @@ from rich.console import Console
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input
 from wopeval.cli.render import print_summary
+from wopeval.errors import UserError
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.grading.views import collect_trials
 from wopeval.suite import SuiteError, load_suite
 from wopeval.wire.events import RunEvent
 
 
-class EventLogError(ValueError):
+class EventLogError(UserError):
     """An event log that cannot be read; the message says where and why."""
 
 

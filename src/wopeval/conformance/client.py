@@ -16,6 +16,7 @@ import anyio
 import httpx
 
 from wopeval.conformance.catalog import SCRIPTED_AGENT_ID, Fixture
+from wopeval.errors import WopevalError
 
 PROTOCOL_VERSION = "2.0"
 CLIENT_VERSION = "2.46.32"
@@ -23,7 +24,7 @@ TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
-class WireError(Exception):
+class WireError(WopevalError):
     """The host answered in a way the wire does not allow, or not at all."""
 
 

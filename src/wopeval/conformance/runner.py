@@ -44,9 +44,10 @@ from wopeval.conformance.legs.trajectory import check_trajectory
 from wopeval.conformance.legs.trials import check_trial_stats, check_trials_per_task
 from wopeval.conformance.report import ConformanceReport, RequirementResult, Status
 from wopeval.conformance.suites import Suite, load_fixture
+from wopeval.errors import UserError
 
 
-class ConformanceInputError(Exception):
+class ConformanceInputError(UserError):
     """The kit cannot start: the host is unreachable, its discovery is unusable, or the key."""
 
 

@@ -43,6 +43,7 @@ from wopeval.engine.budget import CostMeter
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.trial import TrialEnv, run_trial
+from wopeval.errors import RunError, UserError
 from wopeval.events.ids import new_event_id, utc_now
 from wopeval.events.schema import dumps_json
 from wopeval.events.store import EventStore
@@ -55,15 +56,15 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b")
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(UserError):
     """The Ray executor was asked for but ``ray`` is not installed."""
 
 
-class NotDistributable(ValueError):
+class NotDistributable(UserError):
     """The agent, a live tool or the judge cannot be sent to, or loaded by, Ray workers."""
 
 
-class RemoteTrialFailed(RuntimeError):
+class RemoteTrialFailed(RunError):
     """A Ray worker failed to run a trial (it died, or raised outside the trial's own guards)."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from wopeval.engine.agent import Usage, usage_payload
+from wopeval.errors import UserError
 from wopeval.suite.models import Task
 from wopeval.wire.events import PROVIDER_USAGE
 
@@ -28,7 +29,7 @@ class Judge(Protocol):
     async def score(self, task: Task, output: Any, sink: EventSink, run_id: str) -> float: ...
 
 
-class JudgeRequired(ValueError):
+class JudgeRequired(UserError):
     """A suite with rubric tasks was given no judge; never scored silently."""
 
 

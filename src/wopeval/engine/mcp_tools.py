@@ -24,6 +24,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from wopeval.engine.gateway import LiveTool
+from wopeval.errors import RunError
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 PREFIX_PATTERN = r"[A-Za-z0-9._~:/-]*"
 
 
-class McpToolError(RuntimeError):
+class McpToolError(RunError):
     """An MCP tool answered ``isError: true``; the gateway turns it into ``wopeval.tool_failed``."""
 
     def __init__(self, tool: str, message: str) -> None:

@@ -10,12 +10,13 @@ from typing import Any, cast
 
 from wopeval.engine.agent import AgentFn
 from wopeval.engine.gateway import LiveTool
+from wopeval.errors import NotFoundError
 from wopeval.suite.models import AGENT_ID_PATTERN
 
 SCRIPTED_AGENT_ID = "core.conformance.agents.scripted"
 
 
-class AgentNotFound(LookupError):
+class AgentNotFound(NotFoundError):
     """The caller named an agent that is neither registered nor importable."""
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wopeval.engine.run import RunSettings, summarize
+from wopeval.errors import RunNotFound
 from wopeval.events.ids import new_run_id
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.suite import parse_suite, suite_to_document
@@ -51,10 +52,6 @@ async def create_run_record(
     )
     await store.create_run(record)
     return record
-
-
-class RunNotFound(LookupError):
-    """No stored run has that id (or it belongs to another tenant)."""
 
 
 @dataclass(frozen=True)

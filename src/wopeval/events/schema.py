@@ -53,6 +53,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from wopeval.errors import StoreError
 from wopeval.events.ids import utc_now
 from wopeval.wire.events import RunEvent
 
@@ -66,7 +67,7 @@ _WAL_ATTEMPTS = 100
 PG_MIGRATION_LOCK_KEY = int.from_bytes(b"wopeval", "big")
 
 
-class SchemaVersionError(RuntimeError):
+class SchemaVersionError(StoreError):
     """The database was migrated by a newer wopeval than this one."""
 
 

@@ -36,6 +36,7 @@ from sqlalchemy import Row, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from wopeval.errors import RunNotFound, StoreError
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
 from wopeval.events.schema import (
     apply_migrations,
@@ -65,12 +66,8 @@ _TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 _T = TypeVar("_T")
 
 
-class StoreError(Exception):
-    """The store could not do what was asked (infrastructure failure or a state conflict)."""
-
-
-class UnknownRunError(StoreError, LookupError):
-    """No run with this id is recorded."""
+# No run with this id is recorded: the one ``RunNotFound`` of the error tree.
+UnknownRunError = RunNotFound
 
 
 class DuplicateRunError(StoreError):

@@ -24,6 +24,7 @@ from wopeval.engine.agent import AgentFn
 from wopeval.engine.gateway import LiveTool
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry, import_object
+from wopeval.errors import WopevalError
 from wopeval.events.store import EventStore
 from wopeval.host import discovery, events_api, runs
 from wopeval.host.auth import KeyRing
@@ -34,6 +35,7 @@ from wopeval.host.errors import (
     envelope,
     host_error_handler,
     http_error_handler,
+    wopeval_error_handler,
 )
 from wopeval.host.manager import RunManager, interrupt_leftovers
 from wopeval.host.state import HostState
@@ -158,6 +160,7 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
     app.include_router(events_api.router)  # before runs: /runs/{id}/events* ahead of /runs/{id}
     app.include_router(runs.router)
     app.add_exception_handler(HostError, host_error_handler)
+    app.add_exception_handler(WopevalError, wopeval_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_middleware(VersionMiddleware)
     return app

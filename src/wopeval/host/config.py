@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from wopeval.errors import UserError
 from wopeval.events.ids import TENANT_PATTERN
 from wopeval.suite.models import AGENT_ID_PATTERN, EvalMode
 
@@ -48,7 +49,7 @@ SUBJECT_ID_PATTERN = r"^[^\s/]{1,256}$"
 UNTIL_PATTERN = r"^((0|[1-9][0-9]*)\.(0|[1-9][0-9]*)|\d{4}-\d{2}-\d{2})$"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """The configuration file cannot be used; the message names the member."""
 
 

@@ -15,6 +15,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from wopeval.errors import NotFoundError, WopevalError, envelope_code
 from wopeval.suite import FieldError
 
 PROTOCOL_VERSIONS: tuple[str, ...] = ("2.0",)
@@ -39,7 +40,7 @@ STATUS_OF: dict[str, int] = {
 }
 
 
-class HostError(Exception):
+class HostError(WopevalError):
     """A refusal: ``code`` is a registered (or ``wopeval.``-vendor) error code."""
 
     def __init__(
@@ -108,6 +109,20 @@ def unauthenticated(message: str) -> HostError:
 async def host_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HostError)
     return error_response(exc)
+
+
+async def wopeval_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """Any other error of the tree that reaches a route, mapped once (:func:`envelope_code`).
+
+    A not-found answers exactly like a missing run (no existence oracle); a user error is a
+    ``validation_error`` with its message; a run error is ``internal_error``.
+    """
+    assert isinstance(exc, WopevalError)
+    code = envelope_code(exc)
+    if isinstance(exc, NotFoundError):
+        return error_response(run_not_found())
+    message = str(exc) if code == "validation_error" else f"{type(exc).__name__}: {exc}"
+    return error_response(HostError(code, message[:500]))
 
 
 async def http_error_handler(_request: Request, exc: Exception) -> JSONResponse:

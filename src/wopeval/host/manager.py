@@ -26,6 +26,7 @@ from anyio.abc import TaskGroup
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle, RunSettings, execute_run
+from wopeval.errors import RunNotFound
 from wopeval.events.store import INTERRUPTED_ERROR_CODE, EventStore, StoreError
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import RUN_CANCELLED, RUN_FAILED
@@ -174,7 +175,7 @@ async def _fail_unless_terminal(store: EventStore, run_id: str, error: dict[str,
             return
         await store.append(run_id, RUN_FAILED, {"error": error})
         await store.set_status(run_id, "failed", error=error)
-    except StoreError:
+    except (StoreError, RunNotFound):
         log.exception("could not record the failure (%s) of run %s", error["code"], run_id)
 
 

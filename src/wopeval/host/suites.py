@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from wopeval.errors import NotFoundError, UserError
 from wopeval.suite import SuiteError, parse_suite
 from wopeval.suite.load import SUITE_SUFFIXES, read_document
 from wopeval.suite.models import SEMVER_PATTERN, SUITE_ID_PATTERN, AgentEvalSuite
@@ -41,11 +42,11 @@ _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _RESCAN_INTERVAL_S = 1.0
 
 
-class BadSuiteRef(ValueError):
+class BadSuiteRef(UserError):
     """``evalSuiteRef`` does not follow the grammar."""
 
 
-class SuiteGone(LookupError):
+class SuiteGone(NotFoundError):
     """An indexed suite file changed identity or disappeared."""
 
 

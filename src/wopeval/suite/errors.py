@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from wopeval.errors import UserError
 from wopeval.suite.models import (
     AGENT_ID_PATTERN,
     SEMVER_PATTERN,
@@ -68,7 +69,7 @@ class FieldError:
         return f"{self.path}: {self.message}"
 
 
-class SuiteError(ValueError):
+class SuiteError(UserError):
     """A suite that cannot be used, with every problem found (never only the first)."""
 
     def __init__(self, errors: Sequence[FieldError], source: str = "<suite>") -> None:

@@ -1,0 +1,77 @@
+"""wopeval's one exception tree. It imports nothing from wopeval, so every layer may use it.
+
+::
+
+    WopevalError                      the root: every error wopeval raises on purpose
+    ├── UserError (ValueError)        the caller's mistake: a bad suite, option, agent, baseline …
+    │   └── NotFoundError (LookupError)   something named does not exist (a run, a suite, an agent)
+    │       └── RunNotFound           no stored run has that id (or it is another tenant's)
+    └── RunError (RuntimeError)       a run or its infrastructure failed: recorded in the log,
+        │                             the run ends ``failed``, nothing already recorded is lost
+        └── StoreError                the event store could not do what was asked
+
+Three kinds of error, never mixed (docs/design.md): a *user* error is refused before anything is
+recorded and names the field it is about; a *run* error is recorded; a *tool* error is not an
+exception at all (the agent receives it as a failed :class:`~wopeval.engine.agent.ToolResult`).
+
+The mapping is done once each: :func:`exit_code` for the command line (``2`` for a user error,
+``3`` for a run or infrastructure error) and :func:`envelope_code` for the HTTP host's error
+envelope (``validation_error`` → 400, ``not_found`` → 404, ``internal_error`` → 500).
+"""
+
+from __future__ import annotations
+
+EXIT_BAD_INPUT = 2
+EXIT_RUN_ERROR = 3
+
+
+class WopevalError(Exception):
+    """Root of every error wopeval raises on purpose."""
+
+
+class UserError(WopevalError, ValueError):
+    """The caller's mistake: refused before anything is recorded, with the field it is about."""
+
+
+class NotFoundError(UserError, LookupError):
+    """Something the caller named does not exist (or is not theirs to see)."""
+
+
+class RunNotFound(NotFoundError):
+    """No stored run has that id (or it belongs to another tenant)."""
+
+
+class RunError(WopevalError, RuntimeError):
+    """A run, or the infrastructure under it, failed. Recorded; nothing recorded is lost."""
+
+
+class StoreError(RunError):
+    """The store could not do what was asked (infrastructure failure or a state conflict)."""
+
+
+def exit_code(error: WopevalError) -> int:
+    """The command line's exit code for an error (``0``/``1`` are pass/fail, never errors)."""
+    return EXIT_BAD_INPUT if isinstance(error, UserError) else EXIT_RUN_ERROR
+
+
+def envelope_code(error: WopevalError) -> str:
+    """The OpenWOP error-envelope code the host answers an error with."""
+    if isinstance(error, NotFoundError):
+        return "not_found"
+    if isinstance(error, UserError):
+        return "validation_error"
+    return "internal_error"
+
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_RUN_ERROR",
+    "NotFoundError",
+    "RunError",
+    "RunNotFound",
+    "StoreError",
+    "UserError",
+    "WopevalError",
+    "envelope_code",
+    "exit_code",
+]
