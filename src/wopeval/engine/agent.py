@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from wopeval.wire.events import ProviderUsage
+
 Trust = Literal["untrusted"]
 
 
@@ -41,17 +43,15 @@ class Usage:
     cost_usd: float | None = None
 
 
-def usage_payload(usage: Usage) -> dict[str, Any]:
+def usage_payload(usage: Usage) -> ProviderUsage:
     """The ``provider.usage`` payload (RFC 0026); ``costEstimateUsd`` only when known."""
-    payload: dict[str, Any] = {
-        "provider": usage.provider,
-        "model": usage.model,
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-    }
-    if usage.cost_usd is not None:
-        payload["costEstimateUsd"] = usage.cost_usd
-    return payload
+    return ProviderUsage(
+        provider=usage.provider,
+        model=usage.model,
+        inputTokens=usage.input_tokens,
+        outputTokens=usage.output_tokens,
+        costEstimateUsd=usage.cost_usd,
+    )
 
 
 class Memory(Protocol):

@@ -49,7 +49,7 @@ from wopeval.events.schema import dumps_json
 from wopeval.events.store import EventStore
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import Task
-from wopeval.wire.events import SCHEMA_VERSION, RunEvent
+from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
 
 TrialRunner = Callable[[Task, int], Awaitable[TrialGrade]]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -141,6 +141,22 @@ class BufferingSink:
         )
         self.events.append(event)
         return event
+
+    async def emit(
+        self,
+        run_id: str,
+        payload: Payload,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> RunEvent:
+        return await self.append(
+            run_id,
+            payload.event_type,
+            payload.to_wire(),
+            causation_id=causation_id,
+            node_id=node_id,
+        )
 
 
 class _TrialMeter(CostMeter):

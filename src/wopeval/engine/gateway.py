@@ -38,6 +38,7 @@ class Served:
     result: ToolResult
     fixture: FixtureOutcome
     duration_ms: int | None
+    index: int | None = None  # the ``fixtures.toolResponses`` entry that served it
 
 
 def _untrusted(value: Any) -> ToolResult:
@@ -74,7 +75,7 @@ class ToolGateway:
             self._consumed[index] = True
             # A copy: an agent mutating what it was served must not change the suite (§B, §H).
             response = copy.deepcopy(self._responses[index].response)
-            return Served(_untrusted(response), "served", None)
+            return Served(_untrusted(response), "served", None, index)
         self.miss_count += 1
         if self._on_miss == "live":
             return await self._live(tool, args, "miss-live")

@@ -9,15 +9,12 @@ from the efficiency scalars (RFC 0244 §C).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from wopeval.engine.agent import Usage, usage_payload
+from wopeval.engine.sink import EventSink
 from wopeval.errors import UserError
 from wopeval.suite.models import Task
-from wopeval.wire.events import PROVIDER_USAGE
-
-if TYPE_CHECKING:
-    from wopeval.engine.trial import EventSink
 
 
 class Judge(Protocol):
@@ -35,4 +32,4 @@ class JudgeRequired(UserError):
 
 async def record_judge_usage(sink: EventSink, run_id: str, usage: Usage) -> None:
     """Record a judge's model usage outside the trial brackets."""
-    await sink.append(run_id, PROVIDER_USAGE, usage_payload(usage))
+    await sink.emit(run_id, usage_payload(usage))

@@ -8,6 +8,8 @@ from typing import Any
 
 from wopeval.engine.run import RunSettings, summarize
 from wopeval.errors import RunNotFound
+
+__all__ = ["RunNotFound"]
 from wopeval.events.ids import new_run_id
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.suite import parse_suite, suite_to_document

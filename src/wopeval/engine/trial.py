@@ -2,16 +2,23 @@
 
 Each trial is isolated: a fresh :class:`ToolGateway` (fixture cursor reset), a deep copy of the
 task input and of the ``memorySeed`` snapshot, and its own bracket in the log. Every event of the
-trial carries ``causationId`` = its root ``agent.invocation-started`` event id.
+trial carries ``causationId`` = its root ``agent.invocation-started`` event id. Every event is a
+typed payload (:mod:`wopeval.wire.events`).
+
+A trial that does not pass gets its reason recorded (``wopeval.trial-failed``, after its
+``eval.scored``): what the agent raised (type, message, traceback), the timeout, the fixture miss,
+the trajectory diff, the output mismatch, the judge's failure (:mod:`wopeval.grading.reasons`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
 import secrets
+import traceback
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
@@ -20,60 +27,28 @@ from wopeval.engine.budget import CostMeter
 from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
+from wopeval.engine.sink import EventSink, MeteredSink
+from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
-from wopeval.grading.views import X_ERROR, TrialView, collect_trials
+from wopeval.grading.views import TrialView, collect_trials
 from wopeval.suite.models import Task
 from wopeval.wire.events import (
-    DECIDED,
-    EVAL_SCORED,
-    INVOCATION_COMPLETED,
-    INVOCATION_STARTED,
-    PROVIDER_USAGE,
-    TOOL_CALLED,
-    TOOL_RETURNED,
-    X_FIXTURE,
-    X_TASK_ID,
-    X_TRIAL_INDEX,
+    Decided,
+    ErrorObject,
     EvalScored,
+    Failure,
+    InvocationCompleted,
+    InvocationStarted,
+    Payload,
     RunEvent,
+    ToolCalled,
+    ToolReturned,
 )
 
+__all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial"]
 
-class EventSink(Protocol):
-    """Where a run's events go: :class:`wopeval.events.EventStore` satisfies it."""
-
-    async def append(
-        self,
-        run_id: str,
-        type: str,
-        payload: Any,
-        *,
-        causation_id: str | None = None,
-        node_id: str | None = None,
-    ) -> RunEvent: ...
-
-
-@dataclass(frozen=True)
-class MeteredSink:
-    """A sink that also adds every ``provider.usage`` cost it records to the run's meter."""
-
-    inner: EventSink
-    meter: CostMeter
-
-    async def append(
-        self,
-        run_id: str,
-        type: str,
-        payload: Any,
-        *,
-        causation_id: str | None = None,
-        node_id: str | None = None,
-    ) -> RunEvent:
-        if type == PROVIDER_USAGE and isinstance(payload, dict):
-            self.meter.add(float(payload.get("costEstimateUsd", 0.0)))
-        return await self.inner.append(
-            run_id, type, payload, causation_id=causation_id, node_id=node_id
-        )
+log = logging.getLogger("wopeval.engine")
+_TRACEBACK_LIMIT = 8000
 
 
 @dataclass
@@ -112,12 +87,14 @@ class _Trial:
     events: list[RunEvent] = field(default_factory=list)
     root_event_id: str | None = None
 
-    async def emit(self, type: str, payload: dict[str, Any]) -> RunEvent:
-        event = await self.env.sink.append(
-            self.env.run_id, type, payload, causation_id=self.root_event_id
-        )
+    async def emit(self, payload: Payload) -> RunEvent:
+        event = await self.env.sink.emit(self.env.run_id, payload, causation_id=self.root_event_id)
         self.events.append(event)
         return event
+
+    @property
+    def ids(self) -> str:
+        return f"run {self.env.run_id} task {self.task.taskId} trial {self.trial_index}"
 
 
 class TrialContext:
@@ -146,38 +123,45 @@ class TrialContext:
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
         call_id = _new_id("call")
         base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await self._trial.emit(TOOL_CALLED, {**base, "inputs": _jsonable(args)})
+        await self._trial.emit(ToolCalled(**base, inputs=_jsonable(args)))
         served = await self._trial.gateway.call(tool, args)
-        returned: dict[str, Any] = {**base, X_FIXTURE: served.fixture}
-        if served.result.ok:
-            returned.update(status="ok", outcome=_jsonable(served.result.value))
-        else:
-            error = {"code": served.result.error_code, "message": served.result.error_message}
-            returned.update(status="error", error=error)
-        if served.duration_ms is not None:
-            returned["durationMs"] = served.duration_ms
-        await self._trial.emit(TOOL_RETURNED, returned)
-        return served.result
+        result = served.result
+        error = None
+        if not result.ok:
+            error = ErrorObject(
+                code=result.error_code or "error", message=result.error_message or ""
+            )
+        returned = ToolReturned(
+            **base,
+            status="ok" if result.ok else "error",
+            outcome=_jsonable(result.value) if result.ok else None,
+            error=error,
+            durationMs=served.duration_ms,
+            fixture=served.fixture,
+            fixture_index=served.index,
+        )
+        await self._trial.emit(returned)
+        return result
 
     async def report_usage(self, usage: Usage) -> None:
         if usage.cost_usd is not None:
             self._trial.env.meter.add(usage.cost_usd)
-        await self._trial.emit(PROVIDER_USAGE, usage_payload(usage))
+        await self._trial.emit(usage_payload(usage))
 
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         agent = self._trial.env.registry.resolve(agent_id)
-        invocation_id = _new_id("inv")
-        ids = {"invocationId": invocation_id, "agentId": agent_id}
-        await self._trial.emit(INVOCATION_STARTED, {**ids, "source": "run-api"})
-        outcome = "failed"
+        ids = {"invocationId": _new_id("inv"), "agentId": agent_id}
+        await self._trial.emit(InvocationStarted(**ids, source="run-api"))
+        completed = False
         try:
             output = await agent(copy.deepcopy(task_input), TrialContext(self._trial, agent_id))
-            await self._trial.emit(DECIDED, {"agentId": agent_id, "decision": _jsonable(output)})
-            outcome = "completed"
+            await self._trial.emit(Decided(agentId=agent_id, decision=_jsonable(output)))
+            completed = True
             return output
         finally:
             with anyio.CancelScope(shield=True):
-                await self._trial.emit(INVOCATION_COMPLETED, {**ids, "outcome": outcome})
+                outcome = "completed" if completed else "failed"
+                await self._trial.emit(InvocationCompleted(**ids, outcome=outcome))
 
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
@@ -191,55 +175,80 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
         gateway=ToolGateway(fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures),
         memory=TrialMemory(seed),
     )
-    invocation_id = _new_id("inv")
-    ids = {"invocationId": invocation_id, "agentId": env.agent_id}
+    ids = {"invocationId": _new_id("inv"), "agentId": env.agent_id}
     root = await trial.emit(
-        INVOCATION_STARTED,
-        {
+        InvocationStarted(
             **ids,
-            "source": "run-api",
-            "memoryBound": bool(seed),
-            X_TASK_ID: task.taskId,
-            X_TRIAL_INDEX: trial_index,
-        },
+            source="run-api",
+            memoryBound=bool(seed),
+            task_id=task.taskId,
+            trial_index=trial_index,
+        )
     )
     trial.root_event_id = root.eventId
-    error_label = await _invoke(env, trial, ids)
-    completed: dict[str, Any] = {**ids, "outcome": "completed" if error_label is None else "failed"}
-    if error_label is not None:
-        completed[X_ERROR] = error_label
-    await trial.emit(INVOCATION_COMPLETED, completed)
+    label, failure = await _invoke(env, trial, ids)
+    await trial.emit(
+        InvocationCompleted(
+            **ids,
+            outcome="completed" if label is None else "failed",
+            error_label=label,
+            failure=failure,
+        )
+    )
     view = collect_trials(trial.events)[(task.taskId, trial_index)]
-    grade = await _grade(env, task, view)
+    grade, grader_error = await _grade(env, task, view, trial.ids)
     await _record_score(env, trial, view, grade)
+    await _record_reason(env, trial, view, grade, grader_error)
     return grade
 
 
-async def _invoke(env: TrialEnv, trial: _Trial, ids: dict[str, str]) -> str | None:
-    """Run the agent under the per-trial timeout; returns an error label or None."""
+async def _invoke(
+    env: TrialEnv, trial: _Trial, ids: dict[str, str]
+) -> tuple[str | None, Failure | None]:
+    """Run the agent under the per-trial timeout; returns an error label and what happened."""
     try:
         with anyio.fail_after(env.timeout_s):
             output = await env.agent(
                 copy.deepcopy(trial.task.input), TrialContext(trial, env.agent_id)
             )
     except TimeoutError:
-        return "timeout"
+        log.info("%s: timed out after %ss", trial.ids, env.timeout_s)
+        return "timeout", Failure(message=f"no answer within the trial timeout of {env.timeout_s}s")
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
-            cancelled = {**ids, "outcome": "failed", X_ERROR: "cancelled"}
-            await trial.emit(INVOCATION_COMPLETED, cancelled)
+            cancelled = InvocationCompleted(
+                **ids,
+                outcome="failed",
+                error_label="cancelled",
+                failure=Failure(message="the run was cancelled while this trial was running"),
+            )
+            await trial.emit(cancelled)
         raise
-    except Exception:
-        return "agent-error"
+    except Exception as exc:
+        log.warning("%s: the agent raised %s: %s", trial.ids, type(exc).__name__, exc)
+        return "agent-error", _failure_of(exc)
     try:
         decision = _jsonable(output)
-    except (TypeError, ValueError):
-        return "output-not-json"
-    await trial.emit(DECIDED, {"agentId": env.agent_id, "decision": decision})
-    return None
+    except (TypeError, ValueError) as exc:
+        message = f"the agent returned a {type(output).__name__}, not JSON: {exc}"
+        log.info("%s: %s", trial.ids, message)
+        return "output-not-json", Failure(exceptionType=type(exc).__name__, message=message)
+    await trial.emit(Decided(agentId=env.agent_id, decision=decision))
+    return None, None
 
 
-async def _grade(env: TrialEnv, task: Task, view: TrialView) -> TrialGrade:
+def _failure_of(exc: BaseException) -> Failure:
+    text = "".join(traceback.format_exception(exc))
+    return Failure(
+        exceptionType=type(exc).__qualname__,
+        message=str(exc)[:2000],
+        traceback=text[-_TRACEBACK_LIMIT:],
+    )
+
+
+async def _grade(
+    env: TrialEnv, task: Task, view: TrialView, ids: str
+) -> tuple[TrialGrade, str | None]:
     """Judge (rubric) then grade. A judge or grader that raises fails only this trial."""
     judge_score: float | None = None
     try:
@@ -248,7 +257,7 @@ async def _grade(env: TrialEnv, task: Task, view: TrialView) -> TrialGrade:
                 raise RuntimeError("rubric task without a judge")
             sink = MeteredSink(env.sink, env.meter)  # judge spend counts against the ceilings
             judge_score = await env.judge.score(task, view.output, sink, env.run_id)
-        return grade_trial(
+        grade = grade_trial(
             task,
             view,
             target_agent_id=env.agent_id,
@@ -256,8 +265,11 @@ async def _grade(env: TrialEnv, task: Task, view: TrialView) -> TrialGrade:
             judge_score=judge_score,
             rubric_evaluator=_evaluator(env, task),
         )
-    except Exception:
-        return TrialGrade(0.0, False, True, "grader-error", _evaluator(env, task), None)
+        return grade, None
+    except Exception as exc:
+        log.warning("%s: grading failed: %s: %s", ids, type(exc).__name__, exc, exc_info=exc)
+        failed = TrialGrade(0.0, False, True, "grader-error", _evaluator(env, task), None)
+        return failed, f"{type(exc).__name__}: {exc}"[:500]
 
 
 def _evaluator(env: TrialEnv, task: Task) -> EvaluatorType:
@@ -277,7 +289,26 @@ async def _record_score(env: TrialEnv, trial: _Trial, view: TrialView, grade: Tr
         scoreLabel=grade.label,
         evaluatorType=grade.evaluator_type,
     )
-    await trial.emit(EVAL_SCORED, scored.to_wire())
+    await trial.emit(scored)
+
+
+async def _record_reason(
+    env: TrialEnv, trial: _Trial, view: TrialView, grade: TrialGrade, grader_error: str | None
+) -> None:
+    """``wopeval.trial-failed`` for a trial that did not pass (tenant content, not ``eval.*``)."""
+    verdict = Verdict(
+        passed=grade.passed,
+        score=grade.score,
+        label=grade.label,
+        trajectory_matched=grade.trajectory.matched if grade.trajectory is not None else None,
+        pass_score=env.pass_score,
+    )
+    reason = explain(
+        trial.task, view, verdict, target_agent_id=env.agent_id, grader_error=grader_error
+    )
+    if reason is not None:
+        log.info("%s: failed: %s", trial.ids, reason.message)
+        await trial.emit(reason)
 
 
 async def record_skipped(env: TrialEnv, task: Task, trial_index: int) -> None:
@@ -290,4 +321,9 @@ async def record_skipped(env: TrialEnv, task: Task, trial_index: int) -> None:
         scoreLabel="skipped-budget",
         evaluatorType="deterministic",
     )
-    await env.sink.append(env.run_id, EVAL_SCORED, scored.to_wire())
+    await env.sink.emit(env.run_id, scored)
+    view = TrialView(task_id=task.taskId, trial_index=trial_index, scored=scored)
+    verdict = Verdict(False, 0.0, "skipped-budget", None, env.pass_score)
+    reason = explain(task, view, verdict, target_agent_id=env.agent_id)
+    if reason is not None:
+        await env.sink.emit(env.run_id, reason)

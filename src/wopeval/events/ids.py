@@ -17,9 +17,9 @@ import threading
 import time
 from datetime import UTC, datetime
 
-TENANT_PATTERN = r"^[A-Za-z0-9._~-]{1,128}$"
-RUN_ID_PATTERN = r"^[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$"
-EVENT_ID_PATTERN = r"^[A-Za-z0-9._~-]{16,128}$"
+from wopeval.wire.vocab import EVENT_ID_PATTERN, RUN_ID_PATTERN, TENANT_PATTERN
+
+__all__ = ["EVENT_ID_PATTERN", "RUN_ID_PATTERN", "TENANT_PATTERN", "new_event_id", "new_run_id"]
 
 _TENANT_RE = re.compile(TENANT_PATTERN)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

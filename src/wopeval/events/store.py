@@ -50,11 +50,13 @@ from wopeval.events.schema import (
     runs,
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
-from wopeval.wire.events import SCHEMA_VERSION, RunEvent
+from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
+from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
+
+__all__ = ["INTERRUPTED_ERROR_CODE", "EventStore", "RunRecord", "StoreError", "UnknownRunError"]
 
 RUN_STATUSES: Final = ("pending", "running", "completed", "failed", "cancelling", "cancelled")
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
-INTERRUPTED_ERROR_CODE: Final = "wopeval.interrupted"
 POLL_FALLBACK_SECONDS: Final = 0.5
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
@@ -335,6 +337,20 @@ class EventStore:
         assert item.event is not None
         return item.event
 
+    async def emit(
+        self,
+        run_id: str,
+        payload: Payload,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> RunEvent:
+        """Append a typed payload (its type is its model's); see :meth:`append`."""
+        wire = payload.to_wire()
+        return await self.append(
+            run_id, payload.event_type, wire, causation_id=causation_id, node_id=node_id
+        )
+
     async def events(
         self, run_id: str, after_sequence: int = -1, limit: int | None = None
     ) -> list[RunEvent]:
@@ -533,7 +549,9 @@ def _chunks(run_ids: list[str] | None, size: int = 500) -> list[list[str] | None
 
 
 def _dump_payload(payload: Any) -> str:
-    if isinstance(payload, BaseModel):
+    if isinstance(payload, Payload):
+        payload = payload.to_wire()
+    elif isinstance(payload, BaseModel):
         payload = payload.model_dump(mode="json", exclude_none=True, by_alias=True)
     return dumps_json(payload)
 

@@ -311,21 +311,38 @@ def _greedy_flow(graph: _ClassGraph) -> tuple[list[dict[int, int]], list[int], i
 
 def _matching_size(graph: _ClassGraph) -> int:
     """Maximum flow source → expected classes → observed classes → sink, from a greedy start."""
+    return class_matching(graph)[0]
+
+
+def class_matching(graph: _ClassGraph) -> tuple[int, list[int], list[int]]:
+    """The maximum matching's size, and how many calls of each expected / observed class it
+    uses (the per-class flows). A greedy first fit, finished by Dinic when it is not maximal."""
     flows, into, greedy = _greedy_flow(graph)
+    used_left = [sum(taken.values()) for taken in flows]
     if greedy in (sum(graph.left_counts), sum(c.count for c in graph.right)):
-        return greedy  # a side is saturated: nothing larger exists
+        return greedy, used_left, into  # a side is saturated: nothing larger exists
     left, right = len(graph.left), len(graph.right)
     source, sink = left + right, left + right + 1
     network = _FlowNetwork(left + right + 2)
     unbounded = sum(graph.left_counts)
+    left_edges: list[int] = []
     for slot, count in enumerate(graph.left_counts):
         taken = flows[slot]
-        network.add_edge(source, slot, count, sum(taken.values()))
+        left_edges.append(len(network.head))
+        network.add_edge(source, slot, count, used_left[slot])
         for neighbour in graph.edges[slot]:
             network.add_edge(slot, left + neighbour, unbounded, taken.get(neighbour, 0))
+    right_edges: list[int] = []
     for slot, observed_class in enumerate(graph.right):
+        right_edges.append(len(network.head))
         network.add_edge(left + slot, sink, observed_class.count, into[slot])
-    return greedy + network.max_flow(source, sink)
+    total = greedy + network.max_flow(source, sink)
+    # The flow on an edge is the residual capacity of its reverse edge (index ^ 1).
+    return (
+        total,
+        [network.cap[edge ^ 1] for edge in left_edges],
+        [network.cap[edge ^ 1] for edge in right_edges],
+    )
 
 
 def max_matching_size(expected: Sequence[ExpectedCall], observed: Sequence[ObservedCall]) -> int:

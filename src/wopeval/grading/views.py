@@ -12,26 +12,33 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from wopeval.grading.trajectory import ObservedCall
 from wopeval.wire.events import (
-    DECIDED,
+    Decided,
+    EvalScored,
+    Failure,
+    InvocationCompleted,
+    InvocationStarted,
+    Payload,
+    ProviderUsage,
+    RunEvent,
+    ToolCalled,
+    ToolReturned,
+    TrialFailed,
+)
+from wopeval.wire.vocab import (
     EVAL_SCORED,
     INVOCATION_COMPLETED,
     INVOCATION_STARTED,
-    PROVIDER_USAGE,
-    TOOL_CALLED,
-    TOOL_RETURNED,
-    X_FIXTURE,
+    TRIAL_FAILED,
+    VENDOR_PREFIXES,
+    X_ERROR,
     X_TASK_ID,
-    X_TRIAL_INDEX,
-    EvalScored,
-    RunEvent,
 )
 
-X_ERROR = "x-wopeval-error"
-VENDOR_PREFIXES = ("openwop-", "x-", "vendor.")
+__all__ = ["VENDOR_PREFIXES", "X_ERROR", "TrialView", "collect_trials"]
 
 
 @dataclass
@@ -50,17 +57,25 @@ class TrialView:
     cost_usd: float = 0.0
     fixture_misses: int = 0
     failed_closed: bool = False
+    missed_tools: list[str] = field(default_factory=list)
+    fixture_indexes: list[int] = field(default_factory=list)
     output: Any = None
     has_output: bool = False
     outcome: str | None = None
     error_label: str | None = None
+    failure: Failure | None = None
     started_at: str | None = None
     completed_at: str | None = None
     scored: EvalScored | None = None
+    reason: TrialFailed | None = None
 
     @property
     def ran(self) -> bool:
         return self.root_event_id is not None
+
+    @property
+    def fixtures_served(self) -> int:
+        return len(self.fixture_indexes)
 
     @property
     def latency_ms(self) -> int | None:
@@ -80,41 +95,56 @@ def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialVie
     wopeval's own logs attribute by ``causationId`` (trials interleave). A log from another
     host without wopeval's markers is read by position (RFC 0081 order): a top-level bracket
     owns every event until it closes, and belongs to the next unattributed ``eval.scored``.
+    Payloads are read through their typed models (:attr:`RunEvent.typed`).
     """
     views: dict[tuple[str, int], TrialView] = {}
     by_root: dict[str, TrialView] = {}
     positional = _Positional()
     for event in events:
-        payload = event.payload if isinstance(event.payload, dict) else {}
-        if event.type == INVOCATION_STARTED and X_TASK_ID in payload:
-            key = (str(payload[X_TASK_ID]), int(payload.get(X_TRIAL_INDEX, 0)))
+        if event.type == INVOCATION_STARTED and _has_key(event, X_TASK_ID):
+            started = _as(event, InvocationStarted)
+            key = (started.task_id or "", started.trial_index or 0)
             view = views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1]))
-            _open(view, event, payload)
+            _open(view, event, started)
             by_root[event.eventId] = view
         elif event.type == EVAL_SCORED:
-            scored = EvalScored.model_validate(_without_vendor_keys(payload))
+            scored = _as(event, EvalScored)
             key = (scored.taskId, scored.trialIndex or 0)
             if key not in views and positional.pending:
                 view = positional.pending.pop(0)
                 view.task_id, view.trial_index = key
                 views[key] = view
             views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1])).scored = scored
+        elif event.type == TRIAL_FAILED:
+            reason = _as(event, TrialFailed)
+            key = (reason.taskId, reason.trialIndex)
+            views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1])).reason = reason
         elif event.causationId is not None and event.causationId in by_root:
-            _apply(by_root[event.causationId], event, payload)
+            _apply(by_root[event.causationId], event)
         else:
-            positional.feed(event, payload)
+            positional.feed(event)
     return views
 
 
-def _without_vendor_keys(payload: dict[str, Any]) -> dict[str, Any]:
-    """Drop the vendor pass-through keys v2 eval payloads admit (``x-``, ``vendor.``, …)."""
-    return {k: v for k, v in payload.items() if not k.startswith(VENDOR_PREFIXES)}
+_P = TypeVar("_P", bound=Payload)
 
 
-def _open(view: TrialView, event: RunEvent, payload: dict[str, Any]) -> None:
+def _as(event: RunEvent, model: type[_P]) -> _P:
+    """The event's typed payload (``event.type`` selects ``model``)."""
+    payload = event.typed
+    if not isinstance(payload, model):  # pragma: no cover - PAYLOAD_MODELS maps type → model
+        raise TypeError(f"event {event.sequence}: {event.type} is not a {model.__name__}")
+    return payload
+
+
+def _has_key(event: RunEvent, key: str) -> bool:
+    return isinstance(event.payload, dict) and key in event.payload
+
+
+def _open(view: TrialView, event: RunEvent, started: InvocationStarted) -> None:
     view.root_event_id = event.eventId
-    view.root_agent_id = str(payload["agentId"])
-    view.root_invocation_id = str(payload["invocationId"])
+    view.root_agent_id = started.agentId
+    view.root_invocation_id = started.invocationId
     view.started_at = event.timestamp
 
 
@@ -125,47 +155,45 @@ class _Positional:
     current: TrialView | None = None
     pending: list[TrialView] = field(default_factory=list)
 
-    def feed(self, event: RunEvent, payload: dict[str, Any]) -> None:
+    def feed(self, event: RunEvent) -> None:
         if self.current is None:
             if event.type == INVOCATION_STARTED:
+                started = _as(event, InvocationStarted)
                 self.current = TrialView(task_id="", trial_index=-1)
-                _open(self.current, event, payload)
+                _open(self.current, event, started)
             return
-        _apply(self.current, event, payload)
-        closes = payload.get("invocationId") == self.current.root_invocation_id
-        if event.type == INVOCATION_COMPLETED and closes:
-            self.pending.append(self.current)
-            self.current = None
+        _apply(self.current, event)
+        if event.type == INVOCATION_COMPLETED:
+            completed = _as(event, InvocationCompleted)
+            if completed.invocationId == self.current.root_invocation_id:
+                self.pending.append(self.current)
+                self.current = None
 
 
-def _apply(view: TrialView, event: RunEvent, payload: dict[str, Any]) -> None:
-    if event.type == TOOL_CALLED:
-        view.calls.append(
-            ObservedCall(
-                tool=str(payload["toolName"]),
-                inputs=payload.get("inputs"),
-                agent_id=str(payload["agentId"]),
-            )
-        )
-    elif event.type == TOOL_RETURNED:
-        fixture = payload.get(X_FIXTURE)
-        if fixture in ("miss-failed", "miss-live"):
+def _apply(view: TrialView, event: RunEvent) -> None:
+    payload = event.typed
+    if isinstance(payload, ToolCalled):
+        view.calls.append(ObservedCall(payload.toolName, payload.inputs, payload.agentId))
+    elif isinstance(payload, ToolReturned):
+        if payload.fixture in ("miss-failed", "miss-live"):
             view.fixture_misses += 1
-        if fixture == "miss-failed":
+            view.missed_tools.append(payload.toolName)
+        if payload.fixture == "miss-failed":
             view.failed_closed = True
-    elif event.type == PROVIDER_USAGE:
+        if payload.fixture_index is not None:
+            view.fixture_indexes.append(payload.fixture_index)
+    elif isinstance(payload, ProviderUsage):
         view.model_call_count += 1
-        view.input_tokens += int(payload.get("inputTokens", 0))
-        view.output_tokens += int(payload.get("outputTokens", 0))
-        view.cost_usd += float(payload.get("costEstimateUsd", 0.0))
-    elif event.type == DECIDED and payload.get("agentId") == view.root_agent_id:
-        view.output = payload.get("decision")
+        view.input_tokens += payload.inputTokens
+        view.output_tokens += payload.outputTokens
+        view.cost_usd += payload.costEstimateUsd or 0.0
+    elif isinstance(payload, Decided) and payload.agentId == view.root_agent_id:
+        view.output = payload.decision
         view.has_output = True
     elif (
-        event.type == INVOCATION_COMPLETED
-        and payload.get("invocationId") == view.root_invocation_id
+        isinstance(payload, InvocationCompleted) and payload.invocationId == view.root_invocation_id
     ):
-        view.outcome = str(payload.get("outcome"))
+        view.outcome = payload.outcome
         view.completed_at = event.timestamp
-        error = payload.get(X_ERROR)
-        view.error_label = str(error) if error is not None else None
+        view.error_label = payload.error_label
+        view.failure = payload.failure

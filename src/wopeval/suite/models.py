@@ -10,32 +10,44 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-EvalMode = Literal["golden", "rubric", "adversarial", "regression", "live-shadow"]
-ModelClass = Literal["reasoning", "writing", "coding", "research", "classification", "general"]
+from wopeval.wire.vocab import (
+    AGENT_ID_PATTERN,
+    SEMVER_PATTERN,
+    SUITE_ID_PATTERN,
+    TASK_ID_PATTERN,
+    AgentId,
+    Closed,
+    EvalMode,
+    ModelClass,
+    SemVer,
+    SuiteId,
+    TaskId,
+    TrajectoryMode,
+    UnitFloat,
+)
+
 ArgsMatch = Literal["ignore", "exact", "subset"]
-TrajectoryMode = Literal["exact", "in-order", "any-order", "subset"]
 PassRule = Literal["all", "any", "mean"]
 OnMiss = Literal["fail", "live"]
 OutputStrategy = Literal["exact", "contains", "json-match"]
 
-SUITE_ID_PATTERN = r"^[a-z0-9.-]+\.evals\.[a-z0-9-]+$"
-SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
-AGENT_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
-TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
-
-SuiteId = Annotated[str, Field(pattern=SUITE_ID_PATTERN)]
-SemVer = Annotated[str, Field(pattern=SEMVER_PATTERN)]
-AgentId = Annotated[str, Field(pattern=AGENT_ID_PATTERN)]
-TaskId = Annotated[str, Field(pattern=TASK_ID_PATTERN)]
-UnitFloat = Annotated[float, Field(ge=0, le=1)]
-
-
-class Closed(BaseModel):
-    """Base for every wire object: unknown keys are errors, field names are wire names."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+__all__ = [
+    "AGENT_ID_PATTERN",
+    "SEMVER_PATTERN",
+    "SUITE_ID_PATTERN",
+    "TASK_ID_PATTERN",
+    "AgentId",
+    "Closed",
+    "EvalMode",
+    "ModelClass",
+    "SemVer",
+    "SuiteId",
+    "TaskId",
+    "TrajectoryMode",
+    "UnitFloat",
+]
 
 
 class Thresholds(Closed):

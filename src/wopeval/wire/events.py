@@ -1,63 +1,339 @@
-"""The v2 run-event envelope and the payloads wopeval emits.
+"""The v2 run-event envelope and one closed payload model per event type wopeval writes or reads.
 
-Envelope: closed ``RunEventDoc`` (``eventId``, ``runId``, ``type``, ``payload``, ``timestamp``,
-``sequence``, ``schemaVersion``, optional ``nodeId``/``engineVersion``/``causationId``).
+Envelope: closed :class:`RunEvent` (``eventId``, ``runId``, ``type``, ``payload``, ``timestamp``,
+``sequence``, ``schemaVersion``, optional ``nodeId``/``engineVersion``/``causationId``). The store
+keeps the payload as the JSON it was given; :meth:`RunEvent.typed` validates it against the model
+of its type (:data:`PAYLOAD_MODELS`), and :data:`TypedRunEvent` is the discriminated union of all
+typed envelopes (unknown and vendor types fall to :class:`OtherEvent`, payload untouched).
+
+Each payload model mirrors its upstream ``run-event-payloads`` def field for field (closed, with
+the vendor hatch ``^(openwop-|x-|vendor\\.)`` where the def has one), plus the RFC 0244 optional
+fields, plus wopeval's own ``x-wopeval-*`` keys as named fields.
 
 Trial attribution: trials run concurrently, so their events interleave in the log. Every event
 inside a trial carries ``causationId`` = the ``eventId`` of that trial's root
-``agent.invocation-started``; the root carries the vendor keys ``x-wopeval-taskId`` and
-``x-wopeval-trialIndex``. This uses only fields the closed v2 schemas admit.
+``agent.invocation-started``; the root carries ``x-wopeval-taskId`` and ``x-wopeval-trialIndex``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import re
+from functools import cached_property
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
 
-from wopeval.suite.models import EvalMode, UnitFloat
+from wopeval.wire.vocab import (
+    AGENT_ID_PATTERN,
+    DECIDED,
+    EVAL_COMPLETED,
+    EVAL_SCORED,
+    EVAL_STARTED,
+    EVENT_ID_PATTERN,
+    FIXTURE_MISS_ERROR_CODE,
+    INVOCATION_COMPLETED,
+    INVOCATION_STARTED,
+    PROVIDER_USAGE,
+    RUN_CANCELLED,
+    RUN_COMPLETED,
+    RUN_FAILED,
+    RUN_STARTED,
+    SCORE_LABEL_PATTERN,
+    TERMINAL_TYPES,
+    TOOL_CALLED,
+    TOOL_RETURNED,
+    TRIAL_FAILED,
+    VENDOR_KEY_PATTERN,
+    X_ERROR,
+    X_FAILURE,
+    X_FIXTURE,
+    X_JUDGE,
+    X_TASK_ID,
+    X_TRIAL_INDEX,
+    EvalMode,
+    EvaluatorType,
+    FixtureOutcome,
+    NonNegFloat,
+    NonNegInt,
+    UnitFloat,
+)
 
 SCHEMA_VERSION = 1
 EVENT_LOG_SCHEMA_VERSION = 3
-SCORE_LABEL_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-
-# Vendor keys (payload pattern ``^(openwop-|x-|vendor\.)``) carried on wopeval's own events.
-X_TASK_ID = "x-wopeval-taskId"
-X_TRIAL_INDEX = "x-wopeval-trialIndex"
-X_FIXTURE = "x-wopeval-fixture"
-X_JUDGE = "x-wopeval-judge"
-
-# How a tool call was served, on ``agent.tool-returned`` (``X_FIXTURE``).
-FixtureOutcome = Literal["served", "miss-failed", "miss-live", "live"]
-FIXTURE_MISS_ERROR_CODE = "wopeval.fixture_miss"
-
-EVAL_STARTED = "eval.started"
-EVAL_SCORED = "eval.scored"
-EVAL_COMPLETED = "eval.completed"
-RUN_STARTED = "run.started"
-RUN_COMPLETED = "run.completed"
-RUN_FAILED = "run.failed"
-RUN_CANCELLED = "run.cancelled"
-INVOCATION_STARTED = "agent.invocation-started"
-INVOCATION_COMPLETED = "agent.invocation-completed"
-TOOL_CALLED = "agent.tool-called"
-TOOL_RETURNED = "agent.tool-returned"
-DECIDED = "agent.decided"
-PROVIDER_USAGE = "provider.usage"
-TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
+_VENDOR_KEY = re.compile(VENDOR_KEY_PATTERN)
 
 
-class RunEvent(BaseModel):
-    """One stored, append-only event (the v2 ``RunEventDoc``)."""
+class Payload(BaseModel):
+    """A closed payload with the v2 vendor hatch: extra keys must match the vendor pattern."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+    event_type: ClassVar[str]
+
+    @model_validator(mode="after")
+    def _vendor_keys_only(self) -> Payload:
+        for key in self.model_extra or {}:
+            if not _VENDOR_KEY.match(key):
+                raise ValueError(f"{key!r} is not a member of {self.event_type} (closed payload)")
+        return self
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+class ClosedPayload(Payload):
+    """A payload def with no vendor hatch (``providerUsage``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ErrorObject(BaseModel):
+    """``_errorObject``: ``{code, message, details?, retryable?}`` (+ vendor keys)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    code: Annotated[str, Field(min_length=1)]
+    message: str
+    details: dict[str, Any] | None = None
+    retryable: bool | None = None
+
+
+class Owner(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: str
+    workspace: str | None = None
+    subject: str
+
+
+# --- run.* -------------------------------------------------------------------------------------
+class RunStarted(Payload):
+    event_type: ClassVar[str] = RUN_STARTED
+    workflowId: Annotated[str, Field(min_length=1)]
+    inputs: dict[str, Any] | None = None
+    transport: Literal["rest", "mcp", "a2a", "ui"] | None = None
+    engineVersion: int | None = None
+    owner: Owner | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class RunCompleted(Payload):
+    event_type: ClassVar[str] = RUN_COMPLETED
+    outputs: dict[str, Any]
+    durationMs: NonNegInt | None = None
+
+
+class RunFailed(Payload):
+    event_type: ClassVar[str] = RUN_FAILED
+    error: ErrorObject
+    failedNodeId: str | None = None
+    durationMs: NonNegInt | None = None
+
+
+class RunCancelled(Payload):
+    event_type: ClassVar[str] = RUN_CANCELLED
+    reason: str | None = None
+
+
+# --- eval.* (content-free: ids, enums, counts, scalars only; RFC 0244 §H) -----------------------
+class EvalStarted(Payload):
+    event_type: ClassVar[str] = EVAL_STARTED
+    suiteId: Annotated[str, Field(min_length=1)]
+    suiteVersion: Annotated[str, Field(min_length=1)]
+    taskCount: NonNegInt
+    modes: list[EvalMode]
+    baselineRunId: str | None = None
+    trialCount: Annotated[int, Field(ge=1)] | None = None
+
+
+class EvalScored(Payload):
+    event_type: ClassVar[str] = EVAL_SCORED
+    taskId: Annotated[str, Field(min_length=1)]
+    score: UnitFloat
+    passed: bool
+    costUsd: NonNegFloat | None = None
+    latencyMs: NonNegInt | None = None
+    schemaValid: bool | None = None
+    safetyFindingCount: NonNegInt | None = None
+    trialIndex: NonNegInt | None = None
+    scoreLabel: Annotated[str, Field(pattern=SCORE_LABEL_PATTERN)] | None = None
+    evaluatorType: EvaluatorType | None = None
+
+
+class EvalCompleted(Payload):
+    event_type: ClassVar[str] = EVAL_COMPLETED
+    aggregateScore: UnitFloat
+    passed: bool
+    taskCount: NonNegInt
+    passedCount: NonNegInt
+    regressionVsBaseline: Annotated[float, Field(ge=-1, le=1)] | None = None
+
+
+# --- agent.* (RFC 0077) -------------------------------------------------------------------------
+class InvocationStarted(Payload):
+    event_type: ClassVar[str] = INVOCATION_STARTED
+    invocationId: Annotated[str, Field(min_length=1)]
+    agentId: Annotated[str, Field(pattern=AGENT_ID_PATTERN)]
+    source: Literal["workflow-node", "run-api", "chat-mention"]
+    modelClass: str | None = None
+    resolvedModel: str | None = None
+    resolvedProvider: str | None = None
+    resolvedAgentVersion: str | None = None
+    resolvedChannel: str | None = None
+    toolSurfaceCount: NonNegInt | None = None
+    memoryBound: bool | None = None
+    task_id: str | None = Field(None, alias=X_TASK_ID)
+    trial_index: NonNegInt | None = Field(None, alias=X_TRIAL_INDEX)
+
+
+class Failure(BaseModel):
+    """What went wrong inside an invocation (tenant content: the message and traceback)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    eventId: Annotated[str, Field(pattern=r"^[A-Za-z0-9._~-]{16,128}$")]
+    exceptionType: str | None = None
+    message: str
+    traceback: str | None = None
+
+
+class InvocationCompleted(Payload):
+    event_type: ClassVar[str] = INVOCATION_COMPLETED
+    invocationId: Annotated[str, Field(min_length=1)]
+    agentId: Annotated[str, Field(pattern=AGENT_ID_PATTERN)]
+    outcome: Literal["completed", "handed-off", "escalated", "refused", "failed"]
+    schemaValidated: bool | None = None
+    confidence: UnitFloat | None = None
+    enqueuedRunId: str | None = None
+    error_label: str | None = Field(None, alias=X_ERROR)
+    failure: Failure | None = Field(None, alias=X_FAILURE)
+
+
+class ToolCalled(Payload):
+    event_type: ClassVar[str] = TOOL_CALLED
+    agentId: str
+    toolName: Annotated[str, Field(min_length=1)]
+    callId: Annotated[str, Field(min_length=1)]
+    inputs: Any = None
+    argsHash: str | None = None
+    principal: str | None = None
+    transport: Literal["mcp", "http", "native"] | None = None
+    causationHostId: str | None = None
+
+
+class ToolReturned(Payload):
+    event_type: ClassVar[str] = TOOL_RETURNED
+    agentId: str
+    toolName: Annotated[str, Field(min_length=1)]
+    callId: Annotated[str, Field(min_length=1)]
+    outcome: Any = None
+    error: ErrorObject | None = None
+    status: Literal["ok", "error", "forbidden", "rate_limited"] | None = None
+    durationMs: NonNegInt | None = None
+    causationHostId: str | None = None
+    fixture: FixtureOutcome | None = Field(None, alias=X_FIXTURE)
+    # Which fixture entry served the call (its index in ``fixtures.toolResponses``).
+    fixture_index: NonNegInt | None = Field(None, alias="x-wopeval-fixtureIndex")
+
+    def to_wire(self) -> dict[str, Any]:
+        """``outcome`` is any JSON, ``null`` included: kept whenever the call succeeded."""
+        doc = super().to_wire()
+        if self.status == "ok" and "outcome" not in doc:
+            doc["outcome"] = None
+        return doc
+
+
+class Decided(Payload):
+    event_type: ClassVar[str] = DECIDED
+    agentId: str
+    decision: Any
+    confidence: UnitFloat | None = None
+    causationHostId: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {**super().to_wire(), "decision": self.decision}  # ``null`` is a decision too
+
+
+class ProviderUsage(ClosedPayload):
+    event_type: ClassVar[str] = PROVIDER_USAGE
+    provider: Annotated[str, Field(min_length=1)]
+    model: Annotated[str, Field(min_length=1)]
+    inputTokens: NonNegInt
+    outputTokens: NonNegInt
+    totalTokens: NonNegInt | None = None
+    costEstimateUsd: NonNegFloat | None = None
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
+    cacheHit: bool | None = None
+    cacheReadTokens: NonNegInt | None = None
+    cacheWriteTokens: NonNegInt | None = None
+    nodeId: str | None = None
+    traceId: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")] | None = None
+
+
+# --- wopeval.* ---------------------------------------------------------------------------------
+FailureKind = Literal[
+    "agent-error",
+    "timeout",
+    "cancelled",
+    "output-not-json",
+    "fixture-miss",
+    "trajectory",
+    "output-mismatch",
+    "below-pass-score",
+    "judge-error",
+    "grader-error",
+    "skipped-budget",
+    "not-run",
+]
+
+
+class TrialFailed(ClosedPayload):
+    """Why one trial did not pass: one short ``message`` and the ``details`` behind it.
+
+    Recorded after the trial's ``eval.scored``. It carries content (exception messages, tool
+    names, expected and observed calls), so it lives only in the tenant's own log and views —
+    never in an ``eval.*`` event or the summary (RFC 0244 §H).
+    """
+
+    event_type: ClassVar[str] = TRIAL_FAILED
+    taskId: Annotated[str, Field(min_length=1)]
+    trialIndex: NonNegInt
+    kind: FailureKind
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+PAYLOAD_MODELS: dict[str, type[Payload]] = {
+    model.event_type: model
+    for model in (
+        RunStarted,
+        RunCompleted,
+        RunFailed,
+        RunCancelled,
+        EvalStarted,
+        EvalScored,
+        EvalCompleted,
+        InvocationStarted,
+        InvocationCompleted,
+        ToolCalled,
+        ToolReturned,
+        Decided,
+        ProviderUsage,
+        TrialFailed,
+    )
+}
+
+
+class RunEvent(BaseModel):
+    """One stored, append-only event (the v2 ``RunEventDoc``); ``payload`` as recorded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    eventId: Annotated[str, Field(pattern=EVENT_ID_PATTERN)]
     runId: str
     type: str
     payload: Any
     timestamp: str
-    sequence: Annotated[int, Field(ge=0)]
+    sequence: NonNegInt
     schemaVersion: Annotated[int, Field(ge=1)] = SCHEMA_VERSION
     nodeId: str | None = None
     engineVersion: int | None = None
@@ -68,39 +344,112 @@ class RunEvent(BaseModel):
         doc = self.model_dump(mode="json")
         return {k: v for k, v in doc.items() if v is not None or k == "payload"}
 
+    @cached_property
+    def typed(self) -> Payload | None:
+        """The payload as its type's model (validated once), or None for an unknown type.
 
-class _Payload(BaseModel):
+        Raises :class:`pydantic.ValidationError` when a known type's payload breaks its def.
+        """
+        model = PAYLOAD_MODELS.get(self.type)
+        return None if model is None else model.model_validate(self.payload)
+
+
+# --- the discriminated union of typed envelopes ------------------------------------------------
+class _Envelope(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True, by_alias=True)
+    eventId: Annotated[str, Field(pattern=EVENT_ID_PATTERN)]
+    runId: str
+    timestamp: str
+    sequence: NonNegInt
+    schemaVersion: Annotated[int, Field(ge=1)] = SCHEMA_VERSION
+    nodeId: str | None = None
+    engineVersion: int | None = None
+    causationId: str | None = None
 
 
-class EvalStarted(_Payload):
-    suiteId: Annotated[str, Field(min_length=1)]
-    suiteVersion: Annotated[str, Field(min_length=1)]
-    taskCount: Annotated[int, Field(ge=0)]
-    modes: list[EvalMode]
-    baselineRunId: str | None = None
-    trialCount: Annotated[int, Field(ge=1)] | None = None
+def _typed_envelope(model: type[Payload]) -> type[_Envelope]:
+    name = model.__name__ + "Event"
+    fields: dict[str, Any] = {
+        "type": (Literal[model.event_type], ...),
+        "payload": (model, ...),
+    }
+    built: type[_Envelope] = create_model(name, __base__=_Envelope, **fields)
+    return built
 
 
-class EvalScored(_Payload):
-    taskId: Annotated[str, Field(min_length=1)]
-    score: UnitFloat
-    passed: bool
-    costUsd: Annotated[float, Field(ge=0)] | None = None
-    latencyMs: Annotated[int, Field(ge=0)] | None = None
-    schemaValid: bool | None = None
-    safetyFindingCount: Annotated[int, Field(ge=0)] | None = None
-    trialIndex: Annotated[int, Field(ge=0)] | None = None
-    scoreLabel: Annotated[str, Field(pattern=SCORE_LABEL_PATTERN)] | None = None
-    evaluatorType: Literal["deterministic", "llm_judge", "human"] | None = None
+class OtherEvent(_Envelope):
+    """An event of a type wopeval does not model (another host's, a vendor's): kept as is."""
+
+    type: str
+    payload: Any
 
 
-class EvalCompleted(_Payload):
-    aggregateScore: UnitFloat
-    passed: bool
-    taskCount: Annotated[int, Field(ge=0)]
-    passedCount: Annotated[int, Field(ge=0)]
-    regressionVsBaseline: Annotated[float, Field(ge=-1, le=1)] | None = None
+TYPED_ENVELOPES: dict[str, type[_Envelope]] = {
+    event_type: _typed_envelope(model) for event_type, model in PAYLOAD_MODELS.items()
+}
+
+
+def _event_tag(value: Any) -> str:
+    event_type = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return event_type if event_type in TYPED_ENVELOPES else "other"
+
+
+_MEMBERS: tuple[Any, ...] = (
+    Annotated[OtherEvent, Tag("other")],
+    *(Annotated[envelope, Tag(tag)] for tag, envelope in TYPED_ENVELOPES.items()),
+)
+# The discriminated union of every typed envelope, ``type`` the tag (unknown types: OtherEvent).
+TypedRunEvent: Any = Annotated[Union[_MEMBERS], Discriminator(_event_tag)]  # noqa: UP007
+
+
+__all__ = [
+    "DECIDED",
+    "EVAL_COMPLETED",
+    "EVAL_SCORED",
+    "EVAL_STARTED",
+    "EVENT_LOG_SCHEMA_VERSION",
+    "FIXTURE_MISS_ERROR_CODE",
+    "INVOCATION_COMPLETED",
+    "INVOCATION_STARTED",
+    "PAYLOAD_MODELS",
+    "PROVIDER_USAGE",
+    "RUN_CANCELLED",
+    "RUN_COMPLETED",
+    "RUN_FAILED",
+    "RUN_STARTED",
+    "SCHEMA_VERSION",
+    "SCORE_LABEL_PATTERN",
+    "TERMINAL_TYPES",
+    "TOOL_CALLED",
+    "TOOL_RETURNED",
+    "TRIAL_FAILED",
+    "X_ERROR",
+    "X_FAILURE",
+    "X_FIXTURE",
+    "X_JUDGE",
+    "X_TASK_ID",
+    "X_TRIAL_INDEX",
+    "Decided",
+    "ErrorObject",
+    "EvalCompleted",
+    "EvalScored",
+    "EvalStarted",
+    "Failure",
+    "FailureKind",
+    "FixtureOutcome",
+    "InvocationCompleted",
+    "InvocationStarted",
+    "OtherEvent",
+    "Payload",
+    "ProviderUsage",
+    "RunCancelled",
+    "RunCompleted",
+    "RunEvent",
+    "RunFailed",
+    "RunStarted",
+    "ToolCalled",
+    "ToolReturned",
+    "TrialFailed",
+    "TypedRunEvent",
+]

@@ -10,22 +10,22 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from wopeval.suite.models import (
+from wopeval.wire.vocab import (
+    METHOD_PATTERN,
     SEMVER_PATTERN,
     SUITE_ID_PATTERN,
     Closed,
     ModelClass,
+    NonNegFloat,
+    NonNegInt,
     TaskId,
     TrajectoryMode,
     UnitFloat,
+    Verdict,
 )
+from wopeval.wire.vocab import WIRE_RUN_ID_PATTERN as RUN_ID_PATTERN
 
-RUN_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}/[A-Za-z0-9._~-]{16,128}$"
-METHOD_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
-
-NonNegInt = Annotated[int, Field(ge=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
-Verdict = Literal["improved", "regressed", "unchanged", "inconclusive"]
+__all__ = ["METHOD_PATTERN", "RUN_ID_PATTERN", "Verdict"]  # re-exported vocabulary (+ models)
 
 
 class TrajectoryBlock(Closed):

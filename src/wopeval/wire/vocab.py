@@ -1,0 +1,84 @@
+"""The one vocabulary of the wire: id patterns, enums, event type names and ``x-wopeval-*`` keys.
+
+The ground floor of wopeval: this module (like all of :mod:`wopeval.wire`) imports no other
+wopeval package. Suites, events, the store, grading and the host all take their patterns and
+names from here, so a pattern is written once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# --- identifiers (v2 ids.schema.json, identity.md §5) ------------------------------------------
+TENANT_PATTERN = r"^[A-Za-z0-9._~-]{1,128}$"
+# A run id as this store mints it: ``<tenant>/<opaque>``.
+RUN_ID_PATTERN = r"^[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$"
+# A run id as the wire admits it (a tenant may carry ``:``), e.g. a summary's baselineRunId.
+WIRE_RUN_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}/[A-Za-z0-9._~-]{16,128}$"
+EVENT_ID_PATTERN = r"^[A-Za-z0-9._~-]{16,128}$"
+SUITE_ID_PATTERN = r"^[a-z0-9.-]+\.evals\.[a-z0-9-]+$"
+SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+AGENT_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
+TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+SCORE_LABEL_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+METHOD_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+# Payload keys every v2 payload def (but providerUsage) passes through opaquely.
+VENDOR_KEY_PATTERN = r"^(openwop-|x-|vendor\.)"
+VENDOR_PREFIXES = ("openwop-", "x-", "vendor.")
+
+SuiteId = Annotated[str, Field(pattern=SUITE_ID_PATTERN)]
+SemVer = Annotated[str, Field(pattern=SEMVER_PATTERN)]
+AgentId = Annotated[str, Field(pattern=AGENT_ID_PATTERN)]
+TaskId = Annotated[str, Field(pattern=TASK_ID_PATTERN)]
+UnitFloat = Annotated[float, Field(ge=0, le=1)]
+NonNegInt = Annotated[int, Field(ge=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+
+# --- enums -------------------------------------------------------------------------------------
+EvalMode = Literal["golden", "rubric", "adversarial", "regression", "live-shadow"]
+ModelClass = Literal["reasoning", "writing", "coding", "research", "classification", "general"]
+TrajectoryMode = Literal["exact", "in-order", "any-order", "subset"]
+EvaluatorType = Literal["deterministic", "llm_judge", "human"]
+Verdict = Literal["improved", "regressed", "unchanged", "inconclusive"]
+RunStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
+# How a tool call was served, on ``agent.tool-returned`` (``x-wopeval-fixture``).
+FixtureOutcome = Literal["served", "miss-failed", "miss-live", "live"]
+
+# --- event types (run-event.schema.json enum; kebab case in v2) --------------------------------
+RUN_STARTED = "run.started"
+RUN_COMPLETED = "run.completed"
+RUN_FAILED = "run.failed"
+RUN_CANCELLED = "run.cancelled"
+EVAL_STARTED = "eval.started"
+EVAL_SCORED = "eval.scored"
+EVAL_COMPLETED = "eval.completed"
+INVOCATION_STARTED = "agent.invocation-started"
+INVOCATION_COMPLETED = "agent.invocation-completed"
+TOOL_CALLED = "agent.tool-called"
+TOOL_RETURNED = "agent.tool-returned"
+DECIDED = "agent.decided"
+PROVIDER_USAGE = "provider.usage"
+# wopeval's own (vendor ``<org>.<name>``) event: why a trial did not pass. Content: tenant-only.
+TRIAL_FAILED = "wopeval.trial-failed"
+TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
+
+# --- wopeval's vendor payload keys -------------------------------------------------------------
+X_TASK_ID = "x-wopeval-taskId"
+X_TRIAL_INDEX = "x-wopeval-trialIndex"
+X_FIXTURE = "x-wopeval-fixture"
+X_JUDGE = "x-wopeval-judge"
+X_ERROR = "x-wopeval-error"  # a failed invocation's short label (timeout, agent-error, …)
+X_FAILURE = "x-wopeval-failure"  # … and what happened: exception type, message, traceback
+
+# --- error codes -------------------------------------------------------------------------------
+FIXTURE_MISS_ERROR_CODE = "wopeval.fixture_miss"
+INTERRUPTED_ERROR_CODE = "wopeval.interrupted"
+INTERNAL_ERROR_CODE = "internal_error"
+
+
+class Closed(BaseModel):
+    """Base for every wire object: unknown keys are errors, field names are wire names."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
