@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from wopeval.engine.agent import AgentContext
 from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
-from wopeval.engine.run import RunHandle, RunSettings, execute_run
-from wopeval.engine.service import create_run_record
+from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
+from wopeval.service.runs import create_run_record, execute
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 
@@ -74,7 +74,7 @@ async def _timed_run(suite: AgentEvalSuite, agent_id: str, concurrency: int) -> 
             settings = RunSettings(concurrency=concurrency)
             record = await create_run_record(store, suite, agent_id, settings)
             started = time.perf_counter()
-            summary = await execute_run(
+            summary = await execute(
                 store, RunHandle(record.run_id), suite, agent_id, registry, settings
             )
             elapsed = time.perf_counter() - started

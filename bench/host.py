@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from wopeval.engine.registry import SCRIPTED_AGENT_ID
 from wopeval.engine.run import RunSettings
-from wopeval.engine.service import create_run_record
 from wopeval.events.store import EventStore
+from wopeval.service.runs import create_run_record
 from wopeval.suite import parse_suite
 
 KEY = "bench-key-0123456789"

@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "AgentContext": "wopeval.engine.agent",
     "AgentEvalSuite": "wopeval.suite.models",
-    "EvalResult": "wopeval.engine.api",
+    "EvalResult": "wopeval.service.api",
     "EvalSummary": "wopeval.wire.summary",
     "EventStore": "wopeval.events.store",
     "GradingOptions": "wopeval.grading.summary",
@@ -28,7 +28,7 @@ _EXPORTS: dict[str, str] = {
     "Usage": "wopeval.engine.agent",
     "build_summary": "wopeval.grading.summary",
     "compare_summaries": "wopeval.compare.verdict",
-    "evaluate": "wopeval.engine.api",
+    "evaluate": "wopeval.service.api",
     "grade_trajectory": "wopeval.grading.trajectory",
     "load_suite": "wopeval.suite.load",
     "parse_suite": "wopeval.suite.load",
@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     from wopeval.engine.agent import AgentContext as AgentContext
     from wopeval.engine.agent import ToolResult as ToolResult
     from wopeval.engine.agent import Usage as Usage
-    from wopeval.engine.api import EvalResult as EvalResult
-    from wopeval.engine.api import evaluate as evaluate
     from wopeval.engine.judge import Judge as Judge
     from wopeval.engine.registry import Registry as Registry
     from wopeval.engine.run import RunSettings as RunSettings
@@ -55,6 +53,8 @@ if TYPE_CHECKING:
     from wopeval.grading.summary import build_summary as build_summary
     from wopeval.grading.trajectory import ObservedCall as ObservedCall
     from wopeval.grading.trajectory import grade_trajectory as grade_trajectory
+    from wopeval.service.api import EvalResult as EvalResult
+    from wopeval.service.api import evaluate as evaluate
     from wopeval.suite.errors import SuiteError as SuiteError
     from wopeval.suite.load import load_suite as load_suite
     from wopeval.suite.load import parse_suite as parse_suite

@@ -7,9 +7,9 @@ from typing import Any
 
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
-from wopeval.engine.run import RunHandle, RunSettings, execute_run
-from wopeval.engine.service import create_run_record
+from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
+from wopeval.service.runs import create_run_record, execute
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import RunEvent
@@ -65,7 +65,7 @@ async def run_suite(
 ) -> Ran:
     settings = settings or RunSettings()
     record = await create_run_record(store, suite, agent_id, settings)
-    summary = await execute_run(
+    summary = await execute(
         store,
         RunHandle(record.run_id),
         suite,

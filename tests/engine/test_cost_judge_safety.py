@@ -12,10 +12,10 @@ from tests.engine.helpers import make_suite, run_suite, scripted_task
 from wopeval.engine.agent import AgentContext, Usage
 from wopeval.engine.judge import JudgeRequired, record_judge_usage
 from wopeval.engine.registry import Registry
-from wopeval.engine.run import RunHandle, RunSettings, execute_run
-from wopeval.engine.service import create_run_record, regrade
+from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.engine.trial import EventSink
 from wopeval.events.store import EventStore
+from wopeval.service.runs import create_run_record, execute, regrade
 from wopeval.suite.models import Task
 from wopeval.wire.events import (
     EVAL_COMPLETED,
@@ -221,7 +221,7 @@ async def test_cancellation_leaves_every_bracket_closed(store: EventStore) -> No
     async with anyio.create_task_group() as group:
 
         async def go() -> None:
-            assert await execute_run(store, handle, suite, "slow", registry, RunSettings()) is None
+            assert await execute(store, handle, suite, "slow", registry, RunSettings()) is None
 
         group.start_soon(go)
         with anyio.fail_after(30):
@@ -329,7 +329,7 @@ async def test_a_cancel_while_finishing_leaves_exactly_one_terminal_event(
         )
         assert isinstance(opened, CancellingStore)
         opened.handle = RunHandle(record.run_id)
-        summary = await execute_run(
+        summary = await execute(
             opened,
             opened.handle,
             suite,
@@ -367,9 +367,7 @@ async def test_an_infrastructure_failure_fails_the_run_with_its_own_message(
                                          RunSettings())  # fmt: skip
         agent = "core.conformance.agents.scripted"
         with pytest.raises(BaseExceptionGroup) as raised:
-            await execute_run(
-                opened, RunHandle(record.run_id), suite, agent, Registry(), RunSettings()
-            )
+            await execute(opened, RunHandle(record.run_id), suite, agent, Registry(), RunSettings())
         assert "disk on fire" in repr(raised.value.exceptions)
         types = [e.type for e in await opened.events(record.run_id)]
         stored = await opened.get_run(record.run_id)

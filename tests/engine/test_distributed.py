@@ -31,11 +31,11 @@ from wopeval.engine.agent import AgentContext, Usage
 from wopeval.engine.distributed import NotDistributable, RemoteTrialFailed
 from wopeval.engine.judge import record_judge_usage
 from wopeval.engine.registry import Registry
-from wopeval.engine.run import RunHandle, RunSettings, execute_run
-from wopeval.engine.service import create_run_record, regrade
+from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.engine.trial import EventSink
 from wopeval.events.store import EventStore
 from wopeval.grading.views import collect_trials
+from wopeval.service.runs import create_run_record, execute, regrade
 from wopeval.suite.models import Task
 from wopeval.wire.events import (
     EVAL_SCORED,
@@ -45,6 +45,7 @@ from wopeval.wire.events import (
     RUN_FAILED,
     X_TASK_ID,
 )
+from wopeval.wire.vocab import TRIAL_FAILED
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = RunSettings(executor="ray")
@@ -157,6 +158,8 @@ async def test_0244_B_remote_trials_keep_contiguous_sequences_and_root_causation
     assert len(trials) == 5
     for root_id, events in trials.items():
         root, *rest = events
+        # A failing trial's reason (wopeval.trial-failed) follows its eval.scored.
+        rest = [e for e in rest if e.type != TRIAL_FAILED]
         assert root.eventId == root_id
         assert root.causationId is None
         assert all(e.causationId == root_id for e in rest)
@@ -165,7 +168,8 @@ async def test_0244_B_remote_trials_keep_contiguous_sequences_and_root_causation
         stamps = [e.timestamp for e in events]
         assert stamps == sorted(stamps)
     attributed = sum(len(events) for events in trials.values())
-    assert attributed == len(ran.of_type(INVOCATION_STARTED)) + 5 * 7
+    failed = len(ran.of_type(TRIAL_FAILED))
+    assert attributed == len(ran.of_type(INVOCATION_STARTED)) + 5 * 7 + failed
 
 
 async def test_remote_timestamps_survive_so_latency_reads_the_same(store: EventStore) -> None:
@@ -324,7 +328,7 @@ async def test_an_agent_that_cannot_be_sent_to_workers_fails_the_run_before_any_
     suite = make_suite([scripted_task("t", {}, OK)])
     record = await create_run_record(store, suite, "locked", RAY)
     with pytest.raises(NotDistributable, match="cannot be sent to Ray workers"):
-        await execute_run(store, RunHandle(record.run_id), suite, "locked", registry, RAY)
+        await execute(store, RunHandle(record.run_id), suite, "locked", registry, RAY)
     types = [e.type for e in await store.events(record.run_id)]
     assert types[-1] == RUN_FAILED
     assert INVOCATION_STARTED not in types
@@ -347,7 +351,7 @@ async def test_an_agent_the_workers_cannot_import_fails_the_run_before_any_trial
     suite = make_suite([scripted_task("t", {}, OK)])
     record = await create_run_record(store, suite, "driver-only", RAY)
     with pytest.raises(NotDistributable, match=f"cannot load the agent.*{name}"):
-        await execute_run(store, RunHandle(record.run_id), suite, "driver-only", registry, RAY)
+        await execute(store, RunHandle(record.run_id), suite, "driver-only", registry, RAY)
     types = [e.type for e in await store.events(record.run_id)]
     assert types[-1] == RUN_FAILED
     assert INVOCATION_STARTED not in types
@@ -362,7 +366,7 @@ async def test_a_worker_that_dies_fails_the_run_and_its_trial_is_never_retried(
     suite = make_suite([scripted_task("t", {"path": str(ran_file)}, OK)])
     record = await create_run_record(store, suite, "dying", RAY)
     with pytest.raises(ExceptionGroup) as raised:
-        await execute_run(store, RunHandle(record.run_id), suite, "dying", registry, RAY)
+        await execute(store, RunHandle(record.run_id), suite, "dying", registry, RAY)
     assert raised.group_contains(RemoteTrialFailed, match="trial 0 of task 't' failed in a Ray")
     assert ran_file.read_text() == "ran\n"  # max_retries=0: a retry would repeat side effects
     types = [e.type for e in await store.events(record.run_id)]
@@ -381,7 +385,7 @@ async def test_cancelling_a_ray_run_records_nothing_of_the_trials_in_flight(
     async with anyio.create_task_group() as group:
 
         async def go() -> None:
-            assert await execute_run(store, handle, suite, "sleepy", registry, RAY) is None
+            assert await execute(store, handle, suite, "sleepy", registry, RAY) is None
 
         group.start_soon(go)
         await anyio.sleep(1.0)

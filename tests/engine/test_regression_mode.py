@@ -6,8 +6,8 @@ from typing import Any
 
 from tests.engine.helpers import make_suite, run_suite, scripted_task
 from wopeval.engine.run import RunSettings
-from wopeval.engine.service import regrade, usable_baseline
 from wopeval.events.store import EventStore
+from wopeval.service.runs import regrade, usable_baseline
 from wopeval.wire.events import EVAL_COMPLETED, EVAL_STARTED
 
 OK = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}

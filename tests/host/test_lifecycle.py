@@ -25,13 +25,14 @@ from tests.host.helpers import (
     serving,
 )
 from wopeval.cli.app import app as cli_app
-from wopeval.engine.run import RunHandle, RunSettings, execute_run
-from wopeval.engine.service import create_run_record
+from wopeval.engine import run as engine_run
+from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
-from wopeval.host import manager as manager_module
-from wopeval.host.manager import HOST_REQUEST_KEY
+from wopeval.service import runs as service_runs
+from wopeval.service.runs import create_run_record
 from wopeval.suite import load_suite
 from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.request import HostRequest
 
 
 async def test_restart_fails_runs_left_unfinished_keeping_their_events(store_url: str) -> None:
@@ -40,7 +41,7 @@ async def test_restart_fails_runs_left_unfinished_keeping_their_events(store_url
         suite = load_suite(SUITES / "plain.json")
         record = await create_run_record(
             store, suite, SLOW_AGENT, RunSettings(), tenant="acme",
-            extra_request={HOST_REQUEST_KEY: {"bodySha256": "0" * 64}},
+            host=HostRequest(bodySha256="0" * 64),
         )  # fmt: skip
         await store.set_status(record.run_id, "running")
         before = await store.append(record.run_id, "run.started", {"workflowId": suite.suiteId})
@@ -109,7 +110,7 @@ async def test_a_cancellation_leaking_past_a_run_never_stops_the_host(
     """A run whose cancellation escapes its own scope as a bare ``CancelledError`` (as one that
     lands inside the store's ``append`` does) ends that run only: the manager's task group, the
     other runs and the lifespan keep going."""
-    real_execute_run = execute_run
+    real_execute_run = engine_run.execute_run
 
     async def leaky_execute_run(store: EventStore, handle: RunHandle, suite: AgentEvalSuite,
                                 *args: Any, **kwargs: Any) -> Any:  # fmt: skip
@@ -126,7 +127,7 @@ async def test_a_cancellation_leaking_past_a_run_never_stops_the_host(
                 await store.append(handle.run_id, "run.cancelled", {})
                 await store.set_status(handle.run_id, "cancelled")
 
-    monkeypatch.setattr(manager_module, "execute_run", leaky_execute_run)
+    monkeypatch.setattr(service_runs, "execute_run", leaky_execute_run)
     reached_the_end = False
     async with running_host(store_url) as host:
         leaky = await host.run_id(eval_body(SLOW_REF, agent=SLOW_AGENT))

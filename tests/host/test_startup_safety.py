@@ -28,13 +28,14 @@ from tests.host.helpers import (
 )
 from wopeval.cli.serve_cmd import register
 from wopeval.engine.run import RunSettings
-from wopeval.engine.service import create_run_record
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.host.manager import HOST_REQUEST_KEY
+from wopeval.service.runs import create_run_record
 from wopeval.suite import load_suite
 from wopeval.wire.events import RUN_FAILED
+from wopeval.wire.request import HostRequest
 
-HOST_MARK = {HOST_REQUEST_KEY: {"bodySha256": "0" * 64}}
+HOST_MARK = HostRequest(bodySha256="0" * 64)
 
 
 def _serve(*args: str) -> tuple[int, str]:
@@ -51,7 +52,7 @@ async def _unfinished_runs(store_url: str) -> tuple[RunRecord, RunRecord]:
         made = []
         for extra in (None, HOST_MARK):
             record = await create_run_record(
-                store, suite, SLOW_AGENT, RunSettings(), tenant="acme", extra_request=extra
+                store, suite, SLOW_AGENT, RunSettings(), tenant="acme", host=extra
             )
             await store.set_status(record.run_id, "running")
             await store.append(record.run_id, "run.started", {"workflowId": suite.suiteId})

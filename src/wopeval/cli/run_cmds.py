@@ -29,15 +29,10 @@ from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.mcp_tools import mcp_live_tools, parse_mcp_spec
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
-from wopeval.engine.run import RunHandle, RunSettings, check_runnable, execute_run
-from wopeval.engine.service import (
-    LOCAL_TENANT,
-    RunNotFound,
-    create_run_record,
-    regrade,
-    usable_baseline,
-)
+from wopeval.engine.run import RunHandle, RunSettings, check_runnable
+from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.trial import TrialGrade
+from wopeval.service.runs import RunService, regrade
 from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -173,9 +168,6 @@ def run(
         baseline_run_id=baseline,
         regression_method=method,
         alpha=alpha,
-        modes=[*suite.modes, "regression"]
-        if baseline and "regression" not in suite.modes
-        else None,
         executor="ray" if executor == "ray" else "local",
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
@@ -241,21 +233,19 @@ async def _execute(
                     fail_input(f"--mcp: tool {name!r} is already registered")
                 registry.register_tool(name, fn)
         store = await stack.enter_async_context(opened_store(store_url))
-        baseline = settings.baseline_run_id
-        if baseline is not None and not await usable_baseline(store, LOCAL_TENANT, baseline, suite):
-            fail_input(
-                f"--baseline: run {baseline!r} is not a completed eval run of {suite.suiteId}"
-            )
-        record = await create_run_record(store, suite, agent_id, settings)
+        service = RunService(store, registry, judge)
+        try:
+            plan = await service.plan(suite, agent_id, settings)
+        except UserError as exc:
+            fail_input(str(exc).replace("baselineRunId:", "--baseline:", 1))
+        record = await service.create(plan)
         progress = _progress(show_progress)
         view = _ProgressView(progress, total)
         handle = RunHandle(record.run_id)
         with progress if progress is not None else nullcontext():
             async with anyio.create_task_group() as group:
                 group.start_soon(_cancel_on_signal, handle)
-                summary = await execute_run(
-                    store, handle, suite, agent_id, registry, settings, judge=judge, progress=view
-                )
+                summary = await service.execute(plan, handle, progress=view)
                 group.cancel_scope.cancel()  # stop listening for signals
         return record.run_id, summary
 

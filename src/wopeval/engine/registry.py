@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,14 +21,15 @@ class AgentNotFound(NotFoundError):
     """The caller named an agent that is neither registered nor importable."""
 
 
-def _builtin_agents() -> dict[str, AgentFn]:
-    from wopeval.agents.example import support_agent
-    from wopeval.agents.scripted import scripted_agent
+AGENT_ENTRY_POINTS = "wopeval.agents"
 
-    return {
-        SCRIPTED_AGENT_ID: scripted_agent,
-        "wopeval.examples.support": support_agent,
-    }
+
+def _builtin_agents() -> dict[str, AgentFn]:
+    """Every agent registered under the ``wopeval.agents`` entry-point group, by id."""
+    found: dict[str, AgentFn] = {}
+    for entry in importlib.metadata.entry_points(group=AGENT_ENTRY_POINTS):
+        found[entry.name] = cast(AgentFn, entry.load())
+    return found
 
 
 @dataclass

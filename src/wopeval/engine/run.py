@@ -13,36 +13,38 @@ the same call ``wopeval grade`` makes later.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
-from wopeval.compare import compare_summaries
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.distributed import TrialRunner, ray_trial_runner
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.trial import TrialEnv, record_skipped, run_trial
 from wopeval.events.store import EventStore
-from wopeval.grading.summary import GradingOptions, build_summary, pass_score_of
+from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import AgentEvalSuite, EvalMode
 from wopeval.wire.events import (
-    EVAL_COMPLETED,
-    EVAL_STARTED,
-    RUN_CANCELLED,
-    RUN_COMPLETED,
-    RUN_FAILED,
-    RUN_STARTED,
+    ErrorObject,
     EvalCompleted,
     EvalStarted,
+    Owner,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
 )
-from wopeval.wire.summary import EvalSummary, RegressionBlock
+from wopeval.wire.request import Executor, RunRequest
+from wopeval.wire.summary import EvalSummary
+from wopeval.wire.vocab import INTERNAL_ERROR_CODE
 
+log = logging.getLogger("wopeval.engine")
 ProgressFn = Callable[[str, int, TrialGrade | None], None]
-Executor = Literal["local", "ray"]
 
 
 @dataclass(frozen=True)
@@ -62,69 +64,23 @@ class RunSettings:
     metadata: dict[str, Any] = field(default_factory=dict)
     executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
 
-    def to_request(self, agent_id: str) -> dict[str, Any]:
-        request: dict[str, Any] = {
-            "agentId": agent_id,
-            "concurrency": self.concurrency,
-            "trialTimeoutS": self.trial_timeout_s,
-        }
-        if self.host_max_cost_usd is not None:
-            request["hostMaxCostUsd"] = self.host_max_cost_usd
-        if self.modes is not None:
-            request["evalModes"] = list(self.modes)
-        if self.baseline_run_id is not None:
-            request["baselineRunId"] = self.baseline_run_id
-            request["regressionMethod"] = self.regression_method
-            request["alpha"] = self.alpha
-            if not self.regression_verdict:
-                request["regressionVerdict"] = False
-        if self.owner is not None:
-            request["owner"] = self.owner
-        if self.tags:
-            request["tags"] = list(self.tags)
-        if self.metadata:
-            request["metadata"] = self.metadata
-        if self.executor != "local":
-            request["executor"] = self.executor
-        return request
-
-
-def grading_options(request: dict[str, Any]) -> GradingOptions:
-    """The grading options a stored run was executed with."""
-    return GradingOptions(
-        target_agent_id=str(request["agentId"]),
-        host_max_cost_usd=request.get("hostMaxCostUsd"),
-    )
-
-
-async def summarize(
-    store: EventStore, suite: AgentEvalSuite, run_id: str, request: dict[str, Any]
-) -> EvalSummary:
-    """The run's summary from its stored log, with the regression block when it has a baseline.
-
-    The one code path for live runs and re-grades (invariant 1). The baseline's own stored
-    summary is a recorded fact; the verdict is a pure function of both summaries.
-    """
-    summary = build_summary(suite, await store.events(run_id), grading_options(request))
-    baseline_id = request.get("baselineRunId")
-    if baseline_id is None:
-        return summary
-    baseline = await store.get_run(str(baseline_id))
-    if baseline is None or baseline.summary is None:
-        raise RuntimeError(f"baseline run {baseline_id} has no summary")
-    comparison = compare_summaries(
-        EvalSummary.model_validate(baseline.summary),
-        summary,
-        str(baseline_id),
-        method=str(request.get("regressionMethod", "paired-bootstrap")),
-        alpha=float(request.get("alpha", 0.05)),
-    )
-    regression = comparison.regression
-    if request.get("regressionVerdict") is False:  # RFC 0081 delta only: no §F verdict fields
-        regression = RegressionBlock(
-            baselineRunId=regression.baselineRunId, scoreDelta=regression.scoreDelta
+    def to_request(self, agent_id: str) -> RunRequest:
+        """The typed request stored with the run (re-grades read it back)."""
+        return RunRequest(
+            agentId=agent_id,
+            concurrency=self.concurrency,
+            trialTimeoutS=self.trial_timeout_s,
+            hostMaxCostUsd=self.host_max_cost_usd,
+            evalModes=list(self.modes) if self.modes is not None else None,
+            baselineRunId=self.baseline_run_id,
+            regressionMethod=self.regression_method,
+            alpha=self.alpha,
+            regressionVerdict=self.regression_verdict,
+            owner=self.owner,
+            tags=list(self.tags),
+            metadata=dict(self.metadata),
+            executor=self.executor,
         )
-    return summary.model_copy(update={"regression": regression})
 
 
 def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:
@@ -162,10 +118,15 @@ async def execute_run(
     registry: Registry,
     settings: RunSettings,
     *,
+    summarize: Callable[[], Awaitable[EvalSummary]],
     judge: Judge | None = None,
     progress: ProgressFn | None = None,
 ) -> EvalSummary | None:
-    """Execute a created run to a terminal state. Returns the summary (None unless completed)."""
+    """Execute a created run to a terminal state. Returns the summary (None unless completed).
+
+    ``summarize`` builds the summary from the stored log once every trial is recorded (the run
+    service passes the one summary path, regression block included).
+    """
     run_id = handle.run_id
     check_runnable(suite, judge)
     options = GradingOptions(target_agent_id=agent_id, host_max_cost_usd=settings.host_max_cost_usd)
@@ -188,7 +149,7 @@ async def execute_run(
         with handle.scope:
             await _start_events(store, run_id, suite, settings)
             await _run_trials(store, env, suite, settings, progress)
-            summary = await summarize(store, suite, run_id, settings.to_request(agent_id))
+            summary = await summarize()
             with anyio.CancelScope(shield=True):  # once finishing, finish: one terminal event
                 await _finish_events(store, run_id, summary)
                 await store.set_status(run_id, "completed", summary=summary.to_wire())
@@ -196,9 +157,10 @@ async def execute_run(
             return summary
     except Exception as exc:
         with anyio.CancelScope(shield=True):
-            error = {"code": "internal_error", "message": _describe(exc)}
-            await store.append(run_id, RUN_FAILED, {"error": error})
-            await store.set_status(run_id, "failed", error=error)
+            log.error("run %s failed: %s", run_id, _describe(exc), exc_info=exc)
+            error = ErrorObject(code=INTERNAL_ERROR_CODE, message=_describe(exc))
+            await store.emit(run_id, RunFailed(error=error))
+            await store.set_status(run_id, "failed", error=error.model_dump(exclude_none=True))
         finished = True
         raise
     finally:
@@ -206,7 +168,7 @@ async def execute_run(
         # the owner said it is stopping (it then records the interruption itself).
         if not finished and not handle.interrupted:
             with anyio.CancelScope(shield=True):
-                await store.append(run_id, RUN_CANCELLED, {})
+                await store.emit(run_id, RunCancelled())
                 await store.set_status(run_id, "cancelled")
     return None
 
@@ -225,12 +187,11 @@ def _suite_ceiling(suite: AgentEvalSuite) -> float | None:
 async def _start_events(
     store: EventStore, run_id: str, suite: AgentEvalSuite, settings: RunSettings
 ) -> None:
-    started: dict[str, Any] = {"workflowId": suite.suiteId, "transport": "rest"}
-    if settings.owner is not None:
-        started["owner"] = settings.owner
-    if settings.tags:
-        started["tags"] = list(settings.tags)
-    await store.append(run_id, RUN_STARTED, started)
+    owner = Owner.model_validate(settings.owner) if settings.owner is not None else None
+    started = RunStarted(
+        workflowId=suite.suiteId, transport="rest", owner=owner, tags=list(settings.tags) or None
+    )
+    await store.emit(run_id, started)
     count = suite.trial_plan.effective_count
     payload = EvalStarted(
         suiteId=suite.suiteId,
@@ -240,7 +201,7 @@ async def _start_events(
         baselineRunId=settings.baseline_run_id,
         trialCount=count if count > 1 else None,
     )
-    await store.append(run_id, EVAL_STARTED, payload.to_wire())
+    await store.emit(run_id, payload)
 
 
 async def _trial_runner(store: EventStore, env: TrialEnv, executor: Executor) -> TrialRunner:
@@ -286,5 +247,5 @@ async def _finish_events(store: EventStore, run_id: str, summary: EvalSummary) -
         passedCount=summary.passedCount,
         regressionVsBaseline=summary.regression.scoreDelta if summary.regression else None,
     )
-    await store.append(run_id, EVAL_COMPLETED, completed.to_wire())
-    await store.append(run_id, RUN_COMPLETED, {"outputs": summary.to_wire()})
+    await store.emit(run_id, completed)
+    await store.emit(run_id, RunCompleted(outputs=summary.to_wire()))

@@ -142,6 +142,19 @@ MIGRATIONS: tuple[Migration, ...] = (
             "FOR EACH STATEMENT EXECUTE FUNCTION wopeval_events_append_only()",
         ),
     ),
+    Migration(
+        version=2,
+        name="runs.scope_id: indexed OpenWOP-Dedup look-ups",
+        statements=(
+            "ALTER TABLE runs ADD COLUMN scope_id TEXT",
+            "CREATE INDEX runs_tenant_scope_status ON runs (tenant, scope_id, status)",
+        ),
+        sqlite=(
+            "UPDATE runs SET scope_id = json_extract(request, '$.host.scopeId') "
+            "WHERE json_valid(request)",
+        ),
+        postgresql=("UPDATE runs SET scope_id = (request::jsonb -> 'host' ->> 'scopeId')",),
+    ),
 )
 
 _CREATE_MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -168,6 +181,7 @@ runs = Table(
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
     Column("idempotency_key", Text),
+    Column("scope_id", Text),
 )
 events = Table(
     "events",

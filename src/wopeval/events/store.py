@@ -51,6 +51,7 @@ from wopeval.events.schema import (
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
 from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
+from wopeval.wire.request import RunRequest
 from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
 
 __all__ = ["INTERRUPTED_ERROR_CODE", "EventStore", "RunRecord", "StoreError", "UnknownRunError"]
@@ -102,10 +103,16 @@ class RunRecord:
     created_at: str
     updated_at: str
     idempotency_key: str | None = None
+    scope_id: str | None = None  # a host run's ``scopeId`` (``OpenWOP-Dedup``), indexed
 
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
+
+    @property
+    def run_request(self) -> RunRequest:
+        """The stored request, typed."""
+        return RunRequest.model_validate(self.request)
 
 
 @dataclass(eq=False, slots=True)
@@ -200,6 +207,22 @@ class EventStore:
     async def find_by_idempotency_key(self, tenant: str, key: str) -> RunRecord | None:
         stmt = select(runs).where(runs.c.tenant == tenant, runs.c.idempotency_key == key)
         rows = await self._read(stmt)
+        return _row_record(rows[0]) if rows else None
+
+    async def find_active_in_scope(
+        self, tenant: str, scope_id: str, active: frozenset[str]
+    ) -> RunRecord | None:
+        """A run of ``tenant`` holding ``scope_id`` whose status is in ``active`` (indexed)."""
+        stmt = (
+            select(runs)
+            .where(
+                runs.c.tenant == tenant,
+                runs.c.scope_id == scope_id,
+                runs.c.status.in_(sorted(active)),
+            )
+            .limit(1)
+        )
+        rows = await self._query(stmt)
         return _row_record(rows[0]) if rows else None
 
     async def get_run(self, run_id: str) -> RunRecord | None:
@@ -591,6 +614,7 @@ def _record_row(record: RunRecord) -> dict[str, Any]:
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "idempotency_key": record.idempotency_key,
+        "scope_id": record.scope_id,
     }
 
 
@@ -611,4 +635,5 @@ def _row_record(row: Row[Any]) -> RunRecord:
         created_at=m["created_at"],
         updated_at=m["updated_at"],
         idempotency_key=m["idempotency_key"],
+        scope_id=m["scope_id"],
     )

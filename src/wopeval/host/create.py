@@ -19,21 +19,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from wopeval.engine.registry import SCRIPTED_AGENT_ID, AgentNotFound, Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.ids import RUN_ID_PATTERN
-from wopeval.events.store import EventStore
 from wopeval.host.auth import Principal
 from wopeval.host.config import HostConfig
 from wopeval.host.errors import HostError, invalid, invalid_suite
 from wopeval.host.jsonbody import loads_strict
 from wopeval.host.state import HostState
 from wopeval.host.suites import BadSuiteRef, SuiteGone, parse_ref
+from wopeval.service.runs import BaselineUnusable, RunPlan
 from wopeval.suite import FieldError, SuiteError, check_advertised
 from wopeval.suite.models import AGENT_ID_PATTERN, AgentEvalSuite, EvalMode
+from wopeval.wire.request import HostRequest
 
 ALLOWED_KEYS: tuple[str, ...] = (
     "workflowId", "inputs", "residency", "tenantId", "scopeId", "callbackUrl", "mode",
@@ -47,14 +47,6 @@ _WORKFLOW_ID_RE = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
 _RUN_ID_RE = re.compile(RUN_ID_PATTERN)
 _SCOPE_ID_RE = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
 UNUSABLE_BASELINE = "is not a usable baseline (a completed eval run of this suite you can read)"
-
-
-@dataclass(frozen=True)
-class CreatePlan:
-    suite: AgentEvalSuite
-    agent_id: str
-    settings: RunSettings
-    host_request: dict[str, Any]  # stored with the run: the body digest, scopeId, configurable
 
 
 def parse_body(raw: bytes) -> dict[str, Any]:
@@ -256,26 +248,14 @@ def check_suite(suite: AgentEvalSuite, config: HostConfig, has_judge: bool) -> N
         raise invalid_suite(errors)
 
 
-async def check_baseline(
-    store: EventStore, principal: Principal, value: object, suite: AgentEvalSuite
-) -> str:
-    """RFC 0251 §C: an unusable baseline is refused identically whatever the reason."""
-    unusable = invalid("baselineRunId", UNUSABLE_BASELINE)
+def check_baseline(value: object) -> str:
+    """RFC 0251 §C: a baseline that is not even a run id; the run service checks the rest."""
     if not isinstance(value, str) or not _RUN_ID_RE.fullmatch(value):
-        raise unusable
-    record = await store.get_run(value) if value.startswith(principal.tenant + "/") else None
-    if (
-        record is None
-        or record.tenant != principal.tenant
-        or record.kind != "eval"
-        or record.suite_id != suite.suiteId
-        or record.status != "completed"
-    ):
-        raise unusable
+        raise invalid("baselineRunId", UNUSABLE_BASELINE)
     return value
 
 
-async def plan_create(state: HostState, principal: Principal, body: dict[str, Any]) -> CreatePlan:
+async def plan_create(state: HostState, principal: Principal, body: dict[str, Any]) -> RunPlan:
     """Everything after :func:`check_body`; raises the first refusal."""
     config = state.config
     requested = _eval_modes(body)
@@ -297,7 +277,7 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
     if "baselineRunId" in body:
         if "regression" not in modes:
             raise invalid("baselineRunId", 'needs "regression" in evalModes')
-        baseline = await check_baseline(state.store, principal, body["baselineRunId"], suite)
+        baseline = check_baseline(body["baselineRunId"])
     settings = RunSettings(
         concurrency=config.trialConcurrency,
         trial_timeout_s=config.trialTimeoutSeconds,
@@ -309,8 +289,14 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         tags=_check_tags(body),
         metadata=dict(body.get("metadata") or {}),
     )
-    host_request: dict[str, Any] = {"bodySha256": body_digest(body)}
-    for key in ("scopeId", "configurable"):
-        if key in body:
-            host_request[key] = body[key]
-    return CreatePlan(suite, agent_id, settings, host_request)
+    host = HostRequest(
+        bodySha256=body_digest(body),
+        scopeId=body.get("scopeId"),
+        configurable=body.get("configurable"),
+    )
+    try:
+        return await state.service.plan(
+            suite, agent_id, settings, tenant=principal.tenant, host=host
+        )
+    except BaselineUnusable as exc:  # one refusal whatever the reason (no existence oracle)
+        raise invalid("baselineRunId", UNUSABLE_BASELINE) from exc

@@ -25,10 +25,10 @@ from anyio.abc import TaskGroup
 
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
-from wopeval.engine.run import RunHandle, RunSettings, execute_run
+from wopeval.engine.run import RunHandle
 from wopeval.errors import RunNotFound
 from wopeval.events.store import INTERRUPTED_ERROR_CODE, EventStore, StoreError
-from wopeval.suite.models import AgentEvalSuite
+from wopeval.service.runs import RunPlan, RunService
 from wopeval.wire.events import RUN_CANCELLED, RUN_FAILED
 
 log = logging.getLogger("wopeval.host")
@@ -79,15 +79,13 @@ class RunManager:
             for run_id in self._interrupted:
                 await _record_interrupted(self.store, run_id)
 
-    def start(
-        self, run_id: str, suite: AgentEvalSuite, agent_id: str, settings: RunSettings
-    ) -> None:
+    def start(self, run_id: str, plan: RunPlan) -> None:
         """Schedule a created (``pending``) run; it starts when a slot is free."""
         if self._group is None:
             raise RuntimeError("the run manager is not running")
         job = _Job(RunHandle(run_id), anyio.Event())
         self._jobs[run_id] = job
-        self._group.start_soon(self._run, job, suite, agent_id, settings, name=run_id)
+        self._group.start_soon(self._run, job, plan, name=run_id)
 
     def owns(self, run_id: str) -> bool:
         return run_id in self._jobs
@@ -111,9 +109,7 @@ class RunManager:
     def active(self) -> int:
         return len(self._jobs)
 
-    async def _run(
-        self, job: _Job, suite: AgentEvalSuite, agent_id: str, settings: RunSettings
-    ) -> None:
+    async def _run(self, job: _Job, plan: RunPlan) -> None:
         run_id = job.handle.run_id
         try:
             acquired = False
@@ -124,10 +120,7 @@ class RunManager:
                 await _record_cancelled_before_start(self.store, run_id)
                 return
             try:
-                await execute_run(
-                    self.store, job.handle, suite, agent_id, self.registry, settings,
-                    judge=self.judge,
-                )  # fmt: skip
+                await RunService(self.store, self.registry, self.judge).execute(plan, job.handle)
             finally:
                 self._limiter.release()
         except anyio.get_cancelled_exc_class():

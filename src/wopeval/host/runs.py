@@ -14,14 +14,12 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from wopeval.engine.service import create_run_record
 from wopeval.events.store import DuplicateRunError, RunRecord, RunTerminalError
 from wopeval.host.auth import Principal
 from wopeval.host.create import body_digest, check_body, parse_body, plan_create
 from wopeval.host.discovery import etag_matches, not_modified
 from wopeval.host.errors import HostError, invalid, run_not_found
 from wopeval.host.ids import project_id, run_id_from_path, tenant_of
-from wopeval.host.manager import HOST_REQUEST_KEY
 from wopeval.host.state import HostState, state_of
 from wopeval.wire.events import EVENT_LOG_SCHEMA_VERSION
 
@@ -57,8 +55,9 @@ def base_url(state: HostState, request: Request) -> str:
 
 def snapshot(record: RunRecord) -> dict[str, Any]:
     """The closed v2 RunSnapshot (run-snapshot.schema.json) of a stored run."""
-    owner = record.request.get("owner")
-    if not isinstance(owner, dict):  # a run created by the CLI
+    request = record.run_request
+    owner = request.owner
+    if owner is None:  # a run created by the CLI
         owner = {"tenant": record.tenant, "subject": {**LEGACY_SUBJECT, "tenant": record.tenant}}
     doc: dict[str, Any] = {
         "runId": record.run_id,
@@ -77,11 +76,10 @@ def snapshot(record: RunRecord) -> dict[str, Any]:
             "code": str(record.error.get("code") or "internal_error"),
             "message": str(record.error.get("message") or "the run failed"),
         }
-    host = record.request.get(HOST_REQUEST_KEY) or {}
     for key, value in (
-        ("configurable", host.get("configurable")),
-        ("tags", record.request.get("tags")),
-        ("metadata", record.request.get("metadata")),
+        ("configurable", request.host.configurable if request.host is not None else None),
+        ("tags", request.tags),
+        ("metadata", request.metadata),
     ):
         if value:
             doc[key] = value
@@ -128,7 +126,8 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 def _replay(state: HostState, request: Request, found: RunRecord, digest: str) -> Response:
-    if (found.request.get(HOST_REQUEST_KEY) or {}).get("bodySha256") != digest:
+    host = found.run_request.host
+    if host is None or host.bodySha256 != digest:
         raise HostError(
             "idempotency_key_mismatch",
             "this Idempotency-Key was used with a different body",
@@ -140,18 +139,17 @@ def _replay(state: HostState, request: Request, found: RunRecord, digest: str) -
 
 
 async def _check_active_scope(state: HostState, principal: Principal, scope_id: Any) -> None:
-    """``OpenWOP-Dedup: enforce``: one active run per ``(tenant, scopeId)`` (recent 1000 runs)."""
-    if scope_id is None:
+    """``OpenWOP-Dedup: enforce``: one active run per ``(tenant, scopeId)`` (an indexed look-up)."""
+    if not isinstance(scope_id, str):
         return  # dedup is keyed on (tenant, scopeId): without a scopeId nothing can collide
-    for record in await state.store.list_runs(tenant=principal.tenant, limit=1000):
-        same_scope = (record.request.get(HOST_REQUEST_KEY) or {}).get("scopeId") == scope_id
-        if same_scope and record.status in ACTIVE_STATUSES:
-            raise HostError(
-                "run_already_active",
-                "an active run already holds this scopeId",
-                {"runId": record.run_id},
-                headers={"Retry-After": "5"},
-            )
+    record = await state.store.find_active_in_scope(principal.tenant, scope_id, ACTIVE_STATUSES)
+    if record is not None:
+        raise HostError(
+            "run_already_active",
+            "an active run already holds this scopeId",
+            {"runId": record.run_id},
+            headers={"Retry-After": "5"},
+        )
 
 
 async def _create(
@@ -165,16 +163,13 @@ async def _create(
     if _dedup(request):
         await _check_active_scope(state, principal, body.get("scopeId"))
     try:
-        record = await create_run_record(
-            state.store, plan.suite, plan.agent_id, plan.settings, tenant=principal.tenant,
-            idempotency_key=key, extra_request={HOST_REQUEST_KEY: plan.host_request},
-        )  # fmt: skip
+        record = await state.service.create(plan, idempotency_key=key)
     except DuplicateRunError:  # another process took the key between lookup and insert
         found = await state.store.find_by_idempotency_key(principal.tenant, key or "")
         if key is None or found is None:
             raise
         return _replay(state, request, found, body_digest(body))
-    state.manager.start(record.run_id, plan.suite, plan.agent_id, plan.settings)
+    state.manager.start(record.run_id, plan)
     created = created_body(state, request, record.run_id)
     return JSONResponse(created, status_code=201, headers={"Location": created["statusUrl"]})
 

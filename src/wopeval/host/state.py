@@ -14,6 +14,7 @@ from wopeval.host.auth import KeyRing
 from wopeval.host.config import HostConfig
 from wopeval.host.manager import RunManager
 from wopeval.host.suites import SuiteCatalog
+from wopeval.service.runs import RunService
 
 
 @dataclass
@@ -29,6 +30,11 @@ class HostState:
     create_lock: anyio.Lock = field(default_factory=anyio.Lock)
     # Set when the host shuts down: open event streams end.
     closing: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def service(self) -> RunService:
+        """The run service every route plans and creates runs with (the CLI's and library's)."""
+        return RunService(self.store, self.registry, self.judge)
 
 
 def state_of(request: Request) -> HostState:

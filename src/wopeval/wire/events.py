@@ -102,7 +102,7 @@ class Owner(BaseModel):
 
     tenant: str
     workspace: str | None = None
-    subject: str
+    subject: dict[str, Any]  # an RFC 0048 subject object
 
 
 # --- run.* -------------------------------------------------------------------------------------

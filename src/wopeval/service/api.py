@@ -1,4 +1,4 @@
-"""The library entry point: evaluate an agent on a suite in one call."""
+"""The library entry point: evaluate an agent on a suite in one call (through the run service)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 from wopeval.engine.agent import AgentFn
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
-from wopeval.engine.run import RunHandle, RunSettings, execute_run
-from wopeval.engine.service import create_run_record
+from wopeval.engine.run import RunSettings
+from wopeval.errors import RunError
 from wopeval.events.store import EventStore
+from wopeval.service.runs import RunService
 from wopeval.suite import load_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -40,7 +41,9 @@ async def evaluate(
 
     ``agent`` is a registered id / import path, or an async callable (registered under
     ``agent_id``, default ``"local.agent"``). ``store`` is a URL/path (default: the SQLite file
-    ``./.wopeval/wopeval.db`` or ``$WOPEVAL_STORE``) or an open :class:`EventStore`.
+    ``./.wopeval/wopeval.db`` or ``$WOPEVAL_STORE``) or an open :class:`EventStore`. Everything
+    a run needs (the agent, a judge for rubric tasks, a usable baseline) is checked before
+    anything is recorded: a :class:`~wopeval.errors.UserError` says what is wrong.
     """
     loaded = suite if isinstance(suite, AgentEvalSuite) else load_suite(suite)
     registry = registry or Registry()
@@ -49,16 +52,13 @@ async def evaluate(
     else:
         chosen = agent_id or "local.agent"
         registry.register_agent(chosen, agent)
-    registry.resolve(chosen)
-    settings = settings or RunSettings()
     opened = store if isinstance(store, EventStore) else await EventStore.open(store)
     try:
-        record = await create_run_record(opened, loaded, chosen, settings)
-        summary = await execute_run(
-            opened, RunHandle(record.run_id), loaded, chosen, registry, settings, judge=judge
-        )
+        service = RunService(opened, registry, judge)
+        plan = await service.plan(loaded, chosen, settings or RunSettings())
+        record, summary = await service.run(plan)
         if summary is None:
-            raise RuntimeError(f"run {record.run_id} did not complete")
+            raise RunError(f"run {record.run_id} did not complete")
         return EvalResult(run_id=record.run_id, summary=summary)
     finally:
         if not isinstance(store, EventStore):

@@ -1,0 +1,1 @@
+"""The run service: the one path from a suite and an agent to a stored, graded run."""

@@ -1,0 +1,261 @@
+"""The run service: plan, create, execute and regrade a run — one path for library, CLI and host.
+
+::
+
+    plan     check everything a run needs before anything is recorded: the agent resolves, rubric
+             tasks have a judge, the baseline is usable (one rule for every caller) and the modes
+    create   record the pending run with the exact suite document and the typed request
+    execute  run it to a terminal state (engine), then summarize it from the log (grading) with
+             the regression block when it has a baseline (compare)
+    regrade  recompute a stored run's summary from its suite document and log (invariant 1)
+
+``wopeval.evaluate()``, ``wopeval run`` and ``POST /runs`` all go through :class:`RunService`;
+only what a caller adds around it differs (a progress bar, signal handling, HTTP refusals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from wopeval.compare import compare_summaries
+from wopeval.engine.judge import Judge
+from wopeval.engine.registry import Registry
+from wopeval.engine.run import ProgressFn, RunHandle, RunSettings, check_runnable, execute_run
+from wopeval.errors import RunNotFound, UserError
+from wopeval.events.ids import new_run_id, utc_now
+from wopeval.events.store import EventStore, RunRecord
+from wopeval.grading.summary import GradingOptions, build_summary
+from wopeval.suite import parse_suite, suite_to_document
+from wopeval.suite.models import AgentEvalSuite, EvalMode
+from wopeval.wire.request import HostRequest, RunRequest
+from wopeval.wire.summary import EvalSummary, RegressionBlock
+
+LOCAL_TENANT = "local"
+
+
+class BaselineUnusable(UserError):
+    """The baseline cannot be compared against; the same refusal whatever the reason."""
+
+    field = "baselineRunId"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run that has passed every check and may be created."""
+
+    suite: AgentEvalSuite
+    agent_id: str
+    settings: RunSettings
+    tenant: str = LOCAL_TENANT
+    host: HostRequest | None = None
+
+    def request(self) -> RunRequest:
+        return self.settings.to_request(self.agent_id).model_copy(update={"host": self.host})
+
+
+@dataclass(frozen=True)
+class Regraded:
+    record: RunRecord
+    summary: EvalSummary
+
+    @property
+    def reproduces_stored(self) -> bool:
+        """True when the re-grade serializes to exactly the stored summary's bytes."""
+        if self.record.summary is None:
+            return False
+        stored = EvalSummary.model_validate(self.record.summary)
+        return stored.to_json() == self.summary.to_json()
+
+
+def grading_options(request: RunRequest) -> GradingOptions:
+    """The grading options a stored run was executed with."""
+    return GradingOptions(target_agent_id=request.agentId, host_max_cost_usd=request.hostMaxCostUsd)
+
+
+async def usable_baseline(
+    store: EventStore, tenant: str, baseline_run_id: str, suite: AgentEvalSuite
+) -> RunRecord | None:
+    """The baseline run if it can be compared against, else None (RFC 0251).
+
+    Unusable, whatever the reason: missing, another tenant's, not an eval run, another suite,
+    or not completed. Callers answer every reason identically (no existence oracle).
+    """
+    if not baseline_run_id.startswith(tenant + "/"):
+        return None
+    record = await store.get_run(baseline_run_id)
+    if (
+        record is None
+        or record.tenant != tenant
+        or record.kind != "eval"
+        or record.suite_id != suite.suiteId
+        or record.status != "completed"
+        or record.summary is None
+    ):
+        return None
+    return record
+
+
+async def summarize(
+    store: EventStore, suite: AgentEvalSuite, run_id: str, request: RunRequest
+) -> EvalSummary:
+    """The run's summary from its stored log, with the regression block when it has a baseline.
+
+    The one code path for live runs and re-grades (invariant 1). The baseline's own stored
+    summary is a recorded fact; the verdict is a pure function of both summaries.
+    """
+    summary = build_summary(suite, await store.events(run_id), grading_options(request))
+    baseline_id = request.baselineRunId
+    if baseline_id is None:
+        return summary
+    baseline = await store.get_run(baseline_id)
+    if baseline is None or baseline.summary is None:
+        raise BaselineUnusable(f"baselineRunId: run {baseline_id} has no summary")
+    comparison = compare_summaries(
+        EvalSummary.model_validate(baseline.summary),
+        summary,
+        baseline_id,
+        method=request.regressionMethod,
+        alpha=request.alpha,
+    )
+    regression = comparison.regression
+    if not request.regressionVerdict:  # RFC 0081 delta only: no §F verdict fields
+        regression = RegressionBlock(
+            baselineRunId=regression.baselineRunId, scoreDelta=regression.scoreDelta
+        )
+    return summary.model_copy(update={"regression": regression})
+
+
+class RunService:
+    """Plans, creates, executes and regrades runs on one store with one agent registry."""
+
+    def __init__(self, store: EventStore, registry: Registry, judge: Judge | None = None) -> None:
+        self.store = store
+        self.registry = registry
+        self.judge = judge
+
+    async def plan(
+        self,
+        suite: AgentEvalSuite,
+        agent_id: str,
+        settings: RunSettings,
+        *,
+        tenant: str = LOCAL_TENANT,
+        host: HostRequest | None = None,
+    ) -> RunPlan:
+        """Check what a run needs before anything is recorded; raise a :class:`UserError`."""
+        self.registry.resolve(agent_id)
+        check_runnable(suite, self.judge)
+        baseline = settings.baseline_run_id
+        if baseline is not None:
+            if await usable_baseline(self.store, tenant, baseline, suite) is None:
+                raise BaselineUnusable(
+                    f"baselineRunId: {baseline!r} is not a usable baseline "
+                    f"(a completed eval run of {suite.suiteId} you can read)"
+                )
+            settings = replace(settings, modes=_with_regression(suite, settings.modes))
+        return RunPlan(suite, agent_id, settings, tenant, host)
+
+    async def create(self, plan: RunPlan, *, idempotency_key: str | None = None) -> RunRecord:
+        """Record a pending eval run, with the exact suite document it will be graded against."""
+        now = utc_now()
+        record = RunRecord(
+            run_id=new_run_id(plan.tenant),
+            tenant=plan.tenant,
+            kind="eval",
+            status="pending",
+            suite_id=plan.suite.suiteId,
+            suite_version=plan.suite.version,
+            agent_id=plan.agent_id,
+            suite_document=suite_to_document(plan.suite),
+            request=plan.request().to_stored(),
+            summary=None,
+            error=None,
+            created_at=now,
+            updated_at=now,
+            idempotency_key=idempotency_key,
+            scope_id=plan.host.scopeId if plan.host is not None else None,
+        )
+        await self.store.create_run(record)
+        return record
+
+    async def execute(
+        self, plan: RunPlan, handle: RunHandle, *, progress: ProgressFn | None = None
+    ) -> EvalSummary | None:
+        """Execute a created run to a terminal state; the summary, or None unless completed."""
+        request = plan.request()
+
+        async def summary() -> EvalSummary:
+            return await summarize(self.store, plan.suite, handle.run_id, request)
+
+        return await execute_run(
+            self.store,
+            handle,
+            plan.suite,
+            plan.agent_id,
+            self.registry,
+            plan.settings,
+            summarize=summary,
+            judge=self.judge,
+            progress=progress,
+        )
+
+    async def run(
+        self, plan: RunPlan, *, progress: ProgressFn | None = None
+    ) -> tuple[RunRecord, EvalSummary | None]:
+        """Create and execute in one call."""
+        record = await self.create(plan)
+        return record, await self.execute(plan, RunHandle(record.run_id), progress=progress)
+
+    async def regrade(self, run_id: str) -> Regraded:
+        """Recompute a stored run's summary from its suite document and event log."""
+        record = await self.store.get_run(run_id)
+        if record is None:
+            raise RunNotFound(f"run {run_id!r} is not in the store")
+        suite = parse_suite(record.suite_document, source=f"run {run_id}")
+        summary = await summarize(self.store, suite, run_id, record.run_request)
+        return Regraded(record=record, summary=summary)
+
+
+def _with_regression(
+    suite: AgentEvalSuite, modes: Sequence[EvalMode] | None
+) -> Sequence[EvalMode] | None:
+    """A run against a baseline is in ``regression`` mode (added to the suite's modes)."""
+    current = list(modes) if modes is not None else list(suite.modes)
+    return current if "regression" in current else [*current, "regression"]
+
+
+async def regrade(store: EventStore, run_id: str) -> Regraded:
+    """:meth:`RunService.regrade` without a registry (re-grading runs no agent)."""
+    return await RunService(store, Registry()).regrade(run_id)
+
+
+async def create_run_record(
+    store: EventStore,
+    suite: AgentEvalSuite,
+    agent_id: str,
+    settings: RunSettings,
+    *,
+    tenant: str = LOCAL_TENANT,
+    idempotency_key: str | None = None,
+    host: HostRequest | None = None,
+) -> RunRecord:
+    """Record a pending run as planned, skipping :meth:`RunService.plan`'s checks (tests)."""
+    plan = RunPlan(suite, agent_id, settings, tenant, host)
+    return await RunService(store, Registry()).create(plan, idempotency_key=idempotency_key)
+
+
+async def execute(
+    store: EventStore,
+    handle: RunHandle,
+    suite: AgentEvalSuite,
+    agent_id: str,
+    registry: Registry,
+    settings: RunSettings,
+    *,
+    judge: Judge | None = None,
+    progress: ProgressFn | None = None,
+) -> EvalSummary | None:
+    """:meth:`RunService.execute` of an already created run, by its parts."""
+    plan = RunPlan(suite, agent_id, settings)
+    return await RunService(store, registry, judge).execute(plan, handle, progress=progress)
