@@ -5,12 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from wopeval.grading.exact import exceeds
+
 
 class CostMeter:
     """Sums ``provider.usage`` cost across all trials of a run against the tightest ceiling.
 
     Once the total exceeds a ceiling no new trial starts (in-flight trials finish and are
     recorded), and the suite cannot pass: grading re-checks the total against the same ceilings.
+    Both decisions read the costs exactly (:func:`wopeval.grading.exact.exceeds`): costs 0.1 and
+    0.2 do not exceed a 0.3 ceiling.
     """
 
     def __init__(self, ceilings: Iterable[float | None]) -> None:
@@ -27,4 +31,4 @@ class CostMeter:
 
     @property
     def exceeded(self) -> bool:
-        return self.ceiling is not None and self.total > self.ceiling
+        return self.ceiling is not None and exceeds(self._costs, self.ceiling)
