@@ -122,6 +122,20 @@ def test_0244_B_cost_meter_tie_at_the_ceiling_does_not_exceed() -> None:
     assert meter.exceeded is True
 
 
+def test_0244_B_a_cost_that_is_not_a_number_fails_closed() -> None:
+    # A NaN or infinite usage cost has no exact sum: it exceeds every finite ceiling (a float
+    # total NaN > 0.3 is False, which let a bogus report slip under the ceiling).
+    for bogus in (math.nan, math.inf):
+        meter = CostMeter([0.3])
+        meter.add(0.1)
+        meter.add(bogus)
+        assert meter.exceeded is True
+        assert exceeds([bogus], 10.0)
+    # An infinite ceiling (YAML ``.inf``) is never exceeded by finite costs; no ceiling never is.
+    assert not exceeds([1e300, 1e300], math.inf)
+    assert CostMeter([None]).exceeded is False
+
+
 # --- the suite decisions, from a recorded log -------------------------------------------------
 
 

@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-__all__ = ["at_least", "exact_mean", "exact_sum", "exceeds", "recorded"]
+__all__ = ["ExactTotal", "at_least", "exact_mean", "exact_sum", "exceeds", "recorded"]
 
 Exact = float | Fraction
 
@@ -63,6 +63,33 @@ def at_least(value: Exact, threshold: Exact) -> bool:
     return recorded(value) >= recorded(threshold)
 
 
-def exceeds(values: Iterable[Exact], ceiling: Exact) -> bool:
-    """Whether the exact sum of ``values`` is above ``ceiling`` (a tie does not exceed it)."""
-    return exact_sum(values) > recorded(ceiling)
+class ExactTotal:
+    """A running exact sum of costs, for ceiling decisions (a tie does not exceed a ceiling).
+
+    A cost that is not a finite number (a bogus usage report) has no exact sum: the total then
+    exceeds every ceiling, failing closed. An infinite ceiling is never exceeded otherwise.
+    """
+
+    def __init__(self, costs: Iterable[float] = ()) -> None:
+        self._sum = Fraction(0)
+        self._bogus = False
+        for cost in costs:
+            self.add(cost)
+
+    def add(self, cost: float) -> None:
+        if math.isfinite(cost):
+            self._sum += recorded(cost)
+        else:
+            self._bogus = True
+
+    def exceeds(self, ceiling: float) -> bool:
+        if self._bogus:
+            return True
+        if math.isinf(ceiling):
+            return ceiling < 0
+        return self._sum > recorded(ceiling)
+
+
+def exceeds(costs: Iterable[float], ceiling: float) -> bool:
+    """Whether the exact sum of ``costs`` is above ``ceiling`` (:class:`ExactTotal`)."""
+    return ExactTotal(costs).exceeds(ceiling)
