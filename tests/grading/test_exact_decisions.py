@@ -206,6 +206,12 @@ def test_0244_B_suite_aggregate_is_the_exact_mean_of_task_gating_means() -> None
     assert summary.passed is True
     missed = build_summary(_suite({"passScore": 0.2000001}, tasks=2), events, OPTIONS)
     assert missed.passed is False
+    # Task means 0, 0 and 0.3: the aggregate is exactly 0.1, where a float mean of the task means
+    # (0.09999999999999999) misses passScore 0.1.
+    events = _scored({"task-0": [0.0] * 3, "task-1": [0.0] * 3, "task-2": [0.3] * 3})
+    summary = build_summary(_suite({"passScore": 0.1}, tasks=3), events, OPTIONS)
+    assert [task.passed for task in summary.tasks] == [False, False, True]
+    assert summary.passed is True
 
 
 def test_0244_B_cost_ceiling_tie_is_within_the_ceiling() -> None:
