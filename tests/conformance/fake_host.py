@@ -10,7 +10,8 @@ the root) or ``position`` (no ``causationId`` at all; trials in log order).
 
 The extension fixtures (``--extended``) are served too: the scripted ``usage`` is reported as
 ``provider.usage`` inside the bracket, a judge-style ``provider.usage`` follows each efficiency
-trial outside it, and ``recall``/``remember`` run over a per-trial copy of ``memorySeed``.
+trial outside it, and ``recall``/``remember`` run over a per-trial copy of ``memorySeed``; the
+RFC 0246 fixtures' grades are hand-worked too (``UNMATCHED``, ``GATING``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ ALL_FIXTURES = (
     "conformance-eval-efficiency",
     "conformance-eval-isolation",
     "conformance-eval-onmiss-live",
+    "conformance-eval-unmatched-score",
+    "conformance-eval-gating-mean",
     "conformance-noop",
 )
 
@@ -111,6 +114,25 @@ COST_TOTAL = 0.1725  # + the judge's 0.003
 RECALLS: dict[str, Any] = {"recall-seeded": "seeded-open", "recall-unseeded": None}
 # conformance-eval-onmiss-live: one unfixtured call under onMiss "live" (no live tool here).
 LIVE_MISSES = {"missed-live": 1, "served-live": 0}
+# conformance-eval-unmatched-score (1 trial), (score, passed, label): the first two call the
+# refund before the lookup (in-order unmatched); the output score stays (1, then 0: "declined").
+UNMATCHED: dict[str, tuple[float, bool, str]] = {
+    "unmatched-right-output": (1.0, False, "trajectory-unmatched"),
+    "unmatched-wrong-output": (0.0, False, "trajectory-unmatched"),
+    "matched-right-output": (1.0, True, "pass"),
+}
+# conformance-eval-gating-mean (3 trials, passRule mean, passScore 0.6), per trial. mixed-gates:
+# clean; refund before lookup (unmatched, output right); refund 99999 misses (fails closed).
+GATING: dict[str, tuple[tuple[float, bool, str], ...]] = {
+    "mixed-gates": ((1.0, True, "pass"), (1.0, False, "trajectory-unmatched"),
+                    (0.0, False, "fixture-miss")),
+    "one-gate-passes": ((1.0, True, "pass"), (1.0, True, "pass"),
+                        (1.0, False, "trajectory-unmatched")),
+}  # fmt: skip
+# Gating scores (gated trials count 0): (1+0+0)/3 = 1/3 < 0.6 fails, (1+1+0)/3 = 2/3 passes,
+# though meanScore 2/3 and 1 both reach 0.6. Suite: gating aggregate (1/3 + 2/3)/2 = 1/2 < 0.6,
+# so it fails, though aggregateScore (2/3 + 1)/2 = 5/6.
+GATING_PASSED = {"mixed-gates": False, "one-gate-passes": True}
 
 DEFECTS = frozenset(
     {
@@ -135,6 +157,8 @@ DEFECTS = frozenset(
         "cost-misses-judge",  # totalCostUsd without the judge's usage
         "memory-bleed",  # one memory per task, shared by its trials
         "onmiss-live-uncounted",  # a miss under onMiss "live" not counted
+        "unmatched-zeroes-score",  # unmatched-right-output reports score 0, not its output's 1
+        "mean-reads-mean-score",  # passRule mean and the suite read meanScore, not the gate
     }
 )
 
@@ -205,7 +229,9 @@ class FakeHost:
             called = log.emit("agent.tool-called", {**body, **inputs}, cause)
             if "duplicate-tool-event" in self.defects:
                 log.emit("agent.tool-called", {**body, "inputs": call.get("args")}, cause)
-            missed = task["taskId"] in ("missed-call", "missed-live")
+            missed = task["taskId"] in ("missed-call", "missed-live") or (
+                (task["taskId"], trial, n) == ("mixed-gates", 2, 1)
+            )
             returned = {**body, "status": "error" if missed else "ok"}
             log.emit("agent.tool-returned", returned, called)
         output = self._remembering(task, trial, plan) if "recall" in plan else plan.get("output")
@@ -233,6 +259,13 @@ class FakeHost:
         if task_id in RECALLS:
             passed = self.outcomes[(task_id, trial)]
             return (1.0 if passed else 0.0), passed, "pass" if passed else "fail"
+        if task_id in UNMATCHED:
+            score, passed, label = UNMATCHED[task_id]
+            if task_id == "unmatched-right-output" and "unmatched-zeroes-score" in self.defects:
+                score = 0.0
+            return score, passed, label
+        if task_id in GATING:
+            return GATING[task_id][trial]
         if task_id in EFFICIENCY or task_id in LIVE_MISSES:
             if task_id == "busy-but-correct" and "efficiency-gated" in self.defects:
                 return 1.0, False, "over-budget"
@@ -284,10 +317,12 @@ class FakeHost:
             entry["efficiency"] = dict(zip(keys, values, strict=True))
         if task_id in LIVE_MISSES and "onmiss-live-uncounted" not in self.defects:
             entry["fixtureMissCount"] = LIVE_MISSES[task_id]
+        if task_id in GATING_PASSED:  # the defect: meanScore 2/3 and 1 both reach 0.6
+            entry["passed"] = GATING_PASSED[task_id] or "mean-reads-mean-score" in self.defects
         return entry
 
     def _task_entry(self, task_id: str, count: int, k: int) -> dict[str, Any]:
-        if task_id in RECALLS or task_id in EFFICIENCY or task_id in LIVE_MISSES:
+        if task_id not in GRADES and task_id not in TRIALS:
             return self._ext_entry(task_id, count, k)
         if task_id in TRIALS:
             c, mean, at_k, hat_k = TRIAL_BLOCKS[task_id]

@@ -17,6 +17,7 @@ from wopeval.conformance import catalog as C
 from wopeval.conformance.catalog import Fixture
 from wopeval.conformance.legs.common import RunCapture
 from wopeval.conformance.legs.fixture_miss import check_fixture_miss
+from wopeval.conformance.legs.gating_score import check_gating_mean, check_unmatched_keeps_score
 from wopeval.conformance.legs.shape import check_content_free, check_wire_shape
 from wopeval.conformance.legs.trajectory import check_trajectory
 from wopeval.conformance.legs.trials import check_trial_stats, check_trials_per_task
@@ -53,3 +54,18 @@ async def test_0244_engine_passes_every_leg(sqlite_store: EventStore) -> None:
     }
     assert {name: ck.failures for name, ck in legs.items()} == {key: [] for key in legs}
     assert all(ck.checks > 10 for ck in legs.values())
+
+
+async def test_0246_engine_passes_the_gating_score_legs(sqlite_store: EventStore) -> None:
+    unmatched = await _capture(sqlite_store, C.UNMATCHED_SCORE_FIXTURE)
+    gating = await _capture(sqlite_store, C.GATING_MEAN_FIXTURE)
+    legs = {
+        C.EXT_UNMATCHED_KEEPS_SCORE: check_unmatched_keeps_score(unmatched),
+        C.EXT_GATING_SCORE_MEAN: check_gating_mean(gating),
+    }
+    assert {name: ck.failures for name, ck in legs.items()} == {key: [] for key in legs}
+    assert all(ck.checks > 10 for ck in legs.values())
+    # The engine's own numbers, as the fixture tables in docs/conformance.md work them out.
+    assert [entry["passed"] for entry in gating.summary["tasks"]] == [False, True]
+    assert [entry["score"] for entry in gating.summary["tasks"]] == [2 / 3, 1.0]
+    assert gating.summary["passed"] is False

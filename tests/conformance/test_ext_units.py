@@ -81,7 +81,7 @@ def test_ext_fixtures_are_sound() -> None:
     suites = {fixture: load_fixture(fixture) for fixture in C.EXT_FIXTURES}
     ck = check_ext_fixtures(dict(suites))
     assert ck.passed, ck.failures
-    assert ck.checks == 3
+    assert ck.checks == 5
     # Hand-worked: busy-but-correct trial 1 makes 10 calls and 3 usages of $0.015.
     busy = suites[C.EFFICIENCY_FIXTURE]["tasks"][1]
     counts = scripted_counts(busy, 1)

@@ -13,8 +13,10 @@ from wopeval.conformance.formulas import (
     agrees,
     clustered_stderr,
     exact_mean,
+    meets,
     pass_at_k,
     pass_hat_k,
+    recorded,
 )
 
 # (n, c, k, pass@k, pass^k), each worked by hand:
@@ -94,3 +96,17 @@ def test_0244_B_estimators_are_probabilities_ordered(nck: tuple[int, int, int]) 
     n, c, k = nck
     at_k, hat_k = pass_at_k(n, c, k), pass_hat_k(n, c, k)
     assert 0 <= hat_k <= Fraction(c, n) <= at_k <= 1
+
+
+def test_0244_B_kit_threshold_decisions_are_exact_on_the_wire_decimals() -> None:
+    # Three eval.scored of 0.7 against passScore 0.7: the float mean 0.6999999999999998 misses,
+    # the decimals 0.7 + 0.7 + 0.7 = 2.1, / 3 = 0.7 meet it.
+    assert sum([0.7] * 3) / 3 < 0.7
+    assert meets(exact_mean([recorded(0.7)] * 3), 0.7)
+    # 0.1 and 0.3 average 0.2 exactly; their binary values would fall short.
+    assert exact_mean([Fraction(0.1), Fraction(0.3)]) < Fraction(0.2)
+    assert meets(exact_mean([recorded(0.1), recorded(0.3)]), 0.2)
+    assert not meets(exact_mean([recorded(0.1), recorded(0.29)]), 0.2)
+    assert recorded(Fraction(1, 3)) == Fraction(1, 3)
+    with pytest.raises(ValueError, match="finite"):
+        recorded(math.nan)

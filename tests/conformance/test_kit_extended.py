@@ -45,7 +45,7 @@ async def test_ext_correct_host_passes_every_extension_leg(flavor: str) -> None:
     assert all(report.result(req).checks > 0 for req in C.EXTENSIONS)
     assert report.exit_code == 0
     assert report.to_json()["extended"] is True
-    assert len(host.created) == 6
+    assert len(host.created) == 8
     assert {f.fixture_id for f in C.EXT_FIXTURES} <= set(report.run_ids)
 
 
@@ -68,6 +68,8 @@ EXT_DEFECTS: list[tuple[str, str]] = [
     ("cost-misses-judge", C.EXT_COST_EVERY_TRIAL),
     ("memory-bleed", C.EXT_TRIAL_ISOLATION),
     ("onmiss-live-uncounted", C.EXT_ONMISS_LIVE_REPORTED),
+    ("unmatched-zeroes-score", C.EXT_UNMATCHED_KEEPS_SCORE),
+    ("mean-reads-mean-score", C.EXT_GATING_SCORE_MEAN),
 ]
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wopeval.grading.exact import exact_mean
 from wopeval.grading.stats import (
     TaskTrialResult,
     TrialOutcome,
@@ -74,7 +75,7 @@ def test_0244_B_worked_example() -> None:
         n=5,
         passed_count=4,
         mean_score=0.8,
-        gating_score=0.8,
+        gating_score=Fraction(4, 5),
         pass_at_k=Fraction(1),
         pass_hat_k=Fraction(2, 5),
         passed=False,
@@ -110,11 +111,11 @@ def test_0246_gated_trial_keeps_its_score_but_counts_zero_for_mean() -> None:
     assert unmatched.gating_score == 0.0
     alone = task_result([unmatched], k=1, pass_rule="mean", pass_score=0.5)
     assert alone.mean_score == 1.0
-    assert alone.gating_score == 0.0
+    assert alone.gating_score == Fraction(0)
     assert alone.passed is False
     # With one clean pass beside it: meanScore (1 + 1)/2 = 1, gating (1 + 0)/2 = 0.5.
     pair = task_result([PASS, unmatched], k=1, pass_rule="mean", pass_score=0.5)
-    assert (pair.mean_score, pair.gating_score, pair.passed) == (1.0, 0.5, True)
+    assert (pair.mean_score, pair.gating_score, pair.passed) == (1.0, Fraction(1, 2), True)
     assert task_result([PASS, unmatched], k=1, pass_rule="mean", pass_score=0.6).passed is False
     # all/any read trial passes, and a gated trial never passes.
     assert pair.passed_count == 1
@@ -223,5 +224,5 @@ def test_0244_B_task_result_matches_the_formulas(
     assert result.pass_at_k == 1 - Fraction(
         math.comb(len(outcomes) - c, k), math.comb(len(outcomes), k)
     )
-    assert result.gating_score <= result.mean_score
+    assert result.gating_score <= exact_mean([outcome.score for outcome in outcomes])
     assert result.passed == (c == len(outcomes))

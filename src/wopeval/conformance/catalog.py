@@ -1,10 +1,11 @@
 """What the kit checks: the RFC 0244 requirement ids and the three eval-suite fixtures.
 
 With ``--extended``, also wopeval's opt-in extension legs (ids ``wopeval.ext.<name>``, never RFC
-requirement ids) and their three fixtures (``EXTENSIONS``, ``EXT_FIXTURES``).
+requirement ids) and their five fixtures (``EXTENSIONS``, ``EXT_FIXTURES``).
 
-Each host leg is gated on one ``agents.evalSuite`` member (RFC 0244 §G) and on its fixture id in
-discovery ``fixtures``; every fixture task targets the scripted agent
+Each host leg is gated on its fixture's ``agents.evalSuite`` members (RFC 0244 §G; one member,
+except for an extension fixture that mixes features) and on its fixture id in discovery
+``fixtures``; every fixture task targets the scripted agent
 ``core.conformance.agents.scripted`` (docs/agents.md), so each trajectory is known in advance.
 """
 
@@ -37,11 +38,20 @@ REQUIREMENTS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Fixture:
-    """One eval-suite fixture: its discovery id, suite id, and the facet its leg is gated on."""
+    """One eval-suite fixture: its discovery id, suite id, and the facets its leg is gated on.
+
+    ``facet`` is the member the fixture is about; ``also`` the further members it needs.
+    """
 
     fixture_id: str
     facet: str
     version: str = "1.0.0"
+    also: tuple[str, ...] = ()
+
+    @property
+    def facets(self) -> tuple[str, ...]:
+        """Every ``agents.evalSuite`` member the fixture needs, ``facet`` first."""
+        return (self.facet, *self.also)
 
     @property
     def suite_id(self) -> str:
@@ -73,6 +83,8 @@ EXT_EFFICIENCY_NOT_GATED = EXT_PREFIX + "efficiency-not-gated"
 EXT_COST_EVERY_TRIAL = EXT_PREFIX + "cost-counts-every-trial"
 EXT_TRIAL_ISOLATION = EXT_PREFIX + "trial-isolation"
 EXT_ONMISS_LIVE_REPORTED = EXT_PREFIX + "onmiss-live-reported"
+EXT_UNMATCHED_KEEPS_SCORE = EXT_PREFIX + "unmatched-keeps-score"
+EXT_GATING_SCORE_MEAN = EXT_PREFIX + "gating-score-mean"
 
 EXTENSIONS: tuple[str, ...] = (
     EXT_FIXTURES_VALID,
@@ -81,9 +93,21 @@ EXTENSIONS: tuple[str, ...] = (
     EXT_COST_EVERY_TRIAL,
     EXT_TRIAL_ISOLATION,
     EXT_ONMISS_LIVE_REPORTED,
+    EXT_UNMATCHED_KEEPS_SCORE,
+    EXT_GATING_SCORE_MEAN,
 )
 
 EFFICIENCY_FIXTURE = Fixture("conformance-eval-efficiency", "trials")
 ISOLATION_FIXTURE = Fixture("conformance-eval-isolation", "trials")
 ONMISS_LIVE_FIXTURE = Fixture("conformance-eval-onmiss-live", "fixtureMatching")
-EXT_FIXTURES: tuple[Fixture, ...] = (EFFICIENCY_FIXTURE, ISOLATION_FIXTURE, ONMISS_LIVE_FIXTURE)
+UNMATCHED_SCORE_FIXTURE = Fixture("conformance-eval-unmatched-score", "trajectory")
+GATING_MEAN_FIXTURE = Fixture(
+    "conformance-eval-gating-mean", "trials", also=("trajectory", "fixtureMatching")
+)
+EXT_FIXTURES: tuple[Fixture, ...] = (
+    EFFICIENCY_FIXTURE,
+    ISOLATION_FIXTURE,
+    ONMISS_LIVE_FIXTURE,
+    UNMATCHED_SCORE_FIXTURE,
+    GATING_MEAN_FIXTURE,
+)

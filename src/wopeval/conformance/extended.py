@@ -3,17 +3,22 @@
 They are wopeval's own checks, reported under ``wopeval.ext.<name>`` and never under an RFC
 requirement id, and they run only when asked for, so the eight RFC results are the same with or
 without them. Their fixtures (``catalog.EXT_FIXTURES``) are gated exactly like the RFC fixtures
-(:func:`wopeval.conformance.gating.gate_for`): their facet member, then their fixture id in
+(:func:`wopeval.conformance.gating.gate_for`): their facet members, then their fixture id in
 discovery ``fixtures``.
 
 | Leg | Fixture · facet | RFC 0244 row |
 | --- | --- | --- |
-| ``fixtures-valid`` | all three · none (server-free) | — |
+| ``fixtures-valid`` | all five · none (server-free) | — |
 | ``efficiency-counted`` | ``conformance-eval-efficiency`` · ``trials`` | §C efficiency counts |
 | ``efficiency-not-gated`` | ``conformance-eval-efficiency`` · ``trials`` | §C MUST NOT gate |
 | ``cost-counts-every-trial`` | ``conformance-eval-efficiency`` · ``trials`` | §B Cost |
 | ``trial-isolation`` | ``conformance-eval-isolation`` · ``trials`` | §B isolation (G3) |
 | ``onmiss-live-reported`` | ``conformance-eval-onmiss-live`` · ``fixtureMatching`` | §D live |
+| ``unmatched-keeps-score`` | ``conformance-eval-unmatched-score`` · ``trajectory`` | §A score |
+| ``gating-score-mean`` | ``conformance-eval-gating-mean`` · all three | §B ``mean`` (0246) |
+
+(RFC 0246 corrects §A–§B: the score stays the output score, the pass decisions read a gating
+score. ``conformance-eval-gating-mean`` needs ``trials``, ``trajectory`` and ``fixtureMatching``.)
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from wopeval.conformance.legs.efficiency import (
     check_efficiency_not_gated,
 )
 from wopeval.conformance.legs.ext_fixtures import check_ext_fixtures
+from wopeval.conformance.legs.gating_score import check_gating_mean, check_unmatched_keeps_score
 from wopeval.conformance.legs.isolation import check_onmiss_live, check_trial_isolation
 from wopeval.conformance.report import RequirementResult
 from wopeval.conformance.suites import Suite, load_fixture
@@ -45,6 +51,8 @@ EXT_LEGS: tuple[tuple[str, Fixture, LegCheck], ...] = (
     (C.EXT_COST_EVERY_TRIAL, C.EFFICIENCY_FIXTURE, check_cost_every_trial),
     (C.EXT_TRIAL_ISOLATION, C.ISOLATION_FIXTURE, check_trial_isolation),
     (C.EXT_ONMISS_LIVE_REPORTED, C.ONMISS_LIVE_FIXTURE, check_onmiss_live),
+    (C.EXT_UNMATCHED_KEEPS_SCORE, C.UNMATCHED_SCORE_FIXTURE, check_unmatched_keeps_score),
+    (C.EXT_GATING_SCORE_MEAN, C.GATING_MEAN_FIXTURE, check_gating_mean),
 )
 
 

@@ -7,6 +7,11 @@
 
 A host agrees with a formula when ``|host − formula| ≤ 1e-9 · max(1, |formula|)`` (§B).
 Independent of :mod:`wopeval.grading.stats` by design.
+
+A pass decision against a threshold (``passRule: "mean"``, the suite's ``passScore``) is taken
+exactly on the values as the wire writes them: each JSON number is the decimal it is spelled as
+(a float's shortest round-tripping spelling, :func:`recorded`), so three scores of 0.7 meet
+``passScore: 0.7``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,20 @@ def exact_mean(values: Sequence[float | Fraction]) -> Fraction:
     if not values:
         raise ValueError("the mean of nothing is undefined")
     return sum((Fraction(value) for value in values), Fraction(0)) / len(values)
+
+
+def recorded(value: float | Fraction) -> Fraction:
+    """A wire number as the decimal it is written as (shortest round-trip spelling), exactly."""
+    if isinstance(value, Fraction):
+        return value
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {value!r}")
+    return Fraction(repr(float(value)))
+
+
+def meets(value: float | Fraction, threshold: float | Fraction) -> bool:
+    """``value ≥ threshold``, both read exactly (:func:`recorded`); a tie meets it."""
+    return recorded(value) >= recorded(threshold)
 
 
 def clustered_stderr(task_means: Sequence[float | Fraction]) -> float | None:

@@ -1,9 +1,9 @@
 """What every host leg shares: the discovery advert, the gate, one fixture run, and a result.
 
-Gating (RFC 0244 §Conformance): each host leg needs its ``agents.evalSuite`` member and its
-fixture id in discovery ``fixtures``.
+Gating (RFC 0244 §Conformance): each host leg needs its ``agents.evalSuite`` member (every
+member of a fixture that mixes features) and its fixture id in discovery ``fixtures``.
 
-* member not advertised (or ``agents.evalSuite`` absent): ``inapplicable``, the host does not
+* a member not advertised (or ``agents.evalSuite`` absent): ``inapplicable``, the host does not
   claim the behaviour;
 * member advertised but the fixture not listed: ``skipped``, or ``executed-fail`` with
   ``require_behavior`` (the host claims a behaviour the kit cannot witness);
@@ -73,9 +73,10 @@ def gate_for(advert: Advert, fixture: Fixture, suite: Suite | None, require: boo
     member = f"agents.evalSuite.{fixture.facet}"
     if advert.eval_suite is None:
         return Gate(False, Status.INAPPLICABLE, "agents.evalSuite is not advertised")
-    if not advert.has(fixture.facet):
-        return Gate(False, Status.INAPPLICABLE, f"{member} is not advertised")
-    if fixture.facet == "trials" and suite is not None and advert.max_trials is not None:
+    for facet in fixture.facets:
+        if not advert.has(facet):
+            return Gate(False, Status.INAPPLICABLE, f"agents.evalSuite.{facet} is not advertised")
+    if "trials" in fixture.facets and suite is not None and advert.max_trials is not None:
         count, _, _ = trial_plan(suite)
         if advert.max_trials < count:
             why = f"maxTrials {advert.max_trials} is below the fixture's {count} trials"

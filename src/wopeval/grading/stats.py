@@ -13,6 +13,9 @@ RFC 0246 (correcting RFC 0244 §A–§B): a trial that failed its trajectory, or
 fixture miss, keeps its output ``score`` but counts 0 in the *gating* score; ``passRule: mean``
 compares the task's mean gating score with ``thresholds.passScore``. ``meanScore`` stays the
 plain mean of the scores.
+
+The gating score is an exact rational and the ``mean`` decision is exact
+(:mod:`wopeval.grading.exact`): three trials scoring 0.7 meet ``passScore: 0.7``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from wopeval.grading.exact import at_least, exact_mean
 from wopeval.suite.models import PassRule
 from wopeval.wire.summary import TrialsBlock, TrialStats
 
@@ -90,12 +94,16 @@ class TrialOutcome:
 
 @dataclass(frozen=True)
 class TaskTrialResult:
-    """RFC 0244 §B per-task statistics over ``n`` trials, and the task's ``passed``."""
+    """RFC 0244 §B per-task statistics over ``n`` trials, and the task's ``passed``.
+
+    ``gating_score`` is the exact mean of the trials' gating scores (RFC 0246), which the pass
+    decisions read; ``mean_score`` is the reported float.
+    """
 
     n: int
     passed_count: int
     mean_score: float
-    gating_score: float
+    gating_score: Fraction
     pass_at_k: Fraction
     pass_hat_k: Fraction
     passed: bool
@@ -121,19 +129,19 @@ def task_result(
     """Aggregate one task's trials (RFC 0244 §B; ``mean`` reads the gating score, RFC 0246).
 
     ``passed``: ``all`` ⇔ every trial passed; ``any`` ⇔ at least one did; ``mean`` ⇔ the mean
-    gating score is at least ``pass_score``.
+    gating score is at least ``pass_score``, compared exactly (a tie passes).
     """
     if not outcomes:
         raise ValueError("outcomes must hold at least one trial")
     n = len(outcomes)
     c = sum(1 for outcome in outcomes if outcome.passed)
-    gating = _mean([outcome.gating_score for outcome in outcomes])
+    gating = exact_mean([outcome.gating_score for outcome in outcomes])
     if pass_rule == "all":
         passed = c == n
     elif pass_rule == "any":
         passed = c >= 1
     elif pass_rule == "mean":
-        passed = gating >= pass_score
+        passed = at_least(gating, pass_score)
     else:
         raise ValueError(f"passRule must be all, any or mean, got {pass_rule!r}")
     return TaskTrialResult(

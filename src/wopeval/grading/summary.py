@@ -13,6 +13,9 @@ Aggregation (RFC 0081 §C, RFC 0244 §B with the RFC 0246 correction):
   (``thresholds.maxCostUsd``, the host's per-suite ceiling), the p95 latency bar, or a skipped
   trial says so;
 * a planned trial missing from the log counts as failed, score 0.
+
+Every decision against a threshold (``passScore``, the cost ceilings) is exact
+(:mod:`wopeval.grading.exact`); the reported numbers stay floats.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from wopeval.grading.exact import at_least, exact_mean, exceeds
 from wopeval.grading.stats import TaskTrialResult, TrialOutcome, task_result, trial_stats
 from wopeval.grading.trial import LABEL_SKIPPED, grade_trial, recorded_outcome, trajectory_of
 from wopeval.grading.views import TrialView, collect_trials
@@ -64,14 +68,15 @@ def build_summary(
     graded = [_grade_task(suite, task, views, options, pass_score) for task in suite.tasks]
     results = [g.result for g in graded]
     aggregate = _mean([r.mean_score for r in results])
-    gating_aggregate = _mean([r.gating_score for r in results])
-    total_cost = math.fsum(
+    gating_aggregate = exact_mean([r.gating_score for r in results])
+    costs = [
         float(e.payload.get("costEstimateUsd", 0.0))
         for e in events
         if e.type == PROVIDER_USAGE and isinstance(e.payload, dict)
-    )
-    passed = gating_aggregate >= pass_score and not any(g.skipped for g in graded)
-    passed = passed and _within_ceilings(suite, options, total_cost, graded)
+    ]
+    total_cost = math.fsum(costs)
+    passed = at_least(gating_aggregate, pass_score) and not any(g.skipped for g in graded)
+    passed = passed and _within_ceilings(suite, options, costs, graded)
     plan = suite.trials
     return EvalSummary(
         suiteId=suite.suiteId,
@@ -87,13 +92,16 @@ def build_summary(
 
 
 def _within_ceilings(
-    suite: AgentEvalSuite, options: GradingOptions, total_cost: float, graded: Sequence[_TaskGrade]
+    suite: AgentEvalSuite,
+    options: GradingOptions,
+    costs: Sequence[float],
+    graded: Sequence[_TaskGrade],
 ) -> bool:
     thresholds = suite.thresholds
     ceilings = [options.host_max_cost_usd]
     if thresholds is not None:
         ceilings.append(thresholds.maxCostUsd)
-    if any(c is not None and total_cost > c for c in ceilings):
+    if any(c is not None and exceeds(costs, c) for c in ceilings):
         return False
     if thresholds is not None and thresholds.maxP95LatencyMs is not None:
         latencies = [g.summary.latencyMs for g in graded if g.summary.latencyMs is not None]

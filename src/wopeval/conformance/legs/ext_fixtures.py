@@ -11,15 +11,33 @@ kit's contract), and is designed so that its legs are decisive:
   a different value under it, and expects ``{"recalled": <its memorySeed value or null>}``;
   some task has no seed for that key;
 * ``conformance-eval-onmiss-live``: a task that misses under ``onMiss: "live"`` and a fully
-  served task.
+  served task;
+* ``conformance-eval-unmatched-score``: every call served; an unmatched golden trial whose output
+  matches (score 1 to keep) and one whose output does not;
+* ``conformance-eval-gating-mean``: ``passRule: "mean"`` with a ``passScore``; an unmatched trial
+  whose output matches and a trial that fails closed; some task whose mean score meets
+  ``passScore`` while its gating score does not, another whose gating score meets it; a suite
+  whose mean of task scores meets ``passScore`` while the gating aggregate does not; no
+  decision within 0.01 of ``passScore``, so float arithmetic cannot tip it.
 """
 
 from __future__ import annotations
 
-from wopeval.conformance.catalog import EFFICIENCY_FIXTURE, ISOLATION_FIXTURE, Fixture
+from fractions import Fraction
+
+from wopeval.conformance.catalog import (
+    EFFICIENCY_FIXTURE,
+    GATING_MEAN_FIXTURE,
+    ISOLATION_FIXTURE,
+    ONMISS_LIVE_FIXTURE,
+    UNMATCHED_SCORE_FIXTURE,
+    Fixture,
+)
+from wopeval.conformance.formulas import exact_mean, recorded
 from wopeval.conformance.legs.common import Checker
 from wopeval.conformance.legs.efficiency import HIGH_CALL_COUNT, scripted_counts
 from wopeval.conformance.legs.fixtures_valid import check_fixture, check_fixtures
+from wopeval.conformance.legs.gating_score import TrialFacts, pass_score_of, trial_facts
 from wopeval.conformance.legs.isolation import MIN_ISOLATION_TRIALS, recall_expectation
 from wopeval.conformance.reference import json_equal
 from wopeval.conformance.suites import (
@@ -101,18 +119,64 @@ def _onmiss_live_errors(suite: Suite) -> list[str]:
     return []
 
 
+def _facts(suite: Suite) -> list[list[TrialFacts]]:
+    count, _, _ = trial_plan(suite)
+    return [[trial_facts(task, index) for index in range(count)] for task in tasks_of(suite)]
+
+
+def _unmatched_score_errors(suite: Suite) -> list[str]:
+    trials = [fact for task in _facts(suite) for fact in task]
+    errors = [] if not any(f.failed_closed for f in trials) else ["no trial may fail closed"]
+    if any(fixture_misses(t, scripted_calls(t.get("input"), 0)) for t in tasks_of(suite)):
+        errors.append("every scripted call must be served")
+    kept = {fact.score for fact in trials if fact.unmatched}
+    if kept != {Fraction(0), Fraction(1)}:
+        errors.append("needs unmatched trials whose output matches and does not match")
+    return errors
+
+
+def _gating_mean_errors(suite: Suite) -> list[str]:
+    _, _, rule = trial_plan(suite)
+    bar = pass_score_of(suite)
+    facts = _facts(suite)
+    trials = [fact for task in facts for fact in task]
+    if rule != "mean" or bar is None or any(fact.score is None for fact in trials):
+        return ["needs passRule 'mean', a passScore and golden tasks the kit can grade"]
+    errors: list[str] = []
+    if not any(f.unmatched and not f.failed_closed and f.score == 1 for f in trials):
+        errors.append("needs an unmatched trial whose output matches")
+    if not any(f.failed_closed for f in trials):
+        errors.append("needs a trial that fails closed")
+    means = [exact_mean([f.score or Fraction(0) for f in task]) for task in facts]
+    gates = [exact_mean([Fraction(0) if f.gated else f.score or 0 for f in task]) for task in facts]
+    limit = recorded(bar)
+    if not any(mean >= limit > gate for mean, gate in zip(means, gates, strict=True)):
+        errors.append("needs a task whose mean score meets passScore and gating score does not")
+    if not any(gate >= limit for gate in gates):
+        errors.append("needs a task whose gating score meets passScore")
+    if not exact_mean(means) >= limit > exact_mean(gates):
+        errors.append("the mean task score must meet passScore, the gating aggregate must not")
+    decided = [*means, *gates, exact_mean(means), exact_mean(gates)]
+    if any(abs(value - limit) < Fraction(1, 100) for value in decided):
+        errors.append("a decision lies within 0.01 of passScore")
+    return errors
+
+
+DESIGNS = {
+    EFFICIENCY_FIXTURE: _efficiency_errors,
+    ISOLATION_FIXTURE: _isolation_errors,
+    ONMISS_LIVE_FIXTURE: _onmiss_live_errors,
+    UNMATCHED_SCORE_FIXTURE: _unmatched_score_errors,
+    GATING_MEAN_FIXTURE: _gating_mean_errors,
+}
+
+
 def ext_fixture_errors(fixture: Fixture, suite: Suite) -> list[str]:
     """Every problem with one extension fixture (empty when sound)."""
     errors = check_fixture(fixture, suite)
     if errors:
         return errors
-    if fixture == EFFICIENCY_FIXTURE:
-        design = _efficiency_errors(suite)
-    elif fixture == ISOLATION_FIXTURE:
-        design = _isolation_errors(suite)
-    else:
-        design = _onmiss_live_errors(suite)
-    return [f"design: {message}" for message in design]
+    return [f"design: {message}" for message in DESIGNS[fixture](suite)]
 
 
 def check_ext_fixtures(suites: dict[Fixture, Suite | str]) -> Checker:
