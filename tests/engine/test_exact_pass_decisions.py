@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from tests.engine.helpers import make_suite, run_suite, scripted_task
 from wopeval.engine.run import RunSettings
-from wopeval.engine.service import regrade
-from wopeval.engine.trial import EventSink
+from wopeval.engine.sink import EventSink
 from wopeval.events.store import EventStore
+from wopeval.service.runs import regrade
 from wopeval.suite.models import Task
 from wopeval.wire.events import EVAL_SCORED
 
