@@ -6,12 +6,13 @@ import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from wopeval.events.store import EventStore
+if TYPE_CHECKING:  # the store imports SQLAlchemy; ``wopeval --help`` must not (cli/lazy.py)
+    from wopeval.events.store import EventStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -36,6 +37,8 @@ def check_finite(option: str, value: float | None) -> None:
 @asynccontextmanager
 async def opened_store(url: str | None) -> AsyncIterator[EventStore]:
     """Open the event store, turning every way it can fail into a one-line ``--store`` error."""
+    from wopeval.events.store import EventStore
+
     try:
         store = await EventStore.open(url)
     except Exception as exc:  # any failure to open is the caller's --store, at this boundary
