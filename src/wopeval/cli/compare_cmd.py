@@ -20,7 +20,7 @@ StoreOpt = Annotated[str | None, store_option()]
 
 
 async def _records(url: str | None, ids: tuple[str, str]) -> list[RunRecord | None]:
-    async with opened_store(url) as store:
+    async with opened_store(url, must_exist=True) as store:
         return [await store.get_run(run_id) for run_id in ids]
 
 

@@ -287,7 +287,7 @@ def grade(
     """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored."""
 
     async def go() -> Any:
-        async with opened_store(store) as opened:
+        async with opened_store(store, must_exist=True) as opened:
             record = await opened.get_run(run_id)
             if record is None:
                 raise RunNotFound(run_id)
@@ -317,7 +317,7 @@ def runs(
     """List stored runs, newest first."""
 
     async def go() -> Any:
-        async with opened_store(store) as opened:
+        async with opened_store(store, must_exist=True) as opened:
             return await opened.list_runs(limit=limit)
 
     records = anyio.run(go)
@@ -349,7 +349,7 @@ def show(
     """Print one stored run: status, summary and (with --events) its event log."""
 
     async def go() -> Any:
-        async with opened_store(store) as opened:
+        async with opened_store(store, must_exist=True) as opened:
             record = await opened.get_run(run_id)
             log = await opened.events(run_id) if record is not None else []
             return record, log
