@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -58,11 +60,21 @@ class Registry:
         return self.live_tools
 
 
+def _search_working_directory() -> None:
+    """Put the working directory first on ``sys.path`` as ``python -m`` does, so ``wopeval run
+    --agent mypackage.agents:my_agent`` finds ``./mypackage`` from the console script too."""
+    cwd = os.getcwd()
+    if not any(entry in ("", ".", cwd) for entry in sys.path):
+        sys.path.insert(0, cwd)
+
+
 def import_object(ref: str) -> Any:
-    """Import ``package.module:attr``; raises :class:`AgentNotFound` with a clear message."""
+    """Import ``package.module:attr`` (the working directory is searched first, as by
+    ``python -m``); raises :class:`AgentNotFound` with a clear message."""
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise AgentNotFound(f"{ref!r} is not an import path 'package.module:attr'")
+    _search_working_directory()
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
