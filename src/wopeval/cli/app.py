@@ -11,6 +11,7 @@ import typer
 
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from wopeval.cli.lazy import LazyCommand, lazy_group
+from wopeval.cli.output import exit_past_blocked_agents
 
 _SUITE = "wopeval.cli.suite_cmds"
 _RUN = "wopeval.cli.run_cmds"
@@ -88,4 +89,9 @@ __all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        exit_past_blocked_agents(code)
+        raise

@@ -23,6 +23,7 @@ from wopeval.cli.common import (
     opened_store,
     store_option,
 )
+from wopeval.cli.output import user_output_to_stderr
 from wopeval.cli.render import print_summary, runs_lines
 from wopeval.compare import registered_methods
 from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
@@ -182,18 +183,19 @@ def run(
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
-        run_id, summary = anyio.run(
-            _execute,
-            store,
-            suite,
-            agent_id,
-            registry,
-            settings,
-            judge_obj,
-            total,
-            show_progress,
-            mcp_specs,
-        )
+        with user_output_to_stderr():  # an agent's print() never corrupts --json
+            run_id, summary = anyio.run(
+                _execute,
+                store,
+                suite,
+                agent_id,
+                registry,
+                settings,
+                judge_obj,
+                total,
+                show_progress,
+                mcp_specs,
+            )
     finally:
         if started_ray:
             shutdown_ray()

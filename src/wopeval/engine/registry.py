@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from wopeval.engine.agent import AgentFn
 from wopeval.engine.gateway import LiveTool
+from wopeval.engine.syncagent import as_async_agent
 from wopeval.suite.models import AGENT_ID_PATTERN
 
 SCRIPTED_AGENT_ID = "core.conformance.agents.scripted"
@@ -37,6 +38,9 @@ class Registry:
 
     agents: dict[str, AgentFn] = field(default_factory=_builtin_agents)
     live_tools: dict[str, LiveTool] = field(default_factory=dict)
+    _engine_agents: dict[int, AgentFn] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def register_agent(self, agent_id: str, agent: AgentFn) -> None:
         self.agents[agent_id] = agent
@@ -45,7 +49,18 @@ class Registry:
         self.live_tools[name] = tool
 
     def resolve(self, ref: str) -> AgentFn:
-        """An agent by id; ``<scripted-id>.<suffix>`` aliases the scripted agent (delegates)."""
+        """An agent by id; ``<scripted-id>.<suffix>`` aliases the scripted agent (delegates).
+
+        The agent is returned as the engine calls it (:func:`wopeval.engine.syncagent.
+        as_async_agent`): a plain function runs in a worker thread, so the trial timeout holds.
+        """
+        agent = self._find(ref)
+        engine_agent = self._engine_agents.get(id(agent))  # one wrapper per agent: stable identity
+        if engine_agent is None:
+            engine_agent = self._engine_agents[id(agent)] = as_async_agent(agent)
+        return engine_agent
+
+    def _find(self, ref: str) -> AgentFn:
         if ref in self.agents:
             return self.agents[ref]
         if ref.startswith(SCRIPTED_AGENT_ID + "."):
