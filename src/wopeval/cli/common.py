@@ -86,5 +86,5 @@ def fail_input(message: str, *, title: str = "bad input") -> NoReturn:
     """Report the caller's mistake on stderr and exit 2."""
     console = Console(stderr=True)
     console.print(f"[bold red]{title}[/]", highlight=False)
-    console.print(message, highlight=False, markup=False)
+    console.print(message, highlight=False, markup=False, soft_wrap=True)  # one line each
     raise typer.Exit(EXIT_BAD_INPUT)
