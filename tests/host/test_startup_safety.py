@@ -134,9 +134,11 @@ async def test_runs_created_over_http_carry_the_host_mark(store_url: str) -> Non
     assert set(record.request[HOST_REQUEST_KEY]) == {"bodySha256", "scopeId"}
 
 
-def test_serve_whose_store_cannot_open_exits_3_after_binding(tmp_path: Path) -> None:
-    """Exit 3 is uvicorn's start-up failure: bound fine, then the lifespan could not start."""
+def test_serve_whose_store_cannot_open_exits_2_after_binding(tmp_path: Path) -> None:
+    """Bound fine, then the store could not open: the caller's ``--store``, one line, exit 2."""
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
-    code, _ = _serve("--port", "0", "--store", str(blocker / "store.db"), "--api-key", "k" * 16)
-    assert code == 3
+    code, out = _serve("--port", "0", "--store", str(blocker / "store.db"), "--api-key", "k" * 16)
+    assert code == 2
+    assert "--store: cannot open the event store" in out
+    assert "Traceback" not in out

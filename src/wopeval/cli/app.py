@@ -1,4 +1,5 @@
-"""The ``wopeval`` command line. Each command lives in its own module with a ``register`` hook.
+"""The ``wopeval`` command line. Each command lives in its own module with a ``register`` hook,
+imported only when the command runs (:mod:`wopeval.cli.lazy`), so ``--help`` loads no engine.
 
 Exit codes, for every command: 0 success (a suite that passes), 1 a result that fails the gate
 (a failing suite, a ``regressed`` verdict, a conformance failure), 2 bad input.
@@ -6,24 +7,59 @@ Exit codes, for every command: 0 success (a suite that passes), 1 a result that 
 
 from __future__ import annotations
 
-import importlib
-
 import typer
 
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from wopeval.cli.lazy import LazyCommand, lazy_group
+from wopeval.cli.output import exit_past_blocked_agents
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "wopeval.cli.suite_cmds",
-    "wopeval.cli.run_cmds",
-    "wopeval.cli.export_cmds",
-    "wopeval.cli.compare_cmd",
-    "wopeval.cli.conformance_cmd",
-    "wopeval.cli.import_cmd",
-    "wopeval.cli.serve_cmd",
-)
+_SUITE = "wopeval.cli.suite_cmds"
+_RUN = "wopeval.cli.run_cmds"
+_EXPORT = "wopeval.cli.export_cmds"
+
+# name → (module, the first line of its docstring); tests/cli/test_lazy.py keeps them in step.
+COMMANDS: dict[str, LazyCommand] = {
+    "validate": LazyCommand(
+        _SUITE, "Check eval suites against the schema and the RFC 0244 suite rules."
+    ),
+    "schema": LazyCommand(
+        _SUITE, "Print the JSON Schema (draft 2020-12) of a suite or of a summary."
+    ),
+    "run": LazyCommand(
+        _RUN,
+        "Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not.",
+    ),
+    "grade": LazyCommand(
+        _RUN,
+        "Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored.",
+    ),
+    "runs": LazyCommand(_RUN, "List stored runs, newest first."),
+    "show": LazyCommand(
+        _RUN, "Print one stored run: status, summary and (with --events) its event log."
+    ),
+    "export": LazyCommand(_EXPORT, "Export a stored run for other tools."),
+    "report": LazyCommand(_EXPORT, "Write a self-contained HTML report of a completed run."),
+    "compare": LazyCommand(
+        "wopeval.cli.compare_cmd",
+        "Compare two stored runs task by task. Exit 1 only when the verdict is 'regressed'.",
+    ),
+    "conformance": LazyCommand(
+        "wopeval.cli.conformance_cmd",
+        "Check an OpenWOP host against RFC 0244 (trajectories, trials, fail-closed fixtures).",
+    ),
+    "grade-log": LazyCommand(
+        "wopeval.cli.import_cmd",
+        "Grade an OpenWOP v2 event log from any host with the same pure grader as stored runs.",
+    ),
+    "serve": LazyCommand(
+        "wopeval.cli.serve_cmd",
+        "Serve eval runs to any OpenWOP v2 client (discovery, POST /runs, SSE, eval summaries).",
+    ),
+}
 
 app = typer.Typer(
     name="wopeval",
+    cls=lazy_group(COMMANDS),
     help="Evaluate AI agents the OpenWOP RFC 0244 way: trajectories, repeated trials, "
     "fail-closed fixtures, regression verdicts.",
     no_args_is_help=True,
@@ -49,16 +85,13 @@ def _root(
     """Evaluate AI agents the OpenWOP RFC 0244 way."""
 
 
-def _register_all() -> None:
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(app)
-
-
-_register_all()
-
-
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"]
+__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"]
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        exit_past_blocked_agents(code)
+        raise

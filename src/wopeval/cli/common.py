@@ -6,12 +6,13 @@ import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from wopeval.events.store import EventStore
+if TYPE_CHECKING:  # the store imports SQLAlchemy; ``wopeval --help`` must not (cli/lazy.py)
+    from wopeval.events.store import EventStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -33,9 +34,35 @@ def check_finite(option: str, value: float | None) -> None:
         fail_input(f"{option}: {value} is not a finite number")
 
 
+def check_store_path(url: str | None, *, must_exist: bool) -> None:
+    """Refuse a SQLite store that is a directory, or (``must_exist``, for commands that only
+    read) a file that is not there: reading never creates an empty database and its folders."""
+    from wopeval.events.urls import normalize_store_url, sqlite_path  # wopeval.events: SQLAlchemy
+
+    try:
+        path = sqlite_path(normalize_store_url(url))
+    except ValueError:
+        return  # opening reports it
+    if path is None:
+        return
+    if path.is_dir():
+        fail_input(f"--store: {path} is a directory, not an event store")
+    if must_exist and not path.is_file():
+        fail_input(
+            f"--store: there is no event store at {path} "
+            "(`wopeval run` creates one; pass --store or set WOPEVAL_STORE to read another)"
+        )
+
+
 @asynccontextmanager
-async def opened_store(url: str | None) -> AsyncIterator[EventStore]:
-    """Open the event store, turning every way it can fail into a one-line ``--store`` error."""
+async def opened_store(url: str | None, *, must_exist: bool = False) -> AsyncIterator[EventStore]:
+    """Open the event store, turning every way it can fail into a one-line ``--store`` error.
+
+    ``must_exist`` is for commands that only read: a SQLite file that is not there is an error.
+    """
+    from wopeval.events.store import EventStore
+
+    check_store_path(url, must_exist=must_exist)
     try:
         store = await EventStore.open(url)
     except Exception as exc:  # any failure to open is the caller's --store, at this boundary
@@ -59,5 +86,5 @@ def fail_input(message: str, *, title: str = "bad input") -> NoReturn:
     """Report the caller's mistake on stderr and exit 2."""
     console = Console(stderr=True)
     console.print(f"[bold red]{title}[/]", highlight=False)
-    console.print(message, highlight=False, markup=False)
+    console.print(message, highlight=False, markup=False, soft_wrap=True)  # one line each
     raise typer.Exit(EXIT_BAD_INPUT)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
+from wopeval.cli.render import fit_lines
 from wopeval.compare import Comparison, compare_summaries, registered_methods
 from wopeval.events.store import RunRecord
 from wopeval.wire.summary import EvalSummary
@@ -20,7 +21,7 @@ StoreOpt = Annotated[str | None, store_option()]
 
 
 async def _records(url: str | None, ids: tuple[str, str]) -> list[RunRecord | None]:
-    async with opened_store(url) as store:
+    async with opened_store(url, must_exist=True) as store:
         return [await store.get_run(run_id) for run_id in ids]
 
 
@@ -33,16 +34,17 @@ def _summary_of(record: RunRecord | None, run_id: str, role: str) -> EvalSummary
 
 
 def paired_table(comparison: Comparison) -> Table:
-    table = Table(title="paired tasks", title_justify="left", box=box.SIMPLE_HEAD)
+    table = Table(title="paired tasks", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("task", overflow="fold", min_width=12)  # 80 columns: fold ids, cut nothing
     for column in (
-        "task",
-        "baseline pass rate",
-        "candidate pass rate",
-        "baseline mean",
-        "candidate mean",
+        "baseline\npass rate",
+        "candidate\npass rate",
+        "baseline\nmean",
+        "candidate\nmean",
         "Δ mean",
     ):
-        table.add_column(column, justify="left" if column == "task" else "right")
+        width = max(len(line) for line in column.splitlines())
+        table.add_column(column, justify="right", no_wrap=True, min_width=width)
     for pair in comparison.pairs:
         delta = pair.candidate_mean - pair.baseline_mean
         colour = "green" if delta > 0 else "red" if delta < 0 else "white"
@@ -129,12 +131,16 @@ def compare(
         console = Console()
         console.print(paired_table(comparison))
         p_value = comparison.result.p_value
-        console.print(
-            f"verdict [bold]{regression.verdict}[/]  method {regression.method}  "
-            f"alpha {regression.alpha}  paired {regression.pairedTaskCount}  "
-            f"scoreDelta {regression.scoreDelta:+.4f}  "
-            f"p {'-' if p_value is None else f'{p_value:.4g}'}"
-        )
+        parts = [
+            f"verdict [bold]{regression.verdict}[/]",
+            f"method {regression.method}",
+            f"alpha {regression.alpha}",
+            f"paired {regression.pairedTaskCount}",
+            f"scoreDelta {regression.scoreDelta:+.4f}",
+            f"p {'-' if p_value is None else f'{p_value:.4g}'}",
+        ]
+        for line in fit_lines(parts, console.width, separator="  "):
+            console.print(line)
     raise typer.Exit(EXIT_FAILED if regression.verdict == "regressed" else EXIT_OK)
 
 

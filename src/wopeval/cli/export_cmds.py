@@ -33,7 +33,7 @@ class ExportFormat(StrEnum):
 
 
 async def _load(url: str | None, run_id: str) -> tuple[RunRecord | None, list[RunEvent]]:
-    async with opened_store(url) as store:
+    async with opened_store(url, must_exist=True) as store:
         record = await store.get_run(run_id)
         return record, (await store.events(run_id) if record is not None else [])
 

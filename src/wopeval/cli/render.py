@@ -1,4 +1,9 @@
-"""Human output for the CLI: summary tables and run lists (rich)."""
+"""Human output for the CLI: summary tables and run lists (rich).
+
+Everything fits 80 columns, on a terminal or piped: headers are never cut (the short columns are
+``no_wrap`` with a minimum width of their header, one space apart), a long task id folds onto a
+second line instead of losing its end, and the footer breaks between its parts.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections.abc import Sequence
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from wopeval.events.store import RunRecord
 from wopeval.grading.summary import DEFAULT_PASS_SCORE
@@ -28,11 +34,20 @@ def _trajectory_cell(task: TaskSummary) -> str:
 
 
 def summary_table(summary: EvalSummary, run_id: str | None = None) -> Table:
-    title = f"{summary.suiteId}@{summary.suiteVersion}" + (f"  run {run_id}" if run_id else "")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("task", no_wrap=True)
-    for column in ("result", "score", "trials", "pass@k", "pass^k", "path", "miss", "tools"):
-        table.add_column(column, justify="left" if column == "result" else "right", no_wrap=True)
+    title = f"{summary.suiteId}@{summary.suiteVersion}" + (f"\nrun {run_id}" if run_id else "")
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False
+    )
+    table.add_column("task", overflow="fold", min_width=12)
+    k = summary.trialStats.k if summary.trialStats is not None else "k"
+    columns = ("result", "score", "trials", f"pass@{k}", f"pass^{k}", "path", "miss", "tools")
+    for column in columns:
+        table.add_column(
+            column,
+            justify="left" if column == "result" else "right",
+            no_wrap=True,
+            min_width=len(column),
+        )
     for task in summary.tasks:
         eff = task.efficiency
         trials = task.trials
@@ -58,6 +73,15 @@ _RULE_TEXT = {
 
 
 def summary_footer(summary: EvalSummary, suite: AgentEvalSuite | None = None) -> str:
+    """The verdict line (its parts joined by `` · ``)."""
+    return _SEPARATOR.join(footer_parts(summary, suite))
+
+
+_SEPARATOR = "  ·  "
+
+
+def footer_parts(summary: EvalSummary, suite: AgentEvalSuite | None = None) -> list[str]:
+    """The verdict, then the aggregate statistics, each a short markup string."""
     verdict = "[green]PASSED[/]" if summary.passed else "[red]FAILED[/]"
     aggregate = f"{verdict}  aggregate {summary.aggregateScore:.3f}"
     tasks = f"tasks {summary.passedCount}/{summary.taskCount} passed"
@@ -79,7 +103,20 @@ def summary_footer(summary: EvalSummary, suite: AgentEvalSuite | None = None) ->
         parts.append(f"cost ${summary.totalCostUsd:.4f}")
     if summary.regression is not None and summary.regression.verdict is not None:
         parts.append(f"vs baseline: {summary.regression.verdict}")
-    return "  ·  ".join(parts)
+    return parts
+
+
+def fit_lines(parts: Sequence[str], width: int, separator: str = _SEPARATOR) -> list[str]:
+    """Join markup parts with ``separator``, starting a new line rather than breaking a part."""
+    lines: list[str] = []
+    current = ""
+    for part in parts:
+        joined = f"{current}{separator}{part}" if current else part
+        if current and Text.from_markup(joined).cell_len > width:
+            lines.append(current)
+            joined = part
+        current = joined
+    return [*lines, current] if current else lines
 
 
 def print_summary(
@@ -89,7 +126,8 @@ def print_summary(
     suite: AgentEvalSuite | None = None,
 ) -> None:
     console.print(summary_table(summary, run_id))
-    console.print(summary_footer(summary, suite))
+    for line in fit_lines(footer_parts(summary, suite), console.width):
+        console.print(line)
 
 
 def runs_lines(runs: Sequence[RunRecord]) -> list[str]:

@@ -23,6 +23,7 @@ from wopeval.cli.common import (
     opened_store,
     store_option,
 )
+from wopeval.cli.output import user_output_to_stderr
 from wopeval.cli.render import print_summary, runs_lines
 from wopeval.compare import registered_methods
 from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
@@ -174,18 +175,19 @@ def run(
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
-        run_id, summary = anyio.run(
-            _execute,
-            store,
-            suite,
-            agent_id,
-            registry,
-            settings,
-            judge_obj,
-            total,
-            show_progress,
-            mcp_specs,
-        )
+        with user_output_to_stderr():  # an agent's print() never corrupts --json
+            run_id, summary = anyio.run(
+                _execute,
+                store,
+                suite,
+                agent_id,
+                registry,
+                settings,
+                judge_obj,
+                total,
+                show_progress,
+                mcp_specs,
+            )
     finally:
         if started_ray:
             shutdown_ray()
@@ -277,7 +279,7 @@ def grade(
     """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored."""
 
     async def go() -> Any:
-        async with opened_store(store) as opened:
+        async with opened_store(store, must_exist=True) as opened:
             record = await opened.get_run(run_id)
             if record is None:
                 raise RunNotFound(run_id)
@@ -307,7 +309,7 @@ def runs(
     """List stored runs, newest first."""
 
     async def go() -> Any:
-        async with opened_store(store) as opened:
+        async with opened_store(store, must_exist=True) as opened:
             return await opened.list_runs(limit=limit)
 
     records = anyio.run(go)
@@ -339,7 +341,7 @@ def show(
     """Print one stored run: status, summary and (with --events) its event log."""
 
     async def go() -> Any:
-        async with opened_store(store) as opened:
+        async with opened_store(store, must_exist=True) as opened:
             record = await opened.get_run(run_id)
             log = await opened.events(run_id) if record is not None else []
             return record, log

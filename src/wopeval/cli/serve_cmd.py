@@ -2,9 +2,12 @@
 
 The listening socket is bound before anything else happens: a serve that cannot listen (a busy
 port, an address this machine does not have) exits 2 before its lifespan touches the store,
-where start-up would otherwise fail the runs another host left unfinished. Exit codes: 0 after
-a clean stop, 2 for bad input, 3 when the host cannot start (uvicorn's start-up failure, e.g. a
-store that cannot be opened).
+where start-up would otherwise fail the runs another host left unfinished. Then the store is
+opened once and closed, so an unreachable or unusable store is a one-line ``--store`` error
+(exit 2) rather than a lifespan traceback. Once the host is up, ``wopeval serve: listening on
+http://HOST:PORT`` is printed on stderr, with the bound port (``--port 0`` picks a free one).
+Exit codes: 0 after a clean stop, 2 for bad input, 3 when the host cannot start otherwise
+(uvicorn's start-up failure).
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import socket
 import sys
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+import anyio
 import typer
 
-from wopeval.cli.common import fail_input, store_option
+from wopeval.cli.common import fail_input, opened_store, store_option
 from wopeval.host.config import (
     DEV_TENANT,
     ConfigError,
@@ -73,6 +77,21 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if sock.family == socket.AF_INET6 else f"http://{host}:{port}"
+
+
+def _check_store(url: str | None) -> None:
+    """Open the store once (applying migrations) and close it: every failure is exit 2."""
+
+    async def probe() -> None:
+        async with opened_store(url):
+            pass
+
+    anyio.run(probe)
+
+
 def serve(
     store: Annotated[str | None, store_option()] = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
@@ -97,6 +116,7 @@ def serve(
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         for tenant in host_config.weak_keys():
             logging.getLogger("wopeval.host").warning("the API key of tenant %r is short", tenant)
+        _check_store(store or host_config.store)
         if printed_key is not None:
             typer.echo(
                 f"wopeval serve: dev API key (tenant {DEV_TENANT!r}): {printed_key}", err=True
@@ -106,13 +126,26 @@ def serve(
             app, host=host, port=port, log_level=log_level,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         )  # fmt: skip
-        server = uvicorn.Server(settings)
+        server = _announcing_server(settings, _url(sock))
         with suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown, as uvicorn.run
             server.run(sockets=[sock])
     finally:
         sock.close()
     if not server.started:
         raise typer.Exit(EXIT_STARTUP_FAILURE)
+
+
+def _announcing_server(settings: Any, url: str) -> Any:
+    """A ``uvicorn.Server`` that prints the URL it listens on once the host has started."""
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                typer.echo(f"wopeval serve: listening on {url}", err=True)
+
+    return AnnouncingServer(settings)
 
 
 def register(app: typer.Typer) -> None:

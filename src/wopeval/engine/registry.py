@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from wopeval.engine.agent import AgentFn
 from wopeval.engine.gateway import LiveTool
+from wopeval.engine.syncagent import as_async_agent
 from wopeval.errors import NotFoundError
 from wopeval.suite.models import AGENT_ID_PATTERN
 
@@ -38,6 +41,9 @@ class Registry:
 
     agents: dict[str, AgentFn] = field(default_factory=_builtin_agents)
     live_tools: dict[str, LiveTool] = field(default_factory=dict)
+    _engine_agents: dict[int, AgentFn] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def register_agent(self, agent_id: str, agent: AgentFn) -> None:
         self.agents[agent_id] = agent
@@ -46,7 +52,18 @@ class Registry:
         self.live_tools[name] = tool
 
     def resolve(self, ref: str) -> AgentFn:
-        """An agent by id; ``<scripted-id>.<suffix>`` aliases the scripted agent (delegates)."""
+        """An agent by id; ``<scripted-id>.<suffix>`` aliases the scripted agent (delegates).
+
+        The agent is returned as the engine calls it (:func:`wopeval.engine.syncagent.
+        as_async_agent`): a plain function runs in a worker thread, so the trial timeout holds.
+        """
+        agent = self._find(ref)
+        engine_agent = self._engine_agents.get(id(agent))  # one wrapper per agent: stable identity
+        if engine_agent is None:
+            engine_agent = self._engine_agents[id(agent)] = as_async_agent(agent)
+        return engine_agent
+
+    def _find(self, ref: str) -> AgentFn:
         if ref in self.agents:
             return self.agents[ref]
         if ref.startswith(SCRIPTED_AGENT_ID + "."):
@@ -61,11 +78,21 @@ class Registry:
         return self.live_tools
 
 
+def _search_working_directory() -> None:
+    """Put the working directory first on ``sys.path`` as ``python -m`` does, so ``wopeval run
+    --agent mypackage.agents:my_agent`` finds ``./mypackage`` from the console script too."""
+    cwd = os.getcwd()
+    if not any(entry in ("", ".", cwd) for entry in sys.path):
+        sys.path.insert(0, cwd)
+
+
 def import_object(ref: str) -> Any:
-    """Import ``package.module:attr``; raises :class:`AgentNotFound` with a clear message."""
+    """Import ``package.module:attr`` (the working directory is searched first, as by
+    ``python -m``); raises :class:`AgentNotFound` with a clear message."""
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise AgentNotFound(f"{ref!r} is not an import path 'package.module:attr'")
+    _search_working_directory()
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -22,6 +22,12 @@ from typing import Any, get_origin
 import yaml
 from pydantic import ValidationError
 
+from wopeval.suite.duplicates import (
+    DuplicateKeyMarking,
+    duplicate_key_errors,
+    json_object,
+    load_yaml,
+)
 from wopeval.suite.errors import (
     ROOT_PATH,
     FieldError,
@@ -42,8 +48,9 @@ SUITE_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-class _SuiteYamlLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` minus implicit timestamps: ``2026-10-14`` stays a string, as in JSON."""
+class _SuiteYamlLoader(DuplicateKeyMarking):
+    """``yaml.SafeLoader`` minus implicit timestamps: ``2026-10-14`` stays a string, as in JSON;
+    repeated keys are marked (:mod:`wopeval.suite.duplicates`)."""
 
 
 _SuiteYamlLoader.yaml_implicit_resolvers = {
@@ -62,15 +69,19 @@ def _document_error(source: str, message: str) -> SuiteError:
 
 def _parse_json(text: str, source: str) -> object:
     try:
-        return json.loads(text)
+        data = json.loads(text, object_pairs_hook=json_object)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise _document_error(source, f"invalid JSON at {where}: {exc.msg}") from exc
+    duplicates = duplicate_key_errors(data)
+    if duplicates:
+        raise SuiteError(duplicates, source)
+    return data
 
 
 def _parse_yaml(text: str, source: str) -> object:
     try:
-        return yaml.load(text, Loader=_SuiteYamlLoader)
+        data, duplicates = load_yaml(text, _SuiteYamlLoader)
     except yaml.MarkedYAMLError as exc:
         problem = exc.problem or "cannot parse"
         if exc.context:
@@ -80,10 +91,14 @@ def _parse_yaml(text: str, source: str) -> object:
         raise _document_error(source, f"invalid YAML{where}: {problem}") from exc
     except yaml.YAMLError as exc:
         raise _document_error(source, f"invalid YAML: {exc}") from exc
+    if duplicates:
+        raise SuiteError(duplicates, source)
+    return data
 
 
 def read_document(path: str | Path) -> object:
-    """Read a ``.json``, ``.yaml`` or ``.yml`` file into plain data; errors name ``$``."""
+    """Read a ``.json``, ``.yaml`` or ``.yml`` file into plain data; errors name ``$``, or the
+    path of each repeated key."""
     file = Path(path)
     source = str(path)
     suffix = file.suffix.lower()

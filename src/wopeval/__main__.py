@@ -1,0 +1,5 @@
+"""``python -m wopeval`` is the ``wopeval`` command."""
+
+from wopeval.cli.app import main
+
+main()

@@ -1,0 +1,176 @@
+"""Plain (non-``async``) agents, and the trial timeout for agents that block.
+
+A plain ``def agent(task_input, ctx)`` runs in a worker thread, so a blocking call inside it
+(``time.sleep``, a synchronous HTTP client) cannot stall the event loop: at the trial timeout the
+trial stops waiting, records ``timeout``, and the thread is abandoned (it ends when its blocking
+call does). Its ``ctx`` is a :class:`SyncAgentContext`, whose methods are plain calls bridged back
+to the event loop; once the trial is over they raise :class:`TrialOver` instead of recording
+anything, so an abandoned thread can never write into a finished trial.
+
+An ``async def`` agent that blocks the event loop cannot be pre-empted. It is detected when it
+returns: a trial that ran past its deadline without yielding is failed as ``timeout`` all the
+same (the run was delayed, but the verdict is the one the timeout promises).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from wopeval.engine.agent import AgentContext, AgentFn, Memory, ToolResult, Usage
+
+T = TypeVar("T")
+
+_abandoned: set[_Job] = set()
+_abandoned_lock = threading.Lock()
+
+
+class TrialOver(RuntimeError):
+    """Raised in an abandoned agent thread that touches its context after its trial ended."""
+
+
+class SyncAgentContext:
+    """The context a plain agent sees: :class:`~wopeval.engine.agent.AgentContext` with plain
+    (blocking) methods, each run on the event loop for the calling worker thread."""
+
+    def __init__(self, ctx: AgentContext) -> None:
+        self._ctx = ctx
+        self._over = False
+        self._calls: set[anyio.CancelScope] = set()
+
+    @property
+    def task_id(self) -> str:
+        return self._ctx.task_id
+
+    @property
+    def trial_index(self) -> int:
+        return self._ctx.trial_index
+
+    @property
+    def agent_id(self) -> str:
+        return self._ctx.agent_id
+
+    @property
+    def memory(self) -> Memory:
+        return self._ctx.memory
+
+    def call_tool(self, tool: str, args: Any = None) -> ToolResult:
+        return self._bridge(self._ctx.call_tool, tool, args)
+
+    def report_usage(self, usage: Usage) -> None:
+        self._bridge(self._ctx.report_usage, usage)
+
+    def delegate(self, agent_id: str, task_input: Any) -> Any:
+        return self._bridge(self._ctx.delegate, agent_id, task_input)
+
+    def _bridge(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        return anyio.from_thread.run(self._on_loop, fn, *args)
+
+    async def _on_loop(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        # Runs on the event loop thread, as does close(): no race on ``_over``.
+        if not self._over:
+            with anyio.CancelScope() as scope:
+                self._calls.add(scope)
+                try:
+                    return await fn(*args)
+                finally:
+                    self._calls.discard(scope)
+        raise TrialOver(f"trial {self.task_id}#{self.trial_index} is over (timed out or cancelled)")
+
+    def close(self) -> None:
+        """End the trial for this context: calls in flight are cancelled, later ones refused."""
+        self._over = True
+        for scope in self._calls:
+            scope.cancel()
+
+
+def is_async_agent(agent: Callable[..., Any]) -> bool:
+    """Whether calling ``agent`` returns a coroutine (an ``async def`` function or method)."""
+    call = getattr(agent, "__call__", None)  # noqa: B004 - an instance's async __call__
+    return inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(call)
+
+
+def as_async_agent(agent: Callable[..., Any]) -> AgentFn:
+    """The agent as the engine calls it: ``async`` agents watched for blocking the loop past
+    the trial deadline, plain ones run in a worker thread."""
+    if getattr(agent, "__wopeval_wrapped__", False):
+        return agent
+    if is_async_agent(agent):
+        return _deadline_checked(agent)
+    return _in_worker_thread(agent)
+
+
+def _check_deadline(deadline: float) -> None:
+    if anyio.current_time() > deadline:
+        raise TimeoutError("the agent blocked the event loop past the trial timeout")
+
+
+def _deadline_checked(agent: AgentFn) -> AgentFn:
+    @functools.wraps(agent)
+    async def checked(task_input: Any, ctx: AgentContext) -> Any:
+        deadline = anyio.current_effective_deadline()
+        output = await agent(task_input, ctx)
+        _check_deadline(deadline)  # a loop-blocking agent was never cancelled: time it out now
+        return output
+
+    checked.__dict__["__wopeval_wrapped__"] = True
+    return checked
+
+
+class _Job:
+    """One plain agent call in a worker thread (the thread outlives it: anyio pools them)."""
+
+    def __init__(self) -> None:
+        self.thread: threading.Thread | None = None
+        self.finished = False
+
+
+def _in_worker_thread(agent: Callable[[Any, SyncAgentContext], Any]) -> AgentFn:
+    @functools.wraps(agent)
+    async def threaded(task_input: Any, ctx: AgentContext) -> Any:
+        sync_ctx = SyncAgentContext(ctx)
+        job = _Job()
+
+        def call() -> Any:
+            job.thread = threading.current_thread()
+            try:
+                return agent(task_input, sync_ctx)
+            finally:
+                job.finished = True
+
+        try:
+            output = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        finally:
+            sync_ctx.close()
+            if not job.finished:
+                with _abandoned_lock:
+                    _abandoned.add(job)
+        if inspect.isawaitable(output):  # a plain function returning a coroutine
+            output = await output
+        return output
+
+    threaded.__dict__["__wopeval_wrapped__"] = True
+    return threaded
+
+
+def abandoned_threads() -> list[threading.Thread]:
+    """Worker threads still blocked in a plain agent whose trial timed out or was cancelled."""
+    with _abandoned_lock:
+        _abandoned.difference_update([job for job in _abandoned if job.finished])
+        return [job.thread for job in _abandoned if job.thread is not None]
+
+
+__all__ = [
+    "SyncAgentContext",
+    "TrialOver",
+    "abandoned_threads",
+    "as_async_agent",
+    "is_async_agent",
+]
