@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import typer
 
-from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, report_error
 from wopeval.cli.lazy import LazyCommand, lazy_group
 from wopeval.cli.output import exit_past_blocked_agents
+from wopeval.errors import WopevalError, exit_code
 
 _SUITE = "wopeval.cli.suite_cmds"
 _RUN = "wopeval.cli.run_cmds"
@@ -90,7 +91,11 @@ __all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"
 
 def main() -> None:
     try:
-        app()
+        try:
+            app()
+        except WopevalError as exc:  # the one mapping of the error tree to exit codes
+            report_error(exc)
+            raise SystemExit(exit_code(exc)) from None
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         exit_past_blocked_agents(code)

@@ -11,12 +11,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from rich.console import Console
 
+from wopeval import errors
+from wopeval.errors import UserError, WopevalError
+
 if TYPE_CHECKING:  # the store imports SQLAlchemy; ``wopeval --help`` must not (cli/lazy.py)
     from wopeval.events.store import EventStore
 
 EXIT_OK = 0
 EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
+EXIT_BAD_INPUT = errors.EXIT_BAD_INPUT
+EXIT_RUN_ERROR = errors.EXIT_RUN_ERROR
 
 
 def store_option() -> Any:
@@ -80,6 +84,14 @@ def write_text(path: Path, text: str, *, option: str = "--output") -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail_input(f"{option}: cannot write {path}: {exc.strerror or exc}")
+
+
+def report_error(error: WopevalError) -> None:
+    """One error of the tree on stderr: a title by its kind, then its message (no traceback)."""
+    title = "bad input" if isinstance(error, UserError) else f"error ({type(error).__name__})"
+    console = Console(stderr=True)
+    console.print(f"[bold red]{title}[/]", highlight=False)
+    console.print(str(error), highlight=False, markup=False, soft_wrap=True)
 
 
 def fail_input(message: str, *, title: str = "bad input") -> NoReturn:

@@ -1,0 +1,110 @@
+"""The layering of docs/design.md, checked on the source: wire is the ground floor, every layer
+imports only layers below it (or its own), and no module imports itself back through others."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+# Lowest first. A package may import its own layer and every layer before it.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"wopeval.wire", "wopeval.errors", "wopeval.data"}),
+    frozenset({"wopeval.suite"}),
+    frozenset({"wopeval.events"}),
+    frozenset({"wopeval.grading"}),
+    frozenset({"wopeval.compare"}),
+    frozenset({"wopeval.engine", "wopeval.agents"}),
+    frozenset({"wopeval.service"}),
+    frozenset({"wopeval.exports"}),
+    frozenset({"wopeval.host", "wopeval.conformance"}),
+    frozenset({"wopeval.cli"}),
+)
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def _layer(module: str) -> int:
+    package = _package(module)
+    for index, members in enumerate(LAYERS):
+        if package in members:
+            return index
+    raise AssertionError(f"{module}: its package {package} is in no layer of LAYERS")
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(SRC).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every wopeval module ``path`` imports, at any depth (type-checking imports included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # ``from pkg import sub`` imports the module ``pkg.sub`` when there is one.
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name == "wopeval" or name.startswith("wopeval.")}
+
+
+MODULES = {
+    _module_name(path): path
+    for path in sorted(SRC.rglob("*.py"))
+    if path.name != "__main__.py"  # entry points sit above every layer
+}
+
+
+def _resolve(name: str) -> str | None:
+    """The module an import names (``from wopeval.x import y`` names module ``wopeval.x``)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+# module → the wopeval modules it imports (the lazy root package ``wopeval`` left out).
+GRAPH = {
+    name: {r for i in _imports(path) if (r := _resolve(i)) not in (None, "wopeval", name)}
+    for name, path in MODULES.items()
+}
+
+
+def test_the_wire_is_the_ground_floor() -> None:
+    for name, imported in GRAPH.items():
+        if name.startswith("wopeval.wire"):
+            assert all(i.startswith("wopeval.wire.") for i in imported), (name, imported)
+    assert GRAPH["wopeval.errors"] == set()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n != "wopeval"))
+def test_no_module_imports_a_layer_above_its_own(name: str) -> None:
+    upward = {i for i in GRAPH[name] if _layer(i) > _layer(name)}
+    assert not upward, f"{name} imports {sorted(upward)} from above its layer"
+
+
+def test_no_import_cycle_between_modules() -> None:
+    edges = {name: set(imported) for name, imported in GRAPH.items() if name != "wopeval"}
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == 1:
+                cycle = [*trail[trail.index(target) :], target] if target in trail else [target]
+                raise AssertionError("import cycle: " + " → ".join(cycle))
+            if target not in state:
+                visit(target, [*trail, target])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
