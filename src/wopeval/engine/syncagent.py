@@ -25,6 +25,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from wopeval.engine.agent import AgentContext, AgentFn, Memory, ToolResult, Usage
+from wopeval.errors import RunError
 
 T = TypeVar("T")
 
@@ -32,7 +33,7 @@ _abandoned: set[_Job] = set()
 _abandoned_lock = threading.Lock()
 
 
-class TrialOver(RuntimeError):
+class TrialOver(RunError):
     """Raised in an abandoned agent thread that touches its context after its trial ended."""
 
 
