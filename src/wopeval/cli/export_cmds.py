@@ -15,6 +15,9 @@ from wopeval.events.store import RunRecord
 from wopeval.exports.ci import junit_xml, markdown
 from wopeval.exports.html import render_report
 from wopeval.exports.otel import run_spans
+from wopeval.grading.detail import RunDetail, run_detail
+from wopeval.service.runs import grading_options
+from wopeval.suite import parse_suite
 from wopeval.wire.events import RunEvent
 from wopeval.wire.summary import EvalSummary
 
@@ -43,6 +46,12 @@ def _loaded(store: str | None, run_id: str) -> tuple[RunRecord, list[RunEvent]]:
     if record is None:
         fail_input(f"run {run_id!r} is not in the store")
     return record, events
+
+
+def _detail(record: RunRecord, events: list[RunEvent]) -> RunDetail:
+    """The tenant's own view of the run: every trial's result and reason."""
+    suite = parse_suite(record.suite_document, source=f"run {record.run_id}")
+    return run_detail(suite, events, grading_options(record.run_request))
 
 
 def _write(text: str, output: Path | None) -> None:
@@ -75,9 +84,9 @@ def export(
             fail_input(f"run {run_id!r} has no summary (status {record.status})")
         summary = EvalSummary.model_validate(record.summary)
         if fmt is ExportFormat.junit:
-            _write(junit_xml(summary, run_id), output)
+            _write(junit_xml(summary, run_id, _detail(record, events)), output)
         elif fmt is ExportFormat.markdown:
-            _write(markdown(summary, run_id), output)
+            _write(markdown(summary, run_id, _detail(record, events)), output)
         else:
             _write(json.dumps(record.summary, indent=2), output)
     elif fmt is ExportFormat.events:
@@ -96,11 +105,17 @@ def report(
     store: StoreOpt = None,
 ) -> None:
     """Write a self-contained HTML report of a completed run."""
-    record, _ = _loaded(store, run_id)
+    record, events = _loaded(store, run_id)
     if record.summary is None:
         fail_input(f"run {run_id!r} has no summary (status {record.status})")
     summary = EvalSummary.model_validate(record.summary)
-    page = render_report(summary, run_id=run_id, status=record.status, created_at=record.created_at)
+    page = render_report(
+        summary,
+        run_id=run_id,
+        status=record.status,
+        created_at=record.created_at,
+        detail=_detail(record, events),
+    )
     write_text(output, page)
     typer.echo(str(output))
 

@@ -14,7 +14,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from wopeval.cli.render_detail import print_detail, verdict_lines
 from wopeval.events.store import RunRecord
+from wopeval.grading.detail import RunDetail
 from wopeval.grading.summary import DEFAULT_PASS_SCORE
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -124,10 +126,31 @@ def print_summary(
     summary: EvalSummary,
     run_id: str | None = None,
     suite: AgentEvalSuite | None = None,
+    *,
+    detail: RunDetail | None = None,
 ) -> None:
+    """The task table and the verdict; with ``detail``, why, the trial grid and the reasons."""
     console.print(summary_table(summary, run_id))
     for line in fit_lines(footer_parts(summary, suite), console.width):
         console.print(line)
+    if detail is None:
+        return
+    for line in verdict_lines(detail, console.width):
+        console.print(line, highlight=False, soft_wrap=True)
+    if suite is not None and suite.trials is not None and any(t.trajectory for t in summary.tasks):
+        console.print("path: the last trial's trajectory (RFC 0244 §A); the grid shows every trial")
+    print_detail(console, detail)
+
+
+def failures_json(detail: RunDetail) -> list[dict[str, object]]:
+    """Each failing trial's reason, for ``--json`` (the tenant's own output)."""
+    return [
+        {"taskId": task.task_id, "trialIndex": cell.trial_index, "status": cell.status,
+         "kind": cell.reason.kind if cell.reason else None,
+         "message": cell.reason.message if cell.reason else None}
+        for task in detail.tasks
+        for cell in task.failures
+    ]  # fmt: skip
 
 
 def runs_lines(runs: Sequence[RunRecord]) -> list[str]:

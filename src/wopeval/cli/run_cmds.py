@@ -24,7 +24,7 @@ from wopeval.cli.common import (
     store_option,
 )
 from wopeval.cli.output import user_output_to_stderr
-from wopeval.cli.render import print_summary, runs_lines
+from wopeval.cli.render import failures_json, print_summary, runs_lines
 from wopeval.compare import registered_methods
 from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
 from wopeval.engine.judge import Judge, JudgeRequired
@@ -32,8 +32,9 @@ from wopeval.engine.mcp_tools import mcp_live_tools, parse_mcp_spec
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import RunNotFound, UserError
+from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.trial import TrialGrade
-from wopeval.service.runs import RunService, regrade
+from wopeval.service.runs import RunService, grading_options, regrade
 from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -176,7 +177,7 @@ def run(
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
         with user_output_to_stderr():  # an agent's print() never corrupts --json
-            run_id, summary = anyio.run(
+            run_id, summary, detail = anyio.run(
                 _execute,
                 store,
                 suite,
@@ -191,7 +192,7 @@ def run(
     finally:
         if started_ray:
             shutdown_ray()
-    _report(run_id, summary, as_json, suite)
+    _report(run_id, summary, as_json, suite, detail)
 
 
 def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
@@ -223,7 +224,7 @@ async def _execute(
     total: int,
     show_progress: bool,
     mcp_specs: list[tuple[str, list[str]]],
-) -> tuple[str, EvalSummary | None]:
+) -> tuple[str, EvalSummary | None, RunDetail | None]:
     async with AsyncExitStack() as stack:
         for prefix, command in mcp_specs:
             try:
@@ -249,7 +250,10 @@ async def _execute(
                 group.start_soon(_cancel_on_signal, handle)
                 summary = await service.execute(plan, handle, progress=view)
                 group.cancel_scope.cancel()  # stop listening for signals
-        return record.run_id, summary
+        if summary is None:
+            return record.run_id, None, None
+        events = await store.events(record.run_id)
+        return record.run_id, summary, run_detail(suite, events, grading_options(plan.request()))
 
 
 async def _cancel_on_signal(handle: RunHandle) -> None:
@@ -260,14 +264,23 @@ async def _cancel_on_signal(handle: RunHandle) -> None:
             return
 
 
-def _report(run_id: str, summary: EvalSummary | None, as_json: bool, suite: AgentEvalSuite) -> None:
+def _report(
+    run_id: str,
+    summary: EvalSummary | None,
+    as_json: bool,
+    suite: AgentEvalSuite,
+    detail: RunDetail | None = None,
+) -> None:
     if summary is None:
         typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
         raise typer.Exit(EXIT_FAILED)
     if as_json:
-        typer.echo(json.dumps({"runId": run_id, "summary": summary.to_wire()}))
+        doc: dict[str, Any] = {"runId": run_id, "summary": summary.to_wire()}
+        if detail is not None:  # the tenant's own output: why each failing trial failed
+            doc["failures"] = failures_json(detail)
+        typer.echo(json.dumps(doc))
     else:
-        print_summary(Console(), summary, run_id, suite)
+        print_summary(Console(), summary, run_id, suite, detail=detail)
     raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
 
 
@@ -364,7 +377,9 @@ def show(
     console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {len(log)}")
     if record.summary is not None:
         suite = parse_suite(record.suite_document)
-        print_summary(console, EvalSummary.model_validate(record.summary), run_id, suite)
+        detail = run_detail(suite, log, grading_options(record.run_request))
+        summary = EvalSummary.model_validate(record.summary)
+        print_summary(console, summary, run_id, suite, detail=detail)
     if record.error is not None:
         console.print(f"error: {record.error.get('code')}: {record.error.get('message')}")
     for event in log if events else ():

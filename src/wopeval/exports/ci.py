@@ -1,12 +1,16 @@
-"""CI-friendly renderings of a summary: JUnit XML (one testcase per task) and Markdown.
+"""CI-friendly renderings of a run: JUnit XML (one testcase per task) and Markdown.
 
-Both are built from the content-free summary only, so they are safe to publish as CI artifacts.
+From the content-free summary alone they are safe to publish anywhere. Given the run's
+:class:`~wopeval.grading.detail.RunDetail` (the tenant's own view) they also carry why each
+trial failed: JUnit reports a task whose failing trials all crashed (agent error, timeout,
+judge error …) as ``<error>`` and a wrong answer as ``<failure>``, the reason as the message.
 """
 
 from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from wopeval.grading.detail import RunDetail, TaskDetail
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
 
@@ -25,15 +29,31 @@ def _failure_message(task: TaskSummary) -> str:
     return "; ".join(parts)
 
 
-def junit_xml(summary: EvalSummary, run_id: str) -> str:
-    """JUnit XML: a ``testsuite`` per run, a ``testcase`` per task, ``failure`` when it failed."""
-    failures = sum(1 for t in summary.tasks if not t.passed)
+def _reasons(task: TaskDetail | None) -> tuple[bool, str, str]:
+    """(crashed, first reason, every reason) of a task's failing trials."""
+    if task is None or not task.failures:
+        return False, "", ""
+    crashed = all(cell.status == "error" for cell in task.failures)
+    lines = [
+        f"trial {cell.trial_index} {cell.status}: "
+        + (cell.reason.message if cell.reason else "no reason recorded")
+        for cell in task.failures
+    ]
+    return crashed, lines[0], "\n".join(lines)
+
+
+def junit_xml(summary: EvalSummary, run_id: str, detail: RunDetail | None = None) -> str:
+    """JUnit XML: a ``testsuite`` per run, a ``testcase`` per task; ``failure`` for a wrong
+    answer, ``error`` for a task whose failing trials crashed (needs ``detail``)."""
+    details = {t.task_id: t for t in detail.tasks} if detail is not None else {}
+    verdicts = {t.taskId: _reasons(details.get(t.taskId)) for t in summary.tasks if not t.passed}
+    errors = sum(1 for crashed, _, _ in verdicts.values() if crashed)
     suite = ET.Element(
         "testsuite",
         name=f"{summary.suiteId}@{summary.suiteVersion}",
         tests=str(summary.taskCount),
-        failures=str(failures),
-        errors="0",
+        failures=str(len(verdicts) - errors),
+        errors=str(errors),
         time=f"{sum((t.latencyMs or 0) for t in summary.tasks) / 1000:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
@@ -44,12 +64,20 @@ def junit_xml(summary: EvalSummary, run_id: str) -> str:
         case = ET.SubElement(suite, "testcase", classname=summary.suiteId, name=task.taskId,
                              time=f"{(task.latencyMs or 0) / 1000:.3f}")  # fmt: skip
         if not task.passed:
-            ET.SubElement(case, "failure", message=_failure_message(task), type="wopeval.task")
+            crashed, first, every = verdicts[task.taskId]
+            stats = _failure_message(task)
+            element = ET.SubElement(
+                case,
+                "error" if crashed else "failure",
+                message=f"{first} ({stats})" if first else stats,
+                type="wopeval.trial-error" if crashed else "wopeval.task",
+            )
+            element.text = every or None
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode")
 
 
-def markdown(summary: EvalSummary, run_id: str) -> str:
+def markdown(summary: EvalSummary, run_id: str, detail: RunDetail | None = None) -> str:
     """A Markdown table, e.g. for ``$GITHUB_STEP_SUMMARY``."""
     verdict = "✅ passed" if summary.passed else "❌ failed"
     lines = [
@@ -71,4 +99,20 @@ def markdown(summary: EvalSummary, run_id: str) -> str:
             f"{f'{t.passedCount}/{t.n}' if t else '-'} | {f'{t.passAtK:.3f}' if t else '-'} | "
             f"{f'{t.passHatK:.3f}' if t else '-'} | {path} |"
         )
+    if detail is not None:
+        lines += _markdown_reasons(detail)
     return "\n".join(lines) + "\n"
+
+
+def _markdown_reasons(detail: RunDetail) -> list[str]:
+    failing = [(task, cell) for task in detail.tasks for cell in task.failures]
+    if not failing:
+        return []
+    lines = ["", "#### Why trials failed", ""]
+    for task, cell in failing[:50]:
+        why = cell.reason.message if cell.reason else cell.status
+        lines.append(f"- `{task.task_id}` trial {cell.trial_index} ({cell.status}): "
+                     + why.replace("|", "\\|").replace("\n", " "))  # fmt: skip
+    if len(failing) > 50:
+        lines.append(f"- … and {len(failing) - 50} more")
+    return lines

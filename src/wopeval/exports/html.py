@@ -1,4 +1,5 @@
-"""A self-contained HTML report of one run (jinja2), built from its content-free summary."""
+"""A self-contained HTML report of one run (jinja2): the content-free summary, and with the run's
+:class:`~wopeval.grading.detail.RunDetail` (the tenant's own view) the trial grid and reasons."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
+from wopeval.grading.detail import STATUS_MARK, RunDetail
 from wopeval.wire.summary import EvalSummary
 
 
@@ -17,16 +19,34 @@ def _environment() -> Environment:
     return env
 
 
-def render_report(summary: EvalSummary, *, run_id: str, status: str, created_at: str) -> str:
-    """The report page. Pass rates drive the bars; nothing but ids, counts and scores appear."""
+def render_report(
+    summary: EvalSummary,
+    *,
+    run_id: str,
+    status: str,
+    created_at: str,
+    detail: RunDetail | None = None,
+) -> str:
+    """The report page. Pass rates drive the bars; reasons appear only with ``detail``."""
+    details = {t.task_id: t for t in detail.tasks} if detail is not None else {}
     source = resources.files("wopeval.data.templates").joinpath("report.html.j2").read_text()
     rows: list[dict[str, Any]] = []
     for task in summary.tasks:
         trials = task.trials
         rate = trials.passedCount / trials.n if trials else (1.0 if task.passed else 0.0)
-        rows.append({"task": task, "rate": rate})
+        rows.append({"task": task, "rate": rate, "detail": details.get(task.taskId)})
+    failing = [(t, c) for t in detail.tasks for c in t.failures] if detail is not None else []
     return (
         _environment()
         .from_string(source)
-        .render(summary=summary, rows=rows, run_id=run_id, status=status, created_at=created_at)
+        .render(
+            summary=summary,
+            rows=rows,
+            run_id=run_id,
+            status=status,
+            created_at=created_at,
+            detail=detail,
+            failing=failing,
+            marks=STATUS_MARK,
+        )
     )

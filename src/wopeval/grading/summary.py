@@ -23,13 +23,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from wopeval.grading.exact import at_least, exact_mean, exceeds
 from wopeval.grading.stats import TaskTrialResult, TrialOutcome, task_result, trial_stats
 from wopeval.grading.trial import LABEL_SKIPPED, grade_trial, recorded_outcome, trajectory_of
 from wopeval.grading.views import TrialView, collect_trials
 from wopeval.suite.models import AgentEvalSuite, Task
-from wopeval.wire.events import PROVIDER_USAGE, RunEvent
+from wopeval.wire.events import PROVIDER_USAGE, ProviderUsage, RunEvent
 from wopeval.wire.summary import Efficiency, EvalSummary, TaskSummary
 
 DEFAULT_PASS_SCORE = 1.0
@@ -59,24 +60,53 @@ class _TaskGrade:
     skipped: bool
 
 
-def build_summary(
-    suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions
-) -> EvalSummary:
+@dataclass(frozen=True)
+class Graded:
+    """Everything the summary is computed from, for views that explain it (grading.detail)."""
+
+    views: dict[tuple[str, int], TrialView]
+    tasks: list[_TaskGrade]
+    pass_score: float
+    gating_aggregate: Fraction
+    costs: list[float]
+    within_ceilings: bool
+
+    @property
+    def skipped(self) -> bool:
+        return any(g.skipped for g in self.tasks)
+
+
+def grade_run(suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions) -> Graded:
+    """Grade every task of a run from its log (pure); :func:`build_summary` reports it."""
     events = list(events)
     views = collect_trials(events)
     pass_score = pass_score_of(suite, options)
     graded = [_grade_task(suite, task, views, options, pass_score) for task in suite.tasks]
+    costs = [
+        usage.costEstimateUsd or 0.0
+        for e in events
+        if e.type == PROVIDER_USAGE and isinstance(usage := e.typed, ProviderUsage)
+    ]
+    return Graded(
+        views=views,
+        tasks=graded,
+        pass_score=pass_score,
+        gating_aggregate=exact_mean([g.result.gating_score for g in graded]),
+        costs=costs,
+        within_ceilings=_within_ceilings(suite, options, costs, graded),
+    )
+
+
+def build_summary(
+    suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions
+) -> EvalSummary:
+    run = grade_run(suite, events, options)
+    graded = run.tasks
     results = [g.result for g in graded]
     aggregate = _mean([r.mean_score for r in results])
-    gating_aggregate = exact_mean([r.gating_score for r in results])
-    costs = [
-        float(e.payload.get("costEstimateUsd", 0.0))
-        for e in events
-        if e.type == PROVIDER_USAGE and isinstance(e.payload, dict)
-    ]
-    total_cost = math.fsum(costs)
-    passed = at_least(gating_aggregate, pass_score) and not any(g.skipped for g in graded)
-    passed = passed and _within_ceilings(suite, options, costs, graded)
+    total_cost = math.fsum(run.costs)
+    passed = at_least(run.gating_aggregate, run.pass_score) and not run.skipped
+    passed = passed and run.within_ceilings
     plan = suite.trials
     return EvalSummary(
         suiteId=suite.suiteId,

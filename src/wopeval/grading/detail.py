@@ -1,0 +1,127 @@
+"""The tenant's detailed view of a graded run (pure): every trial's result and reason, each task's
+gating score, and why the suite passed or failed.
+
+Built from the suite and the log only, like the summary, by the same grading pass
+(:func:`~wopeval.grading.summary.grade_run`). It carries content (failure reasons name tools,
+outputs and exceptions), so it is shown only in the tenant's own views — the CLI, the tenant's
+pages, JUnit/Markdown/HTML reports — never on the content-free wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from wopeval.grading.exact import at_least
+from wopeval.grading.reasons import Verdict, explain
+from wopeval.grading.summary import GradingOptions, grade_run
+from wopeval.grading.trial import trajectory_of
+from wopeval.grading.views import TrialView
+from wopeval.suite.models import AgentEvalSuite, Task
+from wopeval.wire.events import RunEvent, TrialFailed
+
+TrialStatus = Literal["pass", "fail", "fail-closed", "error", "skipped", "missing"]
+ERROR_KINDS = frozenset({"agent-error", "timeout", "cancelled", "output-not-json", "grader-error",
+                         "judge-error"})  # fmt: skip
+STATUS_MARK: dict[TrialStatus, str] = {
+    "pass": "✓", "fail": "✗", "fail-closed": "!", "error": "E", "skipped": "-", "missing": "?",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrialCell:
+    trial_index: int
+    status: TrialStatus
+    score: float | None
+    reason: TrialFailed | None
+
+
+@dataclass(frozen=True)
+class TaskDetail:
+    task_id: str
+    cells: list[TrialCell]
+    gating_score: float
+    passed: bool
+
+    @property
+    def flaky(self) -> bool:
+        """Its trials disagree: some passed and some did not."""
+        statuses = {cell.status == "pass" for cell in self.cells}
+        return len(statuses) > 1
+
+    @property
+    def failures(self) -> list[TrialCell]:
+        return [cell for cell in self.cells if cell.status != "pass"]
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    tasks: list[TaskDetail]
+    gating_aggregate: float
+    pass_score: float
+    aggregate_passes: bool
+    within_ceilings: bool
+    skipped: bool
+
+    def below_pass_score(self) -> list[TaskDetail]:
+        """The tasks that pull the gating aggregate down, lowest first."""
+        low = [t for t in self.tasks if t.gating_score < self.pass_score]
+        return sorted(low, key=lambda t: (t.gating_score, t.task_id))
+
+
+def run_detail(
+    suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions
+) -> RunDetail:
+    graded = grade_run(suite, events, options)
+    tasks: list[TaskDetail] = []
+    count = suite.trial_plan.effective_count
+    for task, grade in zip(suite.tasks, graded.tasks, strict=True):
+        cells = [
+            _cell(task, i, graded.views.get((task.taskId, i)), options, graded.pass_score)
+            for i in range(count)
+        ]
+        tasks.append(
+            TaskDetail(task.taskId, cells, float(grade.result.gating_score), grade.result.passed)
+        )
+    return RunDetail(
+        tasks=tasks,
+        gating_aggregate=float(graded.gating_aggregate),
+        pass_score=graded.pass_score,
+        aggregate_passes=at_least(graded.gating_aggregate, graded.pass_score),
+        within_ceilings=graded.within_ceilings,
+        skipped=graded.skipped,
+    )
+
+
+def _cell(
+    task: Task, index: int, view: TrialView | None, options: GradingOptions, pass_score: float
+) -> TrialCell:
+    if view is None or (not view.ran and view.scored is None):
+        return TrialCell(index, "missing", None, None)
+    scored = view.scored
+    passed = scored is not None and scored.passed
+    if passed and not view.failed_closed:
+        return TrialCell(index, "pass", scored.score if scored else None, None)
+    reason = view.reason
+    if reason is None:  # an imported or older log: explain it now, from the same pure function
+        trajectory = trajectory_of(task, view, options.target_agent_id)
+        verdict = Verdict(
+            passed=False,
+            score=scored.score if scored is not None else 0.0,
+            label=scored.scoreLabel if scored is not None else None,
+            trajectory_matched=trajectory.matched if trajectory is not None else None,
+            pass_score=pass_score,
+        )
+        reason = explain(task, view, verdict, target_agent_id=options.target_agent_id)
+    return TrialCell(index, _status(view, reason), scored.score if scored else None, reason)
+
+
+def _status(view: TrialView, reason: TrialFailed | None) -> TrialStatus:
+    if reason is not None and reason.kind == "skipped-budget":
+        return "skipped"
+    if view.failed_closed:
+        return "fail-closed"
+    if reason is not None and reason.kind in ERROR_KINDS:
+        return "error"
+    return "fail"
