@@ -73,7 +73,10 @@ async def slow_agent(task_input: Any, ctx: AgentContext) -> Any:
 
 
 async def sleepy_agent(task_input: Any, ctx: AgentContext) -> Any:
-    await anyio.sleep(30)
+    # 30 s in short naps: Ray delivers a cancel to a running task only between bytecodes, so
+    # one long sleep would hold its worker (and a CPU of the shared cluster) the whole 30 s.
+    for _ in range(600):
+        await anyio.sleep(0.05)
 
 
 async def dying_agent(task_input: Any, ctx: AgentContext) -> Any:
@@ -392,6 +395,10 @@ async def test_cancelling_a_ray_run_records_nothing_of_the_trials_in_flight(
     assert INVOCATION_STARTED not in types
     assert INVOCATION_COMPLETED not in types
     assert [e.sequence for e in events] == list(range(len(events)))
+    # The cancelled Ray tasks stop too: the cluster's CPUs come back long before the 30 s nap.
+    with anyio.fail_after(10):
+        while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:
+            await anyio.sleep(0.05)
 
 
 # ---- the CLI and the import boundary ------------------------------------------------------------
