@@ -27,6 +27,8 @@ settings.register_profile("wopeval", deadline=None, print_blob=True)
 settings.load_profile("wopeval")
 
 PG_ENV = "WOPEVAL_TEST_POSTGRES_URL"
+# The pytest-xdist worker ("gw0", "gw1", ...), in every database name a test creates.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 PG_SERVER = os.environ.get(PG_ENV) or "postgresql://postgres@127.0.0.1:5432"
 
 
@@ -57,7 +59,7 @@ async def pg_admin(sql: str) -> None:
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """A throwaway PostgreSQL database for this test session; yields its URL."""
-    name = f"wopeval_test_{secrets.token_hex(4)}"
+    name = f"wopeval_test_{WORKER}_{secrets.token_hex(4)}"
     asyncio.run(pg_admin(f'CREATE DATABASE "{name}"'))
     try:
         yield pg_url(name)

@@ -35,8 +35,8 @@ def test_postgres_tests_use_the_server_the_variable_names() -> None:
     probe = "tests/events/test_store_runs.py"
     env_url = "postgresql://nobody@127.0.0.1:1"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-m", "postgres", "-p", "no:cacheprovider",
-         probe],
+        [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-m", "postgres",
+         "-p", "no:cacheprovider", probe],
         cwd=ROOT,
         env={**os.environ, PG_ENV: env_url},
         capture_output=True,

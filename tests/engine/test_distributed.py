@@ -398,8 +398,14 @@ async def test_cancelling_a_ray_run_records_nothing_of_the_trials_in_flight(
     # The cancelled Ray tasks stop too: the cluster's CPUs come back long before the 30 s nap.
     # (Polled: Ray offers no event for it.)
     with anyio.fail_after(10):
-        while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:  # noqa: ASYNC110
+        while not _all_cpus_free():  # noqa: ASYNC110
             await anyio.sleep(0.05)
+
+
+def _all_cpus_free() -> bool:
+    free: dict[str, float] = ray.available_resources()  # type: ignore[no-untyped-call]
+    total: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    return free.get("CPU", 0) >= total["CPU"]
 
 
 # ---- the CLI and the import boundary ------------------------------------------------------------
