@@ -1,8 +1,10 @@
 """Shared fixtures: an event store on each backend (SQLite file, the machine's PostgreSQL).
 
-PostgreSQL tests use a fresh database created for the test session on the server at
-``WOPEVAL_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432``) and dropped afterwards.
-They are never skipped: an unreachable server fails them loudly.
+PostgreSQL tests use a fresh database created for the test session on the server named by
+``WOPEVAL_TEST_POSTGRES_URL`` (default ``postgresql://postgres@127.0.0.1:5432``) and dropped
+afterwards. The URL's database, if it names one, is where ``CREATE DATABASE`` runs (default
+``postgres``); the role needs CREATEDB. The tests are never skipped: an unreachable server fails
+them loudly.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -23,15 +26,30 @@ from wopeval.events.store import EventStore
 settings.register_profile("wopeval", deadline=None, print_blob=True)
 settings.load_profile("wopeval")
 
-PG_SERVER = os.environ.get("WOPEVAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
+PG_ENV = "WOPEVAL_TEST_POSTGRES_URL"
+# The pytest-xdist worker ("gw0", "gw1", ...), in every database name a test creates.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+PG_SERVER = os.environ.get(PG_ENV) or "postgresql://postgres@127.0.0.1:5432"
+
+
+def pg_url(database: str | None = None, server: str = PG_SERVER) -> str:
+    """``server`` with its database replaced by ``database``; with none, the admin database
+    (the one ``server`` names, else ``postgres``). Credentials, host and query are kept."""
+    parts = urlsplit(server)
+    if database is None:
+        database = parts.path.strip("/") or "postgres"
+    return urlunsplit(parts._replace(path=f"/{database}"))
 
 
 async def pg_admin(sql: str) -> None:
-    """Run one statement on the server's ``postgres`` database; unreachable fails loudly."""
+    """Run one statement on the server's admin database; unreachable fails loudly."""
     try:
-        conn = await asyncpg.connect(f"{PG_SERVER}/postgres")
+        conn = await asyncpg.connect(pg_url())
     except (OSError, asyncpg.PostgresError) as exc:
-        pytest.fail(f"PostgreSQL at {PG_SERVER} is unreachable ({exc}); these tests need it")
+        pytest.fail(
+            f"PostgreSQL at {PG_SERVER} is unreachable ({exc}); these tests need it "
+            f"(set {PG_ENV} to another server)"
+        )
     try:
         await conn.execute(sql)
     finally:
@@ -41,10 +59,10 @@ async def pg_admin(sql: str) -> None:
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """A throwaway PostgreSQL database for this test session; yields its URL."""
-    name = f"wopeval_test_{secrets.token_hex(4)}"
+    name = f"wopeval_test_{WORKER}_{secrets.token_hex(4)}"
     asyncio.run(pg_admin(f'CREATE DATABASE "{name}"'))
     try:
-        yield f"{PG_SERVER}/{name}"
+        yield pg_url(name)
     finally:
         asyncio.run(pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 

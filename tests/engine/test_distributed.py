@@ -74,7 +74,10 @@ async def slow_agent(task_input: Any, ctx: AgentContext) -> Any:
 
 
 async def sleepy_agent(task_input: Any, ctx: AgentContext) -> Any:
-    await anyio.sleep(30)
+    # 30 s in short naps: Ray delivers a cancel to a running task only between bytecodes, so
+    # one long sleep would hold its worker (and a CPU of the shared cluster) the whole 30 s.
+    for _ in range(600):
+        await anyio.sleep(0.05)
 
 
 async def dying_agent(task_input: Any, ctx: AgentContext) -> Any:
@@ -396,6 +399,17 @@ async def test_cancelling_a_ray_run_records_nothing_of_the_trials_in_flight(
     assert INVOCATION_STARTED not in types
     assert INVOCATION_COMPLETED not in types
     assert [e.sequence for e in events] == list(range(len(events)))
+    # The cancelled Ray tasks stop too: the cluster's CPUs come back long before the 30 s nap.
+    # (Polled: Ray offers no event for it.)
+    with anyio.fail_after(10):
+        while not _all_cpus_free():  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+
+
+def _all_cpus_free() -> bool:
+    free: dict[str, float] = ray.available_resources()  # type: ignore[no-untyped-call]
+    total: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    return free.get("CPU", 0) >= total["CPU"]
 
 
 # ---- the CLI and the import boundary ------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PG_SERVER, pg_admin
+from tests.conftest import WORKER, pg_admin, pg_url
 from tests.events.helpers import MakeRun, run_record
 from wopeval.events.store import EventStore, RunRecord
 
@@ -26,10 +26,10 @@ async def fresh_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Asy
     if request.param == "sqlite":
         yield str(tmp_path / "fresh.db")
         return
-    name = f"wopeval_test_{secrets.token_hex(6)}"
+    name = f"wopeval_test_{WORKER}_{secrets.token_hex(6)}"
     await pg_admin(f'CREATE DATABASE "{name}"')
     try:
-        yield f"{PG_SERVER}/{name}"
+        yield pg_url(name)
     finally:
         await pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

@@ -1,5 +1,5 @@
-"""The upstream v2 schemas (``/work/shared/spec/reference``), extended by exactly the RFC 0244
-optional properties, as validators for what the host puts on the wire.
+"""The upstream v2 schemas (vendored in ``tests/data/openwop-v2``), extended by exactly the
+RFC 0244 optional properties, as validators for what the host puts on the wire.
 
 Upstream predates RFC 0244, and its objects are closed, so the RFC's optional fields are added
 here by hand from the RFC text (not from wopeval's own models):
@@ -27,7 +27,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-REFERENCE = Path("/work/shared/spec/reference")
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "openwop-v2"
 BASE = "https://openwop.dev/spec/v2/"
 PAYLOADS_ID = BASE + "run-event-payloads.schema.json"
 CAPABILITIES_ID = BASE + "capabilities.agents-evalSuite.excerpt.json"

@@ -1,7 +1,7 @@
 """The generated JSON Schemas: well formed, closed, and compatible with the upstream ones.
 
 Compatibility means every upstream-valid document validates against the generated schema.
-Upstream is ``/work/shared/spec/reference`` (pre-RFC 0244); its ``$ref``s into
+Upstream is ``tests/data/openwop-v2`` (vendored, pre-RFC 0244); its ``$ref``s into
 ``ids.schema.json`` resolve through a ``referencing`` registry of the sibling files.
 """
 
@@ -30,7 +30,7 @@ from wopeval.suite.load import check_schema, read_document
 from wopeval.suite.schema import DRAFT_2020_12, suite_json_schema, summary_json_schema
 from wopeval.wire.summary import EvalSummary
 
-REFERENCE = Path("/work/shared/spec/reference")
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "openwop-v2"
 SUITES = Path(__file__).resolve().parents[1] / "data" / "suites"
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
@@ -243,6 +245,27 @@ def create_store_engine(url: str) -> AsyncEngine:
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
     return engine
+
+
+DRAIN_SECONDS = 2.0
+
+
+def sqlite_workers() -> set[threading.Thread]:
+    """The aiosqlite connection worker threads alive now (see :func:`drain_sqlite_workers`)."""
+    return {t for t in threading.enumerate() if t.name.endswith("(_connection_worker_thread)")}
+
+
+async def drain_sqlite_workers(before: set[threading.Thread]) -> None:
+    """Wait (at most :data:`DRAIN_SECONDS`) for the aiosqlite workers started since ``before``
+    to end.
+
+    A failed aiosqlite connect queues its worker's stop without awaiting it; when the event loop
+    closes first (the CLI exits at once on a bad ``--store``), the worker dies on "Event loop is
+    closed" (omnilib/aiosqlite#241). Keeping the loop running until the worker is gone avoids it.
+    """
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while time.monotonic() < deadline and any(t.is_alive() for t in sqlite_workers() - before):  # noqa: ASYNC110
+        await asyncio.sleep(0.005)
 
 
 @asynccontextmanager

@@ -41,6 +41,7 @@ from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
 from wopeval.events.schema import (
     apply_migrations,
     create_store_engine,
+    drain_sqlite_workers,
     dumps_json,
     ensure_sqlite_wal,
     event_row,
@@ -48,6 +49,7 @@ from wopeval.events.schema import (
     insert_events_sql,
     row_event,
     runs,
+    sqlite_workers,
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
 from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
@@ -157,6 +159,7 @@ class EventStore:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         engine = create_store_engine(normalized)
+        workers = sqlite_workers()
         try:
             writer = await engine.connect()
             try:
@@ -166,8 +169,10 @@ class EventStore:
             except BaseException:
                 await writer.close()
                 raise
-        except BaseException:
+        except BaseException as exc:
             await engine.dispose()
+            if path is not None and isinstance(exc, Exception):
+                await drain_sqlite_workers(workers)
             raise
         return cls(engine, writer)
 
