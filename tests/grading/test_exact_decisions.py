@@ -179,7 +179,8 @@ def _scored(scores: dict[str, list[float]], costs: tuple[float, ...] = ()) -> li
         for task, per_trial in scores.items()
         for i, s in enumerate(per_trial)
     ]
-    payloads += [(PROVIDER_USAGE, {"costEstimateUsd": cost}) for cost in costs]
+    usage = {"provider": "mock", "model": "m", "inputTokens": 1, "outputTokens": 1}
+    payloads += [(PROVIDER_USAGE, {**usage, "costEstimateUsd": cost}) for cost in costs]
     return [_event(n, type_, payload) for n, (type_, payload) in enumerate(payloads)]
 
 
