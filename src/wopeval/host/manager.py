@@ -16,7 +16,7 @@ created are a host's to fail: they carry the host's request data under
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -31,6 +31,9 @@ from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import RUN_CANCELLED, RUN_FAILED
 
 log = logging.getLogger("wopeval.host")
+
+# Executes one created run to its end through its handle (an eval run, or a workflow fixture's).
+Execute = Callable[[RunHandle], Awaitable[None]]
 
 # The member of a stored run request holding the host's request data (body digest, scopeId,
 # configurable): present exactly on the runs a host created.
@@ -81,12 +84,28 @@ class RunManager:
     def start(
         self, run_id: str, suite: AgentEvalSuite, agent_id: str, settings: RunSettings
     ) -> None:
-        """Schedule a created (``pending``) run; it starts when a slot is free."""
+        """Schedule a created (``pending``) eval run; it starts when a slot is free."""
+
+        async def execute(handle: RunHandle) -> None:
+            await execute_run(
+                self.store, handle, suite, agent_id, self.registry, settings, judge=self.judge
+            )
+
+        self.start_execution(run_id, execute)
+
+    def start_execution(
+        self, run_id: str, execute: Execute, limiter: anyio.CapacityLimiter | None = None
+    ) -> None:
+        """Schedule a created (``pending``) run executed by ``execute(handle)`` once a slot of
+        ``limiter`` (default: the eval runs' ``concurrency``) is free. ``execute`` records the
+        run's end itself, as :func:`execute_run` does; cancel and shutdown go through ``handle``.
+        """
         if self._group is None:
             raise RuntimeError("the run manager is not running")
         job = _Job(RunHandle(run_id), anyio.Event())
         self._jobs[run_id] = job
-        self._group.start_soon(self._run, job, suite, agent_id, settings, name=run_id)
+        chosen = self._limiter if limiter is None else limiter
+        self._group.start_soon(self._run, job, execute, chosen, name=run_id)
 
     def owns(self, run_id: str) -> bool:
         return run_id in self._jobs
@@ -110,25 +129,20 @@ class RunManager:
     def active(self) -> int:
         return len(self._jobs)
 
-    async def _run(
-        self, job: _Job, suite: AgentEvalSuite, agent_id: str, settings: RunSettings
-    ) -> None:
+    async def _run(self, job: _Job, execute: Execute, limiter: anyio.CapacityLimiter) -> None:
         run_id = job.handle.run_id
         try:
             acquired = False
             with job.queued:
-                await self._limiter.acquire()
+                await limiter.acquire()
                 acquired = True
             if not acquired:
                 await _record_cancelled_before_start(self.store, run_id)
                 return
             try:
-                await execute_run(
-                    self.store, job.handle, suite, agent_id, self.registry, settings,
-                    judge=self.judge,
-                )  # fmt: skip
+                await execute(job.handle)
             finally:
-                self._limiter.release()
+                limiter.release()
         except anyio.get_cancelled_exc_class():
             if self._closing:
                 if not job.handle.scope.cancel_called:
