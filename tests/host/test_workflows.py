@@ -18,7 +18,7 @@ import anyio
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
-from openwop_client import CreateRunRequest, OpenwopClient, WopError
+from openwop_client import CreateRunRequest, OpenwopClient, StreamMode, WopError
 
 from tests.host.helpers import (
     DEMO_REF,
@@ -85,8 +85,8 @@ def _valid(doc: dict[str, Any]) -> None:
         Draft202012Validator(schema).validate(doc["payload"])
 
 
-def _events(client: OpenwopClient, run_id: str, mode: str = "debug") -> list[Any]:
-    events = list(client.runs_events(run_id, stream_mode=mode))  # type: ignore[arg-type]
+def _events(client: OpenwopClient, run_id: str, mode: StreamMode = "debug") -> list[Any]:
+    events = list(client.runs_events(run_id, stream_mode=mode))
     for event in events:
         _valid(_wire(event))
     return events
@@ -95,16 +95,16 @@ def _events(client: OpenwopClient, run_id: str, mode: str = "debug") -> list[Any
 def _wait_status(client: OpenwopClient, run_id: str, status: str) -> str:
     """Read the snapshot until it shows ``status`` (at most 10 s); returns the last status."""
     deadline = time.monotonic() + 10
-    seen = client.runs_get(run_id).status
+    seen = str(client.runs_get(run_id).status)
     while seen != status and time.monotonic() < deadline:
         time.sleep(0.02)
-        seen = client.runs_get(run_id).status
+        seen = str(client.runs_get(run_id).status)
     return seen
 
 
 def _create(client: OpenwopClient, workflow_id: str, **inputs: Any) -> str:
     body = CreateRunRequest(workflowId=workflow_id, inputs=inputs or None)
-    return client.runs_create(body).runId
+    return str(client.runs_create(body).runId)
 
 
 def test_fixtures_seeding_is_off_by_default_and_unseeded_ids_are_404(store_url: str) -> None:
