@@ -203,6 +203,9 @@ def test_fixtures_md_delay_is_running_in_flight_then_completed(store_url: str) -
         run_id = _create(client, "conformance-delay", delayMs=700)
         in_flight = _wait_status(client, run_id, "running")
         early = client.runs_poll_events(run_id, timeout_seconds=1)
+        while [e.type for e in early.events] != ["run.started", "node.started"]:
+            assert [e.type for e in early.events] in ([], ["run.started"])  # still starting
+            early = client.runs_poll_events(run_id, timeout_seconds=1)
         # long-poll: waits for what comes after the in-flight events
         later = client.runs_poll_events(
             run_id, after_sequence=early.lastSequence, timeout_seconds=10
