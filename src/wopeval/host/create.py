@@ -189,7 +189,7 @@ def check_body(
                 f"workflowId: no workflow {workflow_id!r} is seeded on this host",
                 {"field": "workflowId"},
             )
-        raise invalid("mode", 'required: this host runs eval runs only (mode: "eval")')
+        raise invalid("mode", 'required: mode: "eval", or the workflowId of a seeded fixture')
     if body["mode"] != "eval":
         raise invalid("mode", 'the only mode is "eval"')
     if not config.evalSuite.enabled:
