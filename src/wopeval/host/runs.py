@@ -6,7 +6,6 @@ a missing one (``404 not_found``, one fixed body, no ETag): no existence oracle.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from contextlib import suppress
@@ -15,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from wopeval.engine.service import create_run_record, utc_now
+from wopeval.engine.service import create_run_record
 from wopeval.events.store import DuplicateRunError, RunRecord, RunTerminalError
 from wopeval.host.auth import Principal
 from wopeval.host.create import body_digest, check_body, host_request, parse_body, plan_create
@@ -24,7 +23,12 @@ from wopeval.host.errors import HostError, invalid, run_not_found
 from wopeval.host.ids import project_id, run_id_from_path, tenant_of
 from wopeval.host.manager import HOST_REQUEST_KEY
 from wopeval.host.state import HostState, state_of
-from wopeval.host.workflows import execute_fixture, fixture_record, fixture_run, snapshot_members
+from wopeval.host.workflows import (
+    create_fixture_record,
+    fixture_run,
+    snapshot_members,
+    start_fixture,
+)
 from wopeval.wire.events import EVENT_LOG_SCHEMA_VERSION
 
 router = APIRouter()
@@ -177,10 +181,9 @@ async def _create(
         await _check_active_scope(state, principal, body.get("scopeId"))
     try:
         if workflow_id is not None:
-            record = fixture_record(
-                fixture, principal.tenant, utc_now(), host_request(body), HOST_REQUEST_KEY, key
+            record = await create_fixture_record(
+                state.store, fixture, principal.tenant, host_request(body), key
             )
-            await state.store.create_run(record)
         else:
             record = await create_run_record(
                 state.store, plan.suite, plan.agent_id, plan.settings, tenant=principal.tenant,
@@ -192,8 +195,7 @@ async def _create(
             raise
         return _replay(state, request, found, body_digest(body))
     if workflow_id is not None:
-        execute = functools.partial(execute_fixture, state.store, run=fixture)
-        state.manager.start_execution(record.run_id, execute, state.workflows.limiter)
+        start_fixture(state.manager, state.workflows, record.run_id, fixture)
     else:
         state.manager.start(record.run_id, plan.suite, plan.agent_id, plan.settings)
     created = created_body(state, request, record.run_id)

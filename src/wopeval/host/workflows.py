@@ -32,6 +32,7 @@ have their own limiter (:data:`FIXTURE_CONCURRENCY` at once; more wait, ``pendin
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,10 +41,12 @@ from typing import Any, Literal
 import anyio
 
 from wopeval.engine.run import RunHandle
+from wopeval.engine.service import utc_now
 from wopeval.events.ids import new_run_id
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.host.auth import Principal
 from wopeval.host.errors import invalid
+from wopeval.host.manager import HOST_REQUEST_KEY, RunManager
 from wopeval.wire.events import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
 
 NODE_STARTED = "node.started"
@@ -286,19 +289,19 @@ def fixture_run(fixture: WorkflowFixture, body: dict[str, Any], principal: Princ
     )
 
 
-def fixture_record(
+async def create_fixture_record(
+    store: EventStore,
     run: FixtureRun,
     tenant: str,
-    now: str,
     host_request: dict[str, Any],
-    host_request_key: str,
     idempotency_key: str | None,
 ) -> RunRecord:
-    """The ``pending`` run record of a fixture run (``kind: "workflow"``).
+    """Record the ``pending`` run of a fixture (``kind: "workflow"``); returns its record.
 
     ``suite_id`` holds the workflowId (what the snapshot reports), ``agent_id`` is empty, and the
     request keeps the inputs (the snapshot's ``inputs``/``variables``), the owner and the host's
-    request data under ``host_request_key`` (idempotent replay, dedup, interruption).
+    request data under :data:`HOST_REQUEST_KEY` (idempotent replay, dedup, interruption).
+    Raises :class:`~wopeval.events.store.DuplicateRunError` on a reused idempotency key.
     """
     request: dict[str, Any] = {"workflowId": run.fixture.workflow_id, "owner": run.owner}
     if run.inputs:
@@ -307,8 +310,9 @@ def fixture_record(
         request["tags"] = run.tags
     if run.metadata:
         request["metadata"] = run.metadata
-    request[host_request_key] = host_request
-    return RunRecord(
+    request[HOST_REQUEST_KEY] = host_request
+    now = utc_now()
+    record = RunRecord(
         run_id=new_run_id(tenant),
         tenant=tenant,
         kind=WORKFLOW_KIND,
@@ -324,6 +328,16 @@ def fixture_record(
         updated_at=now,
         idempotency_key=idempotency_key,
     )
+    await store.create_run(record)
+    return record
+
+
+def start_fixture(
+    manager: RunManager, catalog: WorkflowCatalog, run_id: str, run: FixtureRun
+) -> None:
+    """Schedule a created fixture run in the run manager, under the fixtures' own limiter."""
+    execute = functools.partial(execute_fixture, manager.store, run=run)
+    manager.start_execution(run_id, execute, catalog.limiter)
 
 
 def snapshot_members(record: RunRecord) -> dict[str, Any]:
