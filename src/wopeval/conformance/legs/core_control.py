@@ -28,7 +28,7 @@ from wopeval.conformance.legs.core_common import (
 )
 
 CANCEL_WITHIN_S = 5.0
-RUNNING_WITHIN_S = 5.0
+RUNNING_WITHIN_S = 10.0
 REPLAY_HEADER = "OpenWOP-Idempotent-Replay"
 
 

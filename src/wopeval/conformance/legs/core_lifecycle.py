@@ -39,6 +39,7 @@ from wopeval.conformance.legs.core_common import (
 )
 
 DELAY_MS = 1500
+START_WITHIN_S = 10.0
 TERMINAL_OF = {"completed": "run.completed", "failed": "run.failed", "cancelled": "run.cancelled"}
 
 
@@ -103,7 +104,9 @@ async def _delay(wire: CoreWire, ck: Checker) -> None:
     run_id = await create_run(wire, ck, body)
     if run_id is None:
         return
-    status = await wire.wait_status(run_id, lambda s: s != "pending", DELAY_MS / 1000)
+    # a loaded host may queue the run a while: wait for it to leave "pending", then it must be
+    # "running" (the delay outlasts a 50 ms read interval many times over)
+    status = await wire.wait_status(run_id, lambda s: s != "pending", START_WITHIN_S)
     polled = await wire.poll(run_id)
     terminal = polled.body.get("isTerminal") if isinstance(polled.body, dict) else None
     ck.check(status == "running", f"delay: snapshot read {status!r} while in flight, want running")

@@ -38,7 +38,7 @@ from wopeval.conformance.legs.core_common import (
 
 POLL_SHAPE = ["events", "isTerminal", "lastSequence", "runId", "status"]
 STREAM_MODES = frozenset({"values", "updates", "messages", "debug"})
-ETAG_DELAY_MS = 1000
+ETAG_DELAY_MS = 3000
 ETAG_ATTEMPTS = 5
 FOREIGN_RUN_ID = "openwop-conformance-foreign-tenant/foreignopaque0123456789abcdef"
 
