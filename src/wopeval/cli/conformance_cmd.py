@@ -2,7 +2,8 @@
 
 Runs the kit (:func:`wopeval.conformance.run_conformance`) and prints one result per
 requirement id as a table, or as JSON with ``--json``. ``--extended`` adds the opt-in extension
-legs (ids ``wopeval.ext.<name>``, docs/conformance.md "Extension legs") after the RFC results.
+legs (ids ``wopeval.ext.<name>``, docs/conformance.md "Extension legs") after the RFC results;
+``--core`` the core host legs (ids ``core.<name>``, docs/conformance.md "Core host legs").
 Exit 0 when nothing failed, 1 on any ``executed-fail``, 2 when the kit cannot start
 (unreachable host, unusable discovery, refused key).
 """
@@ -22,7 +23,12 @@ from wopeval.conformance.report import ConformanceReport, render
 
 
 def _run(
-    base_url: str, api_key: str, require_behavior: bool, extended: bool, timeout: float
+    base_url: str,
+    api_key: str,
+    require_behavior: bool,
+    extended: bool,
+    timeout: float,
+    core: bool = False,
 ) -> ConformanceReport:
     async def main() -> ConformanceReport:
         return await run_conformance(
@@ -30,6 +36,7 @@ def _run(
             api_key,
             require_behavior=require_behavior,
             extended=extended,
+            core=core,
             run_timeout_s=timeout,
         )
 
@@ -59,6 +66,14 @@ def conformance(
             "RFC 0244 rows the official suite leaves unprobed.",
         ),
     ] = False,
+    core: Annotated[
+        bool,
+        typer.Option(
+            "--core",
+            help="Also run the core host legs (ids core.*): run lifecycle, cancel, idempotency, "
+            "poll, SSE and snapshot on the workflow fixtures (conformance-noop, …).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     timeout: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Seconds to wait for each fixture run.")
@@ -66,7 +81,7 @@ def conformance(
 ) -> None:
     """Check an OpenWOP host against RFC 0244 (trajectories, trials, fail-closed fixtures)."""
     try:
-        report = _run(base_url, api_key, require_behavior, extended, timeout)
+        report = _run(base_url, api_key, require_behavior, extended, timeout, core)
     except ConformanceInputError as exc:
         fail_input(str(exc), title="cannot run the conformance kit")
     if as_json:

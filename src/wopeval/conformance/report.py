@@ -2,6 +2,7 @@
 
 With ``--extended`` the opt-in extension legs follow, under ids in wopeval's own namespace
 ``wopeval.ext.<name>`` (never an RFC requirement id), and the JSON carries ``"extended": true``.
+With ``--core`` the core host legs follow (``core.<name>``) and the JSON carries ``"core": true``.
 
 Statuses follow the openwop-conformance vocabulary: ``executed-pass``, ``executed-fail``,
 ``inapplicable`` (the host does not claim the behaviour) and ``skipped`` (it claims it but the
@@ -67,6 +68,7 @@ class ConformanceReport:
     results: tuple[RequirementResult, ...]
     require_behavior: bool = False
     extended: bool = False
+    core: bool = False
     implementation: dict[str, Any] = field(default_factory=dict)
     advertised: dict[str, Any] = field(default_factory=dict)
     fixtures_listed: tuple[str, ...] = ()
@@ -91,10 +93,12 @@ class ConformanceReport:
 
     def to_json(self) -> dict[str, Any]:
         extended = {"extended": True} if self.extended else {}
+        core = {"core": True} if self.core else {}
         return {
             "baseUrl": self.base_url,
             "requireBehavior": self.require_behavior,
             **extended,
+            **core,
             "implementation": self.implementation,
             "advertised": self.advertised,
             "fixtures": list(self.fixtures_listed),

@@ -10,7 +10,8 @@ The refusal leg is the opposite gate: ``agents.evalSuite`` without ``trials`` bu
 
 With ``extended``, the opt-in extension legs (:mod:`wopeval.conformance.extended`) run too,
 after the eight RFC results and under their own ``wopeval.ext.*`` ids; their fixture runs feed
-only their own legs, so the RFC results are the same with or without them.
+only their own legs, so the RFC results are the same with or without them. With ``core``, the
+core host legs (:mod:`wopeval.conformance.core`) follow, on the workflow fixtures.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import httpx
 from wopeval.conformance import catalog as C
 from wopeval.conformance.catalog import Fixture
 from wopeval.conformance.client import WireClient, WireError
+from wopeval.conformance.core import core_results
 from wopeval.conformance.extended import extension_results, load_extensions
 from wopeval.conformance.gating import (
     Advert,
@@ -151,6 +153,7 @@ async def run_conformance(
     *,
     require_behavior: bool = False,
     extended: bool = False,
+    core: bool = False,
     transport: httpx.AsyncBaseTransport | None = None,
     run_timeout_s: float = 120.0,
 ) -> ConformanceReport:
@@ -158,7 +161,9 @@ async def run_conformance(
 
     Raises :class:`ConformanceInputError` when the kit cannot start (unreachable host, unusable
     discovery, refused API key). ``extended`` adds the opt-in ``wopeval.ext.*`` legs after the
-    RFC results. ``transport`` lets tests run a host in process (``httpx.ASGITransport``).
+    RFC results; ``core`` adds the core host legs (``core.*``, :mod:`wopeval.conformance.core`)
+    on the workflow fixtures after those. ``transport`` lets tests run a host in process
+    (``httpx.ASGITransport``).
     """
     suites = _load_all()
     ext_suites = load_extensions() if extended else {}
@@ -184,11 +189,17 @@ async def run_conformance(
     if extended:
         ext_captures = {f: c for f, c in every.items() if f in ext_suites}
         results += extension_results(ext_suites, ext_gates, ext_captures)
+    if core:
+        results += await core_results(
+            base_url, api_key, advert.fixtures, require_behavior=require_behavior,
+            transport=transport,
+        )  # fmt: skip
     return ConformanceReport(
         base_url=base_url,
         results=tuple(results),
         require_behavior=require_behavior,
         extended=extended,
+        core=core,
         implementation=advert.implementation,
         advertised=dict(advert.eval_suite or {}),
         fixtures_listed=tuple(sorted(advert.fixtures)),

@@ -40,6 +40,7 @@ from wopeval.host.errors import (
 from wopeval.host.manager import RunManager, interrupt_leftovers
 from wopeval.host.state import HostState
 from wopeval.host.suites import SuiteCatalog
+from wopeval.host.workflows import WorkflowCatalog
 
 log = logging.getLogger("wopeval.host")
 
@@ -144,6 +145,7 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
                 app.state.wopeval = HostState(
                     config=config, keys=KeyRing(config.apiKeys), catalog=catalog,
                     registry=registry, judge=judge, store=store, manager=manager,
+                    workflows=WorkflowCatalog.seeded(config.conformanceSeed),
                 )  # fmt: skip
                 yield
         finally:

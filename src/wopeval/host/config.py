@@ -20,6 +20,7 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
     trialConcurrency: 8                 # trials at once inside one run
     store: postgresql://wopeval@db/wopeval
     judge: mypkg.judges:rubric_judge    # enables rubric tasks
+    conformanceSeed: true               # seed the OpenWOP workflow fixtures (host/workflows.py)
 
 A facet switched off is not advertised, and a suite using it is refused at create (RFC 0244
 §G), never graded as if the field were absent. Every member is optional; without a file the
@@ -132,6 +133,9 @@ class HostConfig(_Closed):
     familyUntil: Annotated[str, Field(pattern=UNTIL_PATTERN)] = DEFAULT_UNTIL
     publicBaseUrl: str | None = None
     maxBodyBytes: Annotated[int, Field(ge=1024)] = 1_048_576
+    # Seed the workflow fixtures of the OpenWOP fixture contract (conformance-noop, …) so the
+    # official suite's core scenarios can create runs (host/workflows.py). Off by default.
+    conformanceSeed: bool = False
 
     @model_validator(mode="after")
     def _unique_keys(self) -> HostConfig:

@@ -8,8 +8,10 @@ Every refusal names its field (``details.field``). The order of checks, first re
    runs.md §Create);
 2. each member's type; members this host cannot honour are refused, never ignored
    (``residency``, ``callbackUrl``, non-empty ``inputs``, ``fixtureRuns``);
-3. ``mode``: absent with a ``workflowId`` is ``404 not_found`` (this host has no workflows);
-   ``mode: "eval"`` without ``agents.evalSuite`` advertised is ``422 capability_required``;
+3. ``mode``: absent with the ``workflowId`` of a seeded workflow fixture starts a fixture run
+   (:mod:`wopeval.host.workflows`; its inputs are checked there); absent with any other
+   ``workflowId`` is ``404 not_found`` naming it; ``mode: "eval"`` without ``agents.evalSuite``
+   advertised is ``422 capability_required``;
 4. ``baselineRunId`` (RFC 0251), the suite reference (unknown → ``404 not_found``), the suite
    itself, the agent, the modes, ``maxTasksPerSuite``, the RFC 0244 §G facets, the judge.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Container
 from typing import Any
 
 from wopeval.engine.registry import SCRIPTED_AGENT_ID, AgentNotFound, Registry
@@ -133,10 +136,10 @@ def _eval_modes(body: dict[str, Any]) -> list[EvalMode] | None:
     return modes
 
 
-def _check_unhonoured(body: dict[str, Any], principal: Principal) -> None:
+def _check_unhonoured(body: dict[str, Any], principal: Principal, workflow: bool) -> None:
     """Members this host cannot honour: refused, never silently ignored."""
     inputs = _object(body, "inputs")
-    if inputs:
+    if inputs and not workflow:
         raise invalid("inputs", "an eval run takes its inputs from the suite; send none")
     if _object(body, "residency") is not None:
         raise invalid("residency", "data residency is not offered by this host")
@@ -149,23 +152,36 @@ def _check_unhonoured(body: dict[str, Any], principal: Principal) -> None:
         raise invalid("tenantId", "must be the tenant of the API key (or omitted)")
 
 
-def check_body(body: dict[str, Any], principal: Principal, config: HostConfig) -> None:
-    """Steps 1–3 of the module docstring."""
+def check_body(
+    body: dict[str, Any],
+    principal: Principal,
+    config: HostConfig,
+    workflows: Container[str] = (),
+) -> str | None:
+    """Steps 1–3 of the module docstring. Returns the workflowId when the body starts a run of a
+    seeded workflow fixture (no ``mode``; :mod:`wopeval.host.workflows`), None for an eval run."""
     _check_keys(body)
-    _check_unhonoured(body, principal)
+    named = body.get("workflowId")
+    seeded = "mode" not in body and isinstance(named, str) and named in workflows
+    _check_unhonoured(body, principal, workflow=seeded)
     workflow_id = _string(body, "workflowId", _WORKFLOW_ID_RE)
     _string(body, "scopeId", _SCOPE_ID_RE)
     _check_configurable(_object(body, "configurable"))
     _object(body, "metadata")
     _check_tags(body)
+    if seeded:
+        for key in ("evalSuiteRef", "agentId", "evalModes", "baselineRunId"):
+            if key in body:
+                raise invalid(key, 'only with mode: "eval"; a workflow run takes inputs')
+        return workflow_id
     if "mode" not in body:
         if workflow_id is not None:
             raise HostError(
                 "not_found",
-                f"workflowId: no workflow {workflow_id!r}; this host serves eval runs only",
+                f"workflowId: no workflow {workflow_id!r} is seeded on this host",
                 {"field": "workflowId"},
             )
-        raise invalid("mode", 'required: this host runs eval runs only (mode: "eval")')
+        raise invalid("mode", 'required: mode: "eval", or the workflowId of a seeded fixture')
     if body["mode"] != "eval":
         raise invalid("mode", 'the only mode is "eval"')
     if not config.evalSuite.enabled:
@@ -178,6 +194,7 @@ def check_body(body: dict[str, Any], principal: Principal, config: HostConfig) -
         raise invalid("evalSuiteRef", 'required with mode: "eval"')
     if _string(body, "agentId", _AGENT_ID_RE) is None:
         raise invalid("agentId", 'required with mode: "eval"')
+    return None
 
 
 def resolve_agent(registry: Registry, agent_id: str) -> None:
@@ -289,14 +306,18 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         tags=_check_tags(body),
         metadata=dict(body.get("metadata") or {}),
     )
-    host = HostRequest(
+    try:
+        return await state.service.plan(
+            suite, agent_id, settings, tenant=principal.tenant, host=host_request(body)
+        )
+    except BaselineUnusable as exc:  # one refusal whatever the reason (no existence oracle)
+        raise invalid("baselineRunId", UNUSABLE_BASELINE) from exc
+
+
+def host_request(body: dict[str, Any]) -> HostRequest:
+    """The host's data stored with a created run: the body digest, scopeId, configurable."""
+    return HostRequest(
         bodySha256=body_digest(body),
         scopeId=body.get("scopeId"),
         configurable=body.get("configurable"),
     )
-    try:
-        return await state.service.plan(
-            suite, agent_id, settings, tenant=principal.tenant, host=host
-        )
-    except BaselineUnusable as exc:  # one refusal whatever the reason (no existence oracle)
-        raise invalid("baselineRunId", UNUSABLE_BASELINE) from exc

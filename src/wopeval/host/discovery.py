@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -58,7 +59,10 @@ def eval_suite_facet(config: HostConfig) -> dict[str, Any]:
     return facet
 
 
-def capabilities(config: HostConfig, catalog: SuiteCatalog) -> dict[str, Any]:
+def capabilities(
+    config: HostConfig, catalog: SuiteCatalog, workflows: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The root; ``fixtures`` lists the served eval-suite fixtures and the seeded workflow ids."""
     doc: dict[str, Any] = {
         "protocolVersions": list(PROTOCOL_VERSIONS),
         "preferredVersion": PROTOCOL_VERSIONS[0],
@@ -66,7 +70,7 @@ def capabilities(config: HostConfig, catalog: SuiteCatalog) -> dict[str, Any]:
         "engineVersion": ENGINE_VERSION,
         "eventLogSchemaVersion": EVENT_LOG_SCHEMA_VERSION,
     }
-    fixtures = catalog.fixture_ids()
+    fixtures = sorted({*catalog.fixture_ids(), *workflows})
     if fixtures:
         doc["fixtures"] = fixtures
     if config.evalSuite.enabled:
@@ -98,7 +102,8 @@ def not_modified(etag: str) -> Response:
 @router.get("/.well-known/openwop")
 async def get_capabilities(request: Request) -> Response:
     state = state_of(request)
-    body = json.dumps(capabilities(state.config, state.catalog), separators=(",", ":")).encode()
+    doc = capabilities(state.config, state.catalog, state.workflows.ids())
+    body = json.dumps(doc, separators=(",", ":")).encode()
     etag = strong_etag(body)
     if etag_matches(request.headers.get("if-none-match"), etag):
         return not_modified(etag)

@@ -2,15 +2,16 @@
 (``GET /runs/{runId}/events/poll``), OpenWOP v2 events.md.
 
 SSE frames are ``id: <sequence>``, ``event: <type>`` (in a mixed ``streamMode``, the admitting
-mode), ``data: <RunEventDoc JSON>``. ``streamMode`` is ``updates`` by default (``run.*`` and
-``eval.*``), or ``debug`` (every event, including ``agent.*`` and ``provider.usage``); the
-``values`` and ``messages`` modes are not served (``400 unsupported_stream_mode``). The stream
-resumes after ``Last-Event-ID``, sends a keep-alive comment every 15 s, and closes after the
-terminal event, or at once when the run is terminal and nothing is left to send (so a resumed
-RFC 0247 client ends). ``Last-Event-ID`` and the poll's ``afterSequence`` are cursors in
-``0..2**62``; anything else is ``400 validation_error`` naming them. ``resumable=true`` is
-accepted (every stream here is resumable); ``bufferMs`` (0–5000) batches frames as
-``event: batch`` with ``id`` the highest sequence.
+mode), ``data: <RunEventDoc JSON>``. ``streamMode`` is ``updates`` by default (``run.*``,
+``node.*`` and ``eval.*``), or ``debug`` (every event, including ``agent.*`` and
+``provider.usage``); the ``values`` and ``messages`` modes are not served
+(``400 unsupported_stream_mode``). The stream resumes after ``Last-Event-ID``, sends a
+keep-alive comment every 15 s, and closes after the terminal event, or at once when the run is
+terminal and nothing is left to send (so a resumed RFC 0247 client ends). ``Last-Event-ID`` and
+the poll's ``afterSequence`` are cursors in ``0..2**62``; anything else is
+``400 validation_error`` naming them. ``resumable=true`` is accepted (every stream here is
+resumable); ``bufferMs`` (0–5000) batches frames as ``event: batch`` with ``id`` the highest
+sequence.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ router = APIRouter()
 
 STREAM_MODE_RE = re.compile(r"^(values|(updates|messages|debug)(,(updates|messages|debug))*)$")
 SUPPORTED_MODES: tuple[str, ...] = ("updates", "debug")
-UPDATES_PREFIXES: tuple[str, ...] = ("run.", "eval.")
+UPDATES_PREFIXES: tuple[str, ...] = ("run.", "node.", "eval.")
 KEEPALIVE_S = 15.0
 PAGE = 500
 MAX_BUFFER_MS = 5000

@@ -16,7 +16,7 @@ created are a host's to fail: they carry the host's request data under
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -29,9 +29,12 @@ from wopeval.engine.run import RunHandle
 from wopeval.errors import RunNotFound
 from wopeval.events.store import INTERRUPTED_ERROR_CODE, EventStore, StoreError
 from wopeval.service.runs import RunPlan, RunService
-from wopeval.wire.events import RUN_CANCELLED, RUN_FAILED
+from wopeval.wire.events import ErrorObject, RunCancelled, RunFailed
 
 log = logging.getLogger("wopeval.host")
+
+# Executes one created run to its end through its handle (an eval run, or a workflow fixture's).
+Execute = Callable[[RunHandle], Awaitable[None]]
 
 # The member of a stored run request holding the host's request data (body digest, scopeId,
 # configurable): present exactly on the runs a host created.
@@ -80,12 +83,27 @@ class RunManager:
                 await _record_interrupted(self.store, run_id)
 
     def start(self, run_id: str, plan: RunPlan) -> None:
-        """Schedule a created (``pending``) run; it starts when a slot is free."""
+        """Schedule a created (``pending``) eval run; it starts when a slot is free."""
+        service = RunService(self.store, self.registry, self.judge)
+
+        async def execute(handle: RunHandle) -> None:
+            await service.execute(plan, handle)
+
+        self.start_execution(run_id, execute)
+
+    def start_execution(
+        self, run_id: str, execute: Execute, limiter: anyio.CapacityLimiter | None = None
+    ) -> None:
+        """Schedule a created (``pending``) run executed by ``execute(handle)`` once a slot of
+        ``limiter`` (default: the eval runs' ``concurrency``) is free. ``execute`` records the
+        run's end itself, as the run service does; cancel and shutdown go through ``handle``.
+        """
         if self._group is None:
             raise RuntimeError("the run manager is not running")
         job = _Job(RunHandle(run_id), anyio.Event())
         self._jobs[run_id] = job
-        self._group.start_soon(self._run, job, plan, name=run_id)
+        chosen = self._limiter if limiter is None else limiter
+        self._group.start_soon(self._run, job, execute, chosen, name=run_id)
 
     def owns(self, run_id: str) -> bool:
         return run_id in self._jobs
@@ -109,20 +127,20 @@ class RunManager:
     def active(self) -> int:
         return len(self._jobs)
 
-    async def _run(self, job: _Job, plan: RunPlan) -> None:
+    async def _run(self, job: _Job, execute: Execute, limiter: anyio.CapacityLimiter) -> None:
         run_id = job.handle.run_id
         try:
             acquired = False
             with job.queued:
-                await self._limiter.acquire()
+                await limiter.acquire()
                 acquired = True
             if not acquired:
                 await _record_cancelled_before_start(self.store, run_id)
                 return
             try:
-                await RunService(self.store, self.registry, self.judge).execute(plan, job.handle)
+                await execute(job.handle)
             finally:
-                self._limiter.release()
+                limiter.release()
         except anyio.get_cancelled_exc_class():
             if self._closing:
                 if not job.handle.scope.cancel_called:
@@ -145,7 +163,7 @@ class RunManager:
 
 
 async def _record_cancelled_before_start(store: EventStore, run_id: str) -> None:
-    await store.append(run_id, RUN_CANCELLED, {})
+    await store.emit(run_id, RunCancelled())
     await store.set_status(run_id, "cancelled")
 
 
@@ -166,7 +184,7 @@ async def _fail_unless_terminal(store: EventStore, run_id: str, error: dict[str,
         record = await store.get_run(run_id)
         if record is None or record.terminal:
             return
-        await store.append(run_id, RUN_FAILED, {"error": error})
+        await store.emit(run_id, RunFailed(error=ErrorObject.model_validate(error)))
         await store.set_status(run_id, "failed", error=error)
     except (StoreError, RunNotFound):
         log.exception("could not record the failure (%s) of run %s", error["code"], run_id)
@@ -181,7 +199,7 @@ async def interrupt_leftovers(store: EventStore) -> list[str]:
     run_ids = await store.mark_interrupted(request_key=HOST_REQUEST_KEY)
     for run_id in run_ids:
         try:
-            await store.append(run_id, RUN_FAILED, {"error": INTERRUPTED_ERROR})
+            await store.emit(run_id, RunFailed(error=ErrorObject.model_validate(INTERRUPTED_ERROR)))
         except StoreError:
             log.exception("could not append run.failed to interrupted run %s", run_id)
     return run_ids

@@ -16,18 +16,25 @@ from fastapi.responses import JSONResponse
 
 from wopeval.events.store import DuplicateRunError, RunRecord, RunTerminalError
 from wopeval.host.auth import Principal
-from wopeval.host.create import body_digest, check_body, parse_body, plan_create
+from wopeval.host.create import body_digest, check_body, host_request, parse_body, plan_create
 from wopeval.host.discovery import etag_matches, not_modified
 from wopeval.host.errors import HostError, invalid, run_not_found
 from wopeval.host.ids import project_id, run_id_from_path, tenant_of
 from wopeval.host.state import HostState, state_of
+from wopeval.host.workflows import (
+    create_fixture_record,
+    fixture_run,
+    snapshot_members,
+    start_fixture,
+)
 from wopeval.wire.events import EVENT_LOG_SCHEMA_VERSION
 
 router = APIRouter()
 
 ACTIVE_STATUSES = frozenset({"pending", "running", "cancelling"})
 REPLAY_HEADER = "OpenWOP-Idempotent-Replay"
-_IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+# idempotency.md §Layer 1 (v2): 22–128 characters of [A-Za-z0-9._~-], at least 128 bits.
+_IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9._~-]{22,128}$")
 CANCEL_WAIT_S = 5.0
 # The owner of a run created by the CLI (no API key): a local workload.
 LEGACY_SUBJECT = {
@@ -83,7 +90,7 @@ def snapshot(record: RunRecord) -> dict[str, Any]:
     ):
         if value:
             doc[key] = value
-    return doc
+    return doc | snapshot_members(record)
 
 
 def created_body(state: HostState, request: Request, run_id: str) -> dict[str, Any]:
@@ -96,7 +103,7 @@ def _idempotency_key(request: Request) -> str | None:
     if key is not None and not _IDEMPOTENCY_KEY_RE.fullmatch(key):
         raise HostError(
             "idempotency_key_invalid",
-            "Idempotency-Key must be 1–255 visible ASCII characters",
+            "Idempotency-Key must be 22–128 characters of A-Z a-z 0-9 . _ ~ -",
             {"field": "Idempotency-Key"},
         )
     return key
@@ -153,23 +160,39 @@ async def _check_active_scope(state: HostState, principal: Principal, scope_id: 
 
 
 async def _create(
-    state: HostState, request: Request, principal: Principal, body: dict[str, Any], key: str | None
+    state: HostState,
+    request: Request,
+    principal: Principal,
+    body: dict[str, Any],
+    key: str | None,
+    workflow_id: str | None,
 ) -> Response:
     if key is not None:
         found = await state.store.find_by_idempotency_key(principal.tenant, key)
         if found is not None:
             return _replay(state, request, found, body_digest(body))
-    plan = await plan_create(state, principal, body)
+    if workflow_id is not None:  # a seeded workflow fixture (host/workflows.py)
+        fixture = fixture_run(state.workflows.get(workflow_id), body, principal)
+    else:
+        plan = await plan_create(state, principal, body)
     if _dedup(request):
         await _check_active_scope(state, principal, body.get("scopeId"))
     try:
-        record = await state.service.create(plan, idempotency_key=key)
+        if workflow_id is not None:
+            record = await create_fixture_record(
+                state.store, fixture, principal.tenant, host_request(body), key
+            )
+        else:
+            record = await state.service.create(plan, idempotency_key=key)
     except DuplicateRunError:  # another process took the key between lookup and insert
         found = await state.store.find_by_idempotency_key(principal.tenant, key or "")
         if key is None or found is None:
             raise
         return _replay(state, request, found, body_digest(body))
-    state.manager.start(record.run_id, plan)
+    if workflow_id is not None:
+        start_fixture(state.manager, state.workflows, record.run_id, fixture)
+    else:
+        state.manager.start(record.run_id, plan)
     created = created_body(state, request, record.run_id)
     return JSONResponse(created, status_code=201, headers={"Location": created["statusUrl"]})
 
@@ -181,11 +204,11 @@ async def create_run(request: Request) -> Response:
     key = _idempotency_key(request)
     _dedup(request)
     body = parse_body(await _read_body(request, state.config.maxBodyBytes))
-    check_body(body, principal, state.config)
+    workflow_id = check_body(body, principal, state.config, state.workflows)
     if key is None and "OpenWOP-Dedup" not in request.headers:
-        return await _create(state, request, principal, body, None)
+        return await _create(state, request, principal, body, None, workflow_id)
     async with state.create_lock:
-        return await _create(state, request, principal, body, key)
+        return await _create(state, request, principal, body, key, workflow_id)
 
 
 @router.get("/runs")

@@ -14,6 +14,7 @@ from wopeval.host.auth import KeyRing
 from wopeval.host.config import HostConfig
 from wopeval.host.manager import RunManager
 from wopeval.host.suites import SuiteCatalog
+from wopeval.host.workflows import WorkflowCatalog
 from wopeval.service.runs import RunService
 
 
@@ -26,6 +27,8 @@ class HostState:
     judge: Judge | None
     store: EventStore
     manager: RunManager
+    # The seeded workflow fixtures (none unless conformanceSeed is on).
+    workflows: WorkflowCatalog = field(default_factory=WorkflowCatalog)
     # Serializes "look up the idempotency key, then create" inside this process.
     create_lock: anyio.Lock = field(default_factory=anyio.Lock)
     # Set when the host shuts down: open event streams end.

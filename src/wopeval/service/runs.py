@@ -70,6 +70,8 @@ class Regraded:
 
 def grading_options(request: RunRequest) -> GradingOptions:
     """The grading options a stored run was executed with."""
+    if request.agentId is None:
+        raise UserError("this run is not an eval run (its request names no agentId)")
     return GradingOptions(target_agent_id=request.agentId, host_max_cost_usd=request.hostMaxCostUsd)
 
 

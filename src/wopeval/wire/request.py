@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from wopeval.wire.vocab import AGENT_ID_PATTERN, EvalMode
 
@@ -29,11 +29,14 @@ class HostRequest(BaseModel):
 
 
 class RunRequest(BaseModel):
-    """A run's request as stored (``runs.request``)."""
+    """A run's request as stored (``runs.request``): an eval run's agent and settings, or a
+    seeded workflow fixture's ``workflowId`` and ``inputs`` (host/workflows.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    agentId: Annotated[str, Field(pattern=AGENT_ID_PATTERN)]
+    agentId: Annotated[str, Field(pattern=AGENT_ID_PATTERN)] | None = None
+    workflowId: str | None = None
+    inputs: dict[str, Any] | None = None
     concurrency: Annotated[int, Field(ge=1)] = 8
     trialTimeoutS: Annotated[float, Field(gt=0)] = 300.0
     hostMaxCostUsd: Annotated[float, Field(ge=0)] | None = None
@@ -48,12 +51,18 @@ class RunRequest(BaseModel):
     executor: Executor = "local"
     host: HostRequest | None = None
 
+    @model_validator(mode="after")
+    def _agent_or_workflow(self) -> RunRequest:
+        if self.agentId is None and self.workflowId is None:
+            raise ValueError("a run request names its agentId (eval) or its workflowId")
+        return self
+
     def to_stored(self) -> dict[str, Any]:
         """The stored JSON: defaults left out (as runs have always been stored)."""
         doc = self.model_dump(mode="json", exclude_defaults=True)
-        doc["agentId"] = self.agentId
-        doc.setdefault("concurrency", self.concurrency)
-        doc.setdefault("trialTimeoutS", self.trialTimeoutS)
+        if self.agentId is not None:  # an eval run's settings are stored in full
+            doc.setdefault("concurrency", self.concurrency)
+            doc.setdefault("trialTimeoutS", self.trialTimeoutS)
         if self.baselineRunId is not None:
             doc.setdefault("regressionMethod", self.regressionMethod)
             doc.setdefault("alpha", self.alpha)
