@@ -145,7 +145,7 @@ FIXTURES: tuple[WorkflowFixture, ...] = (
 )
 
 
-class NodeFailure(Exception):
+class NodeFailure(RunError):
     """A node ended ``failed``; ``error`` is its ``_errorObject``."""
 
     def __init__(self, error: dict[str, str]) -> None:
