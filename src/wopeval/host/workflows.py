@@ -41,6 +41,7 @@ from typing import Any, Literal
 import anyio
 
 from wopeval.engine.run import RunHandle
+from wopeval.errors import RunError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.host.auth import Principal
