@@ -156,7 +156,7 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
-        openapi_url=None,
+        openapi_url="/openapi.json",  # generated from the wire/api.py models
     )
     app.include_router(discovery.router)
     app.include_router(events_api.router)  # before runs: /runs/{id}/events* ahead of /runs/{id}

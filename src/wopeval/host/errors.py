@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from wopeval.errors import NotFoundError, WopevalError, envelope_code
 from wopeval.suite import FieldError
+from wopeval.wire.api import ErrorEnvelope
 
 PROTOCOL_VERSIONS: tuple[str, ...] = ("2.0",)
 VERSION_HEADER = "OpenWOP-Version"
@@ -63,10 +64,7 @@ class HostError(WopevalError):
 
 
 def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"error": code, "message": message}
-    if details is not None:
-        body["details"] = details
-    return body
+    return ErrorEnvelope(error=code, message=message, details=details).to_wire()
 
 
 def error_response(error: HostError) -> JSONResponse:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request, Response
@@ -29,6 +28,7 @@ from wopeval.events.store import EventStore
 from wopeval.host.errors import HostError, invalid
 from wopeval.host.runs import load_run
 from wopeval.host.state import state_of
+from wopeval.wire.api import ErrorEnvelope, PollPage
 from wopeval.wire.events import TERMINAL_TYPES, RunEvent
 
 router = APIRouter()
@@ -154,7 +154,14 @@ def _last_event_id(request: Request) -> int:
     return _int_param(raw, "Last-Event-ID", 0, MAX_CURSOR, -1)
 
 
-@router.get("/runs/{run_path:path}/events/poll")
+@router.get(
+    "/runs/{run_path:path}/events/poll",
+    responses={
+        200: {"model": PollPage},
+        400: {"model": ErrorEnvelope},
+        404: {"model": ErrorEnvelope},
+    },
+)
 async def poll_events(request: Request, run_path: str) -> Response:
     """Events with ``sequence > afterSequence``; waits up to ``timeout`` s for the first one."""
     state = state_of(request)
@@ -172,14 +179,14 @@ async def poll_events(request: Request, run_path: str) -> Response:
         record = await load_run(state, principal, run_path)
         events = await store.events(record.run_id, after)
     last = events[-1].sequence if events else await store.last_sequence(record.run_id)
-    body: dict[str, Any] = {
-        "runId": record.run_id,
-        "events": [e.to_wire() for e in events],
-        "lastSequence": last,
-        "status": record.status,
-        "isTerminal": record.terminal,
-    }
-    return JSONResponse(body)
+    page = PollPage(
+        runId=record.run_id,
+        events=[e.to_wire() for e in events],
+        lastSequence=last,
+        status=record.status,
+        isTerminal=record.terminal,
+    )
+    return JSONResponse(page.to_wire())
 
 
 @router.get("/runs/{run_path:path}/events")

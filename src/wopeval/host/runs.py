@@ -27,7 +27,9 @@ from wopeval.host.workflows import (
     snapshot_members,
     start_fixture,
 )
+from wopeval.wire.api import CancelAnswer, CreatedRun, CreateRunBody, ErrorEnvelope, RunSnapshot
 from wopeval.wire.events import EVENT_LOG_SCHEMA_VERSION
+from wopeval.wire.summary import EvalSummary
 
 router = APIRouter()
 
@@ -90,12 +92,13 @@ def snapshot(record: RunRecord) -> dict[str, Any]:
     ):
         if value:
             doc[key] = value
-    return doc | snapshot_members(record)
+    return RunSnapshot.model_validate(doc | snapshot_members(record)).to_wire()
 
 
 def created_body(state: HostState, request: Request, run_id: str) -> dict[str, Any]:
     url = f"{base_url(state, request)}/runs/{project_id(run_id)}"
-    return {"runId": run_id, "status": "pending", "eventsUrl": f"{url}/events", "statusUrl": url}
+    created = CreatedRun(runId=run_id, status="pending", eventsUrl=f"{url}/events", statusUrl=url)
+    return created.to_wire()
 
 
 def _idempotency_key(request: Request) -> str | None:
@@ -197,7 +200,29 @@ async def _create(
     return JSONResponse(created, status_code=201, headers={"Location": created["statusUrl"]})
 
 
-@router.post("/runs")
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorEnvelope, "description": text}
+    for code, text in (
+        (400, "validation_error (details.field names the field)"),
+        (401, "unauthenticated"),
+        (404, "not_found (a run of another tenant answers exactly like a missing one)"),
+        (409, "a state conflict"),
+        (422, "capability_required"),
+    )
+}
+
+
+@router.post(
+    "/runs",
+    status_code=201,
+    responses={201: {"model": CreatedRun, "description": "the run was created"}, **ERRORS},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": CreateRunBody.model_json_schema()}},
+        }
+    },
+)
 async def create_run(request: Request) -> Response:
     state = state_of(request)
     principal = state.keys.authenticate(request)
@@ -223,7 +248,10 @@ def snapshot_etag(record: RunRecord, last_sequence: int) -> str:
     return '"' + hashlib.sha256(seed.encode()).hexdigest()[:32] + '"'
 
 
-@router.get("/runs/{run_path:path}/eval-summary")
+@router.get(
+    "/runs/{run_path:path}/eval-summary",
+    responses={200: {"model": EvalSummary, "description": "the eval summary"}, **ERRORS},
+)
 async def eval_summary(request: Request, run_path: str) -> Response:
     state = state_of(request)
     principal = state.keys.authenticate(request)
@@ -250,7 +278,7 @@ async def _cancel(request: Request, run_path: str) -> Response:
         if not isinstance(value, str):
             raise invalid("reason", "must be a string")
     if record.status == "cancelled":
-        return JSONResponse({"runId": record.run_id, "status": "cancelled"})
+        return JSONResponse(CancelAnswer(runId=record.run_id, status="cancelled").to_wire())
     if record.terminal:
         raise _terminal(record)
     if not state.manager.owns(record.run_id):
@@ -267,7 +295,7 @@ async def _cancel(request: Request, run_path: str) -> Response:
     assert after is not None
     if after.status == "cancelled" or not after.terminal:
         status = "cancelled" if after.status == "cancelled" else "cancelling"
-        return JSONResponse({"runId": after.run_id, "status": status})
+        return JSONResponse(CancelAnswer(runId=after.run_id, status=status).to_wire())
     raise _terminal(after)
 
 
@@ -277,7 +305,7 @@ def _terminal(record: RunRecord) -> HostError:
     )
 
 
-@router.post("/runs/{run_path:path}/cancel")
+@router.post("/runs/{run_path:path}/cancel", responses={200: {"model": CancelAnswer}, **ERRORS})
 async def cancel_run(request: Request, run_path: str) -> Response:
     return await _cancel(request, run_path)
 
@@ -287,7 +315,7 @@ async def cancel_run_colon(request: Request, run_path: str) -> Response:
     return await _cancel(request, run_path)
 
 
-@router.get("/runs/{run_path:path}")
+@router.get("/runs/{run_path:path}", responses={200: {"model": RunSnapshot}, **ERRORS})
 async def get_run(request: Request, run_path: str) -> Response:
     state = state_of(request)
     principal = state.keys.authenticate(request)

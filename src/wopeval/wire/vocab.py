@@ -42,7 +42,7 @@ ModelClass = Literal["reasoning", "writing", "coding", "research", "classificati
 TrajectoryMode = Literal["exact", "in-order", "any-order", "subset"]
 EvaluatorType = Literal["deterministic", "llm_judge", "human"]
 Verdict = Literal["improved", "regressed", "unchanged", "inconclusive"]
-RunStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
+RunStatus = Literal["pending", "running", "completed", "failed", "cancelling", "cancelled"]
 # How a tool call was served, on ``agent.tool-returned`` (``x-wopeval-fixture``).
 FixtureOutcome = Literal["served", "miss-failed", "miss-live", "live"]
 
