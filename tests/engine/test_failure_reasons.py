@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -217,3 +218,20 @@ async def test_0244_B_a_passing_trial_records_no_reason_and_regrade_explains_ide
     again = explain(suite.tasks[1], view, verdict, target_agent_id=SCRIPTED_AGENT_ID)
     assert again == reasons(ran)["bad"]
     assert (await regrade(store, ran.run_id)).reproduces_stored
+
+
+async def test_the_engine_logs_failures_with_run_task_and_trial_ids(
+    store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(task_input: Any, ctx: AgentContext) -> Any:
+        raise ValueError("bad input shape")
+
+    suite = make_suite([{"taskId": "t", "input": {}, "expected": GOLDEN}])
+    with caplog.at_level(logging.INFO, logger="wopeval.engine"):
+        ran = await run_suite(store, suite, agent_id="b", registry=registry_with(b=broken))
+    raised = [r for r in caplog.records if "the agent raised" in r.getMessage()]
+    assert raised, caplog.text
+    record = raised[0]
+    assert (getattr(record, "runId", None), getattr(record, "taskId", None)) == (ran.run_id, "t")
+    assert getattr(record, "trialIndex", None) == 0
+    assert "ValueError: bad input shape" in record.getMessage()

@@ -157,7 +157,9 @@ async def execute_run(
             return summary
     except Exception as exc:
         with anyio.CancelScope(shield=True):
-            log.error("run %s failed: %s", run_id, _describe(exc), exc_info=exc)
+            log.error(
+                "run %s failed: %s", run_id, _describe(exc), exc_info=exc, extra={"runId": run_id}
+            )
             error = ErrorObject(code=INTERNAL_ERROR_CODE, message=_describe(exc))
             await store.emit(run_id, RunFailed(error=error))
             await store.set_status(run_id, "failed", error=error.model_dump(exclude_none=True))

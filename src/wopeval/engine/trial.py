@@ -96,6 +96,16 @@ class _Trial:
     def ids(self) -> str:
         return f"run {self.env.run_id} task {self.task.taskId} trial {self.trial_index}"
 
+    @property
+    def log(self) -> logging.LoggerAdapter[logging.Logger]:
+        """The engine's logger with the run, task and trial ids on every record."""
+        extra = {
+            "runId": self.env.run_id,
+            "taskId": self.task.taskId,
+            "trialIndex": self.trial_index,
+        }
+        return logging.LoggerAdapter(log, extra)
+
 
 class TrialContext:
     """The :class:`~wopeval.engine.agent.AgentContext` one invocation sees."""
@@ -196,7 +206,7 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
         )
     )
     view = collect_trials(trial.events)[(task.taskId, trial_index)]
-    grade, grader_error = await _grade(env, task, view, trial.ids)
+    grade, grader_error = await _grade(env, task, view, trial)
     await _record_score(env, trial, view, grade)
     await _record_reason(env, trial, view, grade, grader_error)
     return grade
@@ -212,7 +222,7 @@ async def _invoke(
                 copy.deepcopy(trial.task.input), TrialContext(trial, env.agent_id)
             )
     except TimeoutError:
-        log.info("%s: timed out after %ss", trial.ids, env.timeout_s)
+        trial.log.info("%s: timed out after %ss", trial.ids, env.timeout_s)
         return "timeout", Failure(message=f"no answer within the trial timeout of {env.timeout_s}s")
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
@@ -225,13 +235,13 @@ async def _invoke(
             await trial.emit(cancelled)
         raise
     except Exception as exc:
-        log.warning("%s: the agent raised %s: %s", trial.ids, type(exc).__name__, exc)
+        trial.log.warning("%s: the agent raised %s: %s", trial.ids, type(exc).__name__, exc)
         return "agent-error", _failure_of(exc)
     try:
         decision = _jsonable(output)
     except (TypeError, ValueError) as exc:
         message = f"the agent returned a {type(output).__name__}, not JSON: {exc}"
-        log.info("%s: %s", trial.ids, message)
+        trial.log.info("%s: %s", trial.ids, message)
         return "output-not-json", Failure(exceptionType=type(exc).__name__, message=message)
     await trial.emit(Decided(agentId=env.agent_id, decision=decision))
     return None, None
@@ -247,7 +257,7 @@ def _failure_of(exc: BaseException) -> Failure:
 
 
 async def _grade(
-    env: TrialEnv, task: Task, view: TrialView, ids: str
+    env: TrialEnv, task: Task, view: TrialView, trial: _Trial
 ) -> tuple[TrialGrade, str | None]:
     """Judge (rubric) then grade. A judge or grader that raises fails only this trial."""
     judge_score: float | None = None
@@ -267,7 +277,9 @@ async def _grade(
         )
         return grade, None
     except Exception as exc:
-        log.warning("%s: grading failed: %s: %s", ids, type(exc).__name__, exc, exc_info=exc)
+        trial.log.warning(
+            "%s: grading failed: %s: %s", trial.ids, type(exc).__name__, exc, exc_info=exc
+        )
         failed = TrialGrade(0.0, False, True, "grader-error", _evaluator(env, task), None)
         return failed, f"{type(exc).__name__}: {exc}"[:500]
 
@@ -307,7 +319,7 @@ async def _record_reason(
         trial.task, view, verdict, target_agent_id=env.agent_id, grader_error=grader_error
     )
     if reason is not None:
-        log.info("%s: failed: %s", trial.ids, reason.message)
+        trial.log.info("%s: failed: %s", trial.ids, reason.message)
         await trial.emit(reason)
 
 
