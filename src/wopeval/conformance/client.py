@@ -58,6 +58,22 @@ def _decode(response: httpx.Response) -> Reply:
     return Reply(response.status_code, body)
 
 
+def kit_http(
+    base_url: str,
+    transport: httpx.AsyncBaseTransport | None,
+    timeout_s: float,
+    **headers: str,
+) -> httpx.AsyncClient:
+    """The kit's HTTP client: the host's base URL and the OpenWOP version headers."""
+    return httpx.AsyncClient(
+        base_url=base_url.rstrip("/"),
+        transport=transport,
+        timeout=timeout_s,
+        headers={"OpenWOP-Version": PROTOCOL_VERSION, "OpenWOP-Client-Version": CLIENT_VERSION,
+                 **headers},
+    )  # fmt: skip
+
+
 class WireClient:
     """The requests the kit makes. Use as ``async with WireClient(...) as client``."""
 
@@ -69,16 +85,7 @@ class WireClient:
         transport: httpx.AsyncBaseTransport | None = None,
         request_timeout_s: float = 70.0,
     ) -> None:
-        self._http = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            transport=transport,
-            timeout=request_timeout_s,
-            headers={
-                "OpenWOP-Version": PROTOCOL_VERSION,
-                "OpenWOP-Client-Version": CLIENT_VERSION,
-                "Accept": "application/json",
-            },
-        )
+        self._http = kit_http(base_url, transport, request_timeout_s, Accept="application/json")
         self._auth = {"Authorization": f"Bearer {api_key}"}
 
     async def __aenter__(self) -> WireClient:

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import httpx
 
-from wopeval.conformance.client import CLIENT_VERSION, PROTOCOL_VERSION, WireError, project_id
+from wopeval.conformance.client import WireError, kit_http, project_id
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 TERMINAL_EVENTS = frozenset({"run.completed", "run.failed", "run.cancelled"})
@@ -111,15 +111,8 @@ class CoreWire:
         transport: httpx.AsyncBaseTransport | None = None,
         request_timeout_s: float = 30.0,
     ) -> None:
-        self._http = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            transport=transport,
-            timeout=request_timeout_s,
-            headers={
-                "OpenWOP-Version": PROTOCOL_VERSION,
-                "OpenWOP-Client-Version": CLIENT_VERSION,
-                "Authorization": f"Bearer {api_key}",
-            },
+        self._http = kit_http(
+            base_url, transport, request_timeout_s, Authorization=f"Bearer {api_key}"
         )
 
     @property

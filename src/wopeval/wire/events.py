@@ -323,21 +323,26 @@ PAYLOAD_MODELS: dict[str, type[Payload]] = {
 }
 
 
-class RunEvent(BaseModel):
-    """One stored, append-only event (the v2 ``RunEventDoc``); ``payload`` as recorded."""
+class _Envelope(BaseModel):
+    """The RunEventDoc envelope members every event carries."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     eventId: Annotated[str, Field(pattern=EVENT_ID_PATTERN)]
     runId: str
-    type: str
-    payload: Any
     timestamp: str
     sequence: NonNegInt
     schemaVersion: Annotated[int, Field(ge=1)] = SCHEMA_VERSION
     nodeId: str | None = None
     engineVersion: int | None = None
     causationId: str | None = None
+
+
+class RunEvent(_Envelope):
+    """One stored, append-only event (the v2 ``RunEventDoc``); ``payload`` as recorded."""
+
+    type: str
+    payload: Any
 
     def to_wire(self) -> dict[str, Any]:
         """The RunEventDoc: optional envelope members omitted when absent; ``payload`` always."""
@@ -355,19 +360,6 @@ class RunEvent(BaseModel):
 
 
 # --- the discriminated union of typed envelopes ------------------------------------------------
-class _Envelope(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    eventId: Annotated[str, Field(pattern=EVENT_ID_PATTERN)]
-    runId: str
-    timestamp: str
-    sequence: NonNegInt
-    schemaVersion: Annotated[int, Field(ge=1)] = SCHEMA_VERSION
-    nodeId: str | None = None
-    engineVersion: int | None = None
-    causationId: str | None = None
-
-
 def _typed_envelope(model: type[Payload]) -> type[_Envelope]:
     name = model.__name__ + "Event"
     fields: dict[str, Any] = {
