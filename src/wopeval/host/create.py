@@ -37,6 +37,7 @@ from wopeval.service.runs import BaselineUnusable, RunPlan
 from wopeval.suite import FieldError, SuiteError, check_advertised
 from wopeval.suite.models import AGENT_ID_PATTERN, AgentEvalSuite, EvalMode
 from wopeval.wire.request import HostRequest
+from wopeval.wire.vocab import SCOPE_ID_PATTERN, WORKFLOW_ID_PATTERN
 
 ALLOWED_KEYS: tuple[str, ...] = (
     "workflowId", "inputs", "residency", "tenantId", "scopeId", "callbackUrl", "mode",
@@ -46,9 +47,9 @@ ALLOWED_KEYS: tuple[str, ...] = (
 CONFIGURABLE_SECTIONS = frozenset({"version", "run", "ai", "distillation", "budget", "extensions"})
 EVAL_MODES: tuple[EvalMode, ...] = ("golden", "rubric", "adversarial", "regression", "live-shadow")
 _AGENT_ID_RE = re.compile(AGENT_ID_PATTERN)
-_WORKFLOW_ID_RE = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
+_WORKFLOW_ID_RE = re.compile(WORKFLOW_ID_PATTERN)
 _RUN_ID_RE = re.compile(RUN_ID_PATTERN)
-_SCOPE_ID_RE = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
+_SCOPE_ID_RE = re.compile(SCOPE_ID_PATTERN)
 UNUSABLE_BASELINE = "is not a usable baseline (a completed eval run of this suite you can read)"
 
 

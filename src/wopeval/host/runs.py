@@ -30,13 +30,13 @@ from wopeval.host.workflows import (
 from wopeval.wire.api import CancelAnswer, CreatedRun, CreateRunBody, ErrorEnvelope, RunSnapshot
 from wopeval.wire.events import EVENT_LOG_SCHEMA_VERSION
 from wopeval.wire.summary import EvalSummary
+from wopeval.wire.vocab import IDEMPOTENCY_KEY_PATTERN
 
 router = APIRouter()
 
 ACTIVE_STATUSES = frozenset({"pending", "running", "cancelling"})
 REPLAY_HEADER = "OpenWOP-Idempotent-Replay"
-# idempotency.md §Layer 1 (v2): 22–128 characters of [A-Za-z0-9._~-], at least 128 bits.
-_IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9._~-]{22,128}$")
+_IDEMPOTENCY_KEY_RE = re.compile(IDEMPOTENCY_KEY_PATTERN)
 CANCEL_WAIT_S = 5.0
 # The owner of a run created by the CLI (no API key): a local workload.
 LEGACY_SUBJECT = {

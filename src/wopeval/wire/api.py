@@ -12,7 +12,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from wopeval.wire.vocab import AGENT_ID_PATTERN, EvalMode, RunStatus
+from wopeval.wire.vocab import (
+    AGENT_ID_PATTERN,
+    SCOPE_ID_PATTERN,
+    WORKFLOW_ID_PATTERN,
+    EvalMode,
+    RunStatus,
+)
 
 
 class _Closed(BaseModel):
@@ -26,11 +32,11 @@ class CreateRunBody(_Closed):
     """``POST /runs`` (runs.md §Create), closed. This host answers ``mode: "eval"`` runs and,
     with conformance seeding on, the seeded ``conformance-*`` workflow fixtures."""
 
-    workflowId: Annotated[str, Field(pattern=r"^[A-Za-z0-9._~:-]{1,128}$")] | None = None
+    workflowId: Annotated[str, Field(pattern=WORKFLOW_ID_PATTERN)] | None = None
     inputs: dict[str, Any] | None = None
     residency: dict[str, Any] | None = Field(None, description="refused: not offered")
     tenantId: str | None = Field(None, description="must be the API key's tenant")
-    scopeId: Annotated[str, Field(pattern=r"^[A-Za-z0-9._~:-]{1,128}$")] | None = None
+    scopeId: Annotated[str, Field(pattern=SCOPE_ID_PATTERN)] | None = None
     callbackUrl: str | None = Field(None, description="refused: not offered")
     mode: Literal["eval"] | None = None
     evalSuiteRef: str | None = Field(None, description="required with mode eval")

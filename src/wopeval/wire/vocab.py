@@ -22,6 +22,10 @@ SUITE_ID_PATTERN = r"^[a-z0-9.-]+\.evals\.[a-z0-9-]+$"
 SEMVER_PATTERN = r"^[0-9]+\.[0-9]+\.[0-9]+$"
 AGENT_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
 TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+WORKFLOW_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
+SCOPE_ID_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
+# idempotency.md §Layer 1 (v2): 22–128 characters of [A-Za-z0-9._~-], at least 128 bits.
+IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9._~-]{22,128}$"
 SCORE_LABEL_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 METHOD_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 # Payload keys every v2 payload def (but providerUsage) passes through opaquely.
