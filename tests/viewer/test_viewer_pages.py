@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
@@ -322,3 +323,20 @@ def test_the_live_page_receives_a_trial_that_finishes_after_it_opened(
         GATE.set()
         worker.join(timeout=30)
     assert "run" in done, done
+
+
+def test_a_browser_signs_in_with_a_key_cookie(site: Site) -> None:
+    """Navigation sends no Authorization header: POST /view/login sets an HttpOnly cookie."""
+    with httpx.Client(base_url=site.url, follow_redirects=False) as client:
+        assert client.get("/").status_code == 401
+        assert client.get("/login").status_code == 200
+        refused = client.post("/login", data={"key": "wrong-key-0123456789"})
+        assert refused.status_code == 401
+        signed = client.post("/login", data={"key": KEY_B})
+        assert signed.status_code == 303
+        assert "httponly" in signed.headers["set-cookie"].lower()
+        runs = client.get("/")
+        assert runs.status_code == 200
+        assert site.foreign in runs.text
+        assert site.baseline not in runs.text
+        assert client.get("/run", params={"id": site.baseline}).status_code == 404

@@ -8,7 +8,6 @@ exactly like a missing one (404). Run ids hold a ``/``, so pages take them as qu
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -27,7 +26,6 @@ from wopeval.viewer.render import render
 StoreOf = Callable[[Request], EventStore]
 TenantOf = Callable[[Request], Awaitable[str | None]]
 LIVE_POLL_S = 10.0
-_LIVE_TYPES = frozenset({"eval.scored", "wopeval.trial-failed"})
 
 
 def _int(value: str | None, default: int, low: int = 0) -> int:
@@ -129,13 +127,13 @@ def _sse(kind: str, data: dict[str, Any]) -> bytes:
 
 
 async def _live(store: EventStore, run_id: str, after: int) -> AsyncIterator[bytes]:
-    """Each trial outcome recorded after ``after`` as an ``cell`` event; ``done`` at the end."""
+    """Each trial outcome recorded after ``after`` as a ``cell`` event; ``done`` at the end."""
     seen: dict[tuple[str, int], Outcome] = {}
     yield b": live\n\n"
     while True:
-        batch = await store.wait_for_events(run_id, after, LIVE_POLL_S, limit=1000)
-        if batch and any(e.type in _LIVE_TYPES for e in batch):
-            found, _ = await outcomes(store, run_id, after)
+        head = await store.last_sequence(run_id)
+        if head > after:
+            found, last = await outcomes(store, run_id, after)
             for key, new in found.items():
                 old = seen.get(key, Outcome())
                 merged = Outcome(new.scored or old.scored, new.reason or old.reason, new.sequence)
@@ -145,12 +143,13 @@ async def _live(store: EventStore, run_id: str, after: int) -> AsyncIterator[byt
                     data = {"task": key[0], "trial": key[1], "status": cell.status,
                             "mark": cell.mark, "message": cell.message or ""}  # fmt: skip
                     yield _sse("cell", data)
-        if batch:
-            after = batch[-1].sequence
-        else:
-            yield b": keep-alive\n\n"
+            after = max(head, last)
+            continue
         record = await store.get_run(run_id)
-        if record is None or (record.terminal and not batch):
-            yield _sse("done", {"status": record.status if record else "missing"})
-            return
-        await asyncio.sleep(0)
+        if record is None or record.terminal:
+            if await store.last_sequence(run_id) <= after:  # nothing came after the end
+                yield _sse("done", {"status": record.status if record else "missing"})
+                return
+            continue
+        if not await store.wait_for_events(run_id, after, LIVE_POLL_S, limit=1):
+            yield b": keep-alive\n\n"
