@@ -45,11 +45,11 @@ async def _tenant(request: Request) -> str | None:
 def _login_router() -> APIRouter:
     router = APIRouter()
 
-    @router.get("/login", response_class=HTMLResponse)
+    @router.get("/login", response_class=HTMLResponse, include_in_schema=False)
     async def login_form() -> HTMLResponse:
         return HTMLResponse(_LOGIN)
 
-    @router.post("/login")
+    @router.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
         key = (parse_qs((await request.body()).decode("utf-8", "replace")).get("key") or [""])[0]
         _state(request).keys.principal(f"Bearer {key}")  # 401 for an unknown key

@@ -116,9 +116,11 @@ def viewer_router(store_of: StoreOf, tenant_of: TenantOf, base: str = "") -> API
     router = APIRouter()
     for path, handler in (("/", pages.runs), ("/run", pages.run), ("/trial", pages.trial),
                           ("/compare", pages.compare)):  # fmt: skip
-        router.add_api_route(path, handler, methods=["GET"], response_class=HTMLResponse)
-    router.add_api_route("/live", pages.live, methods=["GET"])
-    router.add_api_route("/static/viewer.js", _script, methods=["GET"])
+        router.add_api_route(
+            path, handler, methods=["GET"], response_class=HTMLResponse, include_in_schema=False
+        )
+    router.add_api_route("/live", pages.live, methods=["GET"], include_in_schema=False)
+    router.add_api_route("/static/viewer.js", _script, methods=["GET"], include_in_schema=False)
     return router
 
 
