@@ -340,3 +340,16 @@ def test_a_browser_signs_in_with_a_key_cookie(site: Site) -> None:
         assert site.foreign in runs.text
         assert site.baseline not in runs.text
         assert client.get("/run", params={"id": site.baseline}).status_code == 404
+
+
+def test_a_trial_page_shows_delegate_calls(site: Site, browser: Any) -> None:
+    b = browser()
+    b.page.goto(f"{site.url}/trial?run={site.baseline}&task=lookup-only&i=0")
+    assert b.page.locator("#trial-status").inner_text() == "pass"
+    delegate = b.page.locator("[data-type=invocation-started].ev-delegate")
+    assert delegate.count() == 1
+    assert "core.conformance.agents.scripted.helper" in delegate.inner_text()
+    assert "checked" in b.page.locator("#transcript").inner_text()  # the delegate's answer
+    assert "no refund is due" in b.page.locator("#output").inner_text()
+    _shot(b, site, "trial-delegate")
+    assert b.errors == []

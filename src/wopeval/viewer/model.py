@@ -169,10 +169,12 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
     page = min(max(task_page, 1), pages)
     offset = (page - 1) * TASKS_PER_PAGE
     shown = tasks[offset : offset + TASKS_PER_PAGE]
-    for row in shown:
-        row.curve = list(_curve(n, row.passed_count))
     finished = sum(1 for o in found.values() if o.scored is not None)
-    curve = suite_curve([row.passed_count for row in tasks], n)
+    curve: list[tuple[int, float, float, float, float]] = []
+    if record.terminal:  # while running, an unfinished trial is not a failed one: no curves yet
+        for row in shown:
+            row.curve = list(_curve(n, row.passed_count))
+        curve = suite_curve([row.passed_count for row in tasks], n)
     return RunPage(record, outline, summary, shown, page, pages, offset, finished, last, curve)
 
 
