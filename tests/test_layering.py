@@ -18,7 +18,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"wopeval.compare"}),
     frozenset({"wopeval.engine", "wopeval.agents"}),
     frozenset({"wopeval.service"}),
-    frozenset({"wopeval.exports"}),
+    frozenset({"wopeval.exports", "wopeval.viewer"}),
     frozenset({"wopeval.host", "wopeval.conformance"}),
     frozenset({"wopeval.cli"}),
 )

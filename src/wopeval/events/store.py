@@ -423,6 +423,10 @@ class EventStore:
                 async with asyncio.timeout(min(remaining, POLL_FALLBACK_SECONDS)):
                     await wakeup.wait()
 
+    async def read(self, stmt: Any) -> Sequence[Row[Any]]:
+        """A read-only query of the store's tables (the viewer's paged, filtered queries)."""
+        return await self._read(stmt)
+
     # ---- internals --------------------------------------------------------------------------
 
     def _check_open(self) -> None:

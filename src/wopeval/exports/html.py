@@ -1,5 +1,8 @@
 """A self-contained HTML report of one run (jinja2): the content-free summary, and with the run's
-:class:`~wopeval.grading.detail.RunDetail` (the tenant's own view) the trial grid and reasons."""
+:class:`~wopeval.grading.detail.RunDetail` (the tenant's own view) the tasks × trials grid, each
+failing trial's reason, its trajectory diff (expected calls matched or missing, observed calls
+matched, unexpected or forbidden) and an agent error's traceback. No script, no external asset:
+``wopeval view`` is the browsable version of the same run."""
 
 from __future__ import annotations
 

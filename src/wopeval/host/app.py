@@ -38,6 +38,7 @@ from wopeval.host.errors import (
     wopeval_error_handler,
 )
 from wopeval.host.manager import RunManager, interrupt_leftovers
+from wopeval.host.pages import mount_pages
 from wopeval.host.state import HostState
 from wopeval.host.suites import SuiteCatalog
 from wopeval.host.workflows import WorkflowCatalog
@@ -161,6 +162,7 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
     app.include_router(discovery.router)
     app.include_router(events_api.router)  # before runs: /runs/{id}/events* ahead of /runs/{id}
     app.include_router(runs.router)
+    mount_pages(app)  # the viewer's pages under /view, same keys and tenancy
     app.add_exception_handler(HostError, host_error_handler)
     app.add_exception_handler(WopevalError, wopeval_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)

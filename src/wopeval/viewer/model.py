@@ -1,0 +1,253 @@
+"""What each page shows, computed from the store (the tenant's own view: it carries content).
+
+The run page's grid reads only trial outcomes (:func:`~wopeval.viewer.queries.outcomes`); a
+trial's status follows :mod:`wopeval.grading.detail` exactly: a ``wopeval.trial-failed`` reason
+names why a trial did not pass, and its kind decides the colour. A log without reasons (an
+imported one) is graded in full by :func:`~wopeval.grading.detail.run_detail` instead.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from wopeval.events.store import EventStore, RunRecord
+from wopeval.grading.detail import ERROR_KINDS, STATUS_MARK, run_detail
+from wopeval.grading.reasons import TrajectoryDiff, Verdict, explain, trajectory_diff
+from wopeval.grading.stats import pass_at_k, pass_hat_k
+from wopeval.grading.trial import trajectory_of
+from wopeval.grading.views import TrialView, collect_trials
+from wopeval.service.runs import grading_options
+from wopeval.suite import parse_suite
+from wopeval.suite.models import Task, Thresholds, Trials
+from wopeval.viewer.queries import Outcome, Reason, Scored, all_events, outcomes, trial_events
+from wopeval.wire.events import RunEvent, TrialFailed
+from wopeval.wire.summary import EvalSummary, TaskSummary
+
+MARKS: dict[str, str] = {**{str(k): v for k, v in STATUS_MARK.items()}, "pending": "·"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    trial_index: int
+    status: str  # pass, fail, fail-closed, error, skipped, missing, pending
+    score: float | None
+    message: str | None
+
+    @property
+    def mark(self) -> str:
+        return MARKS.get(self.status, "?")
+
+
+@dataclass
+class TaskRow:
+    task_id: str
+    cells: list[Cell]
+    summary: TaskSummary | None = None
+    curve: list[tuple[int, float, float]] = field(default_factory=list)  # k, pass@k, pass^k
+
+    @property
+    def flaky(self) -> bool:
+        done = [c for c in self.cells if c.status not in ("pending", "missing")]
+        return len({c.status == "pass" for c in done}) > 1
+
+    @property
+    def passed_count(self) -> int:
+        if self.summary is not None and self.summary.trials is not None:
+            return self.summary.trials.passedCount
+        return sum(1 for c in self.cells if c.status == "pass")
+
+
+TASKS_PER_PAGE = 100
+
+
+@dataclass(frozen=True)
+class Outline:
+    """What the run page needs of the stored suite document, read without a full parse."""
+
+    task_ids: list[str]
+    trial_count: int
+    pass_score: float
+
+    @classmethod
+    def of(cls, document: dict[str, Any]) -> Outline:
+        plan = Trials.model_validate(document.get("trials") or {})
+        thresholds = Thresholds.model_validate(document.get("thresholds") or {})
+        score = thresholds.passScore if thresholds.passScore is not None else 1.0
+        return cls([str(t["taskId"]) for t in document["tasks"]], plan.effective_count, score)
+
+
+@dataclass
+class RunPage:
+    record: RunRecord
+    outline: Outline
+    summary: EvalSummary | None
+    tasks: list[TaskRow]  # this page's tasks
+    task_page: int
+    task_pages: int
+    task_offset: int
+    finished: int
+    last_sequence: int
+    suite_curve: list[tuple[int, float, float, float, float]]  # k, pass@k, se, pass^k, se
+
+    @property
+    def trial_count(self) -> int:
+        return self.outline.trial_count
+
+    @property
+    def task_count(self) -> int:
+        return len(self.outline.task_ids)
+
+
+def status_of(outcome: Outcome | None, terminal: bool) -> str | None:
+    """The cell's status (as :mod:`wopeval.grading.detail` decides it), or None when a failing
+    trial has no recorded reason."""
+    if outcome is None or outcome.scored is None:
+        return "missing" if terminal else "pending"
+    reason = outcome.reason
+    if reason is None:
+        return "pass" if outcome.scored.passed else None
+    if reason.kind == "skipped-budget":
+        return "skipped"
+    if reason.kind == "fixture-miss":  # only a failed-closed trial has this reason
+        return "fail-closed"
+    return "error" if reason.kind in ERROR_KINDS else "fail"
+
+
+def cell_of(index: int, outcome: Outcome | None, terminal: bool) -> Cell | None:
+    status = status_of(outcome, terminal)
+    if status is None:
+        return None
+    score = outcome.scored.score if outcome is not None and outcome.scored else None
+    message = outcome.reason.message if outcome is not None and outcome.reason else None
+    return Cell(index, status, score, message)
+
+
+@lru_cache(maxsize=4096)
+def _curve(n: int, c: int) -> tuple[tuple[int, float, float], ...]:
+    """Exact pass@k and pass^k for k = 1..n (as floats for the plot)."""
+    return tuple((k, float(pass_at_k(n, c, k)), float(pass_hat_k(n, c, k)))
+                 for k in range(1, n + 1))  # fmt: skip
+
+
+def _se(values: list[float]) -> float:
+    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+
+
+def suite_curve(passed: list[int], n: int) -> list[tuple[int, float, float, float, float]]:
+    """Per k the task mean of pass@k and pass^k, each with its task-clustered standard error."""
+    curves = [_curve(n, c) for c in passed]
+    rows = []
+    for k in range(1, n + 1):
+        at = [curve[k - 1][1] for curve in curves]
+        hat = [curve[k - 1][2] for curve in curves]
+        if at:
+            rows.append((k, statistics.fmean(at), _se(at), statistics.fmean(hat), _se(hat)))
+    return rows
+
+
+async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> RunPage:
+    """The run's page ``task_page`` (100 tasks each); counts and curves cover every task."""
+    outline = Outline.of(record.suite_document)
+    summary = EvalSummary.model_validate(record.summary) if record.summary else None
+    found, last = await outcomes(store, record.run_id)
+    n = outline.trial_count
+    tasks: list[TaskRow] = []
+    for task_id in outline.task_ids:
+        cells = [cell_of(i, found.get((task_id, i)), record.terminal) for i in range(n)]
+        if any(c is None for c in cells):
+            tasks = await _graded_rows(store, record)
+            break
+        tasks.append(TaskRow(task_id, [c for c in cells if c is not None]))
+    by_task = {t.taskId: t for t in summary.tasks} if summary else {}
+    for row in tasks:
+        row.summary = by_task.get(row.task_id)
+    pages = max(1, -(-len(tasks) // TASKS_PER_PAGE))
+    page = min(max(task_page, 1), pages)
+    offset = (page - 1) * TASKS_PER_PAGE
+    shown = tasks[offset : offset + TASKS_PER_PAGE]
+    finished = sum(1 for o in found.values() if o.scored is not None)
+    curve: list[tuple[int, float, float, float, float]] = []
+    if record.terminal:  # while running, an unfinished trial is not a failed one: no curves yet
+        for row in shown:
+            row.curve = list(_curve(n, row.passed_count))
+        curve = suite_curve([row.passed_count for row in tasks], n)
+    return RunPage(record, outline, summary, shown, page, pages, offset, finished, last, curve)
+
+
+async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:
+    """A log whose failing trials carry no reason: grade it in full (the pure detail)."""
+    suite = parse_suite(record.suite_document, source=f"run {record.run_id}")
+    detail = run_detail(suite, await all_events(store, record.run_id),
+                        grading_options(record.run_request))  # fmt: skip
+    return [
+        TaskRow(t.task_id, [Cell(c.trial_index, c.status, c.score,
+                                 c.reason.message if c.reason else None) for c in t.cells])
+        for t in detail.tasks
+    ]  # fmt: skip
+
+
+@dataclass
+class TrialPage:
+    record: RunRecord
+    task_id: str
+    trial_index: int
+    events: list[RunEvent]
+    view: TrialView | None
+    reason: TrialFailed | None
+    status: str
+    diff: TrajectoryDiff | None
+    task_input: Any
+
+
+async def trial_page(
+    store: EventStore, record: RunRecord, task_id: str, trial_index: int
+) -> TrialPage | None:
+    suite = parse_suite(record.suite_document, source=f"run {record.run_id}")
+    task = next((t for t in suite.tasks if t.taskId == task_id), None)
+    if task is None or not 0 <= trial_index < suite.trial_plan.effective_count:
+        return None
+    own = await trial_events(store, record.run_id, task_id, trial_index)
+    log = own if own is not None else await all_events(store, record.run_id)
+    view = collect_trials(log).get((task_id, trial_index))
+    if own is None and view is not None:  # an imported log: this trial's part of it
+        log = [e for e in log if _belongs(e, view)]
+    target = grading_options(record.run_request).target_agent_id
+    reason = _reason(task, view, target, suite.thresholds)
+    status = "pending" if view is None or view.scored is None else "pass"
+    if reason is not None:
+        outcome = Outcome(Scored(0.0, False), Reason(reason.kind, reason.message))
+        status = status_of(outcome, record.terminal) or "fail"
+    elif view is not None and view.scored is not None and not view.scored.passed:
+        status = "fail"
+    diff = None
+    if task.expected.trajectory is not None and view is not None and view.ran:
+        diff = trajectory_diff(task.expected.trajectory, view.calls, target)
+    return TrialPage(record, task_id, trial_index, log, view, reason, status, diff, task.input)
+
+
+def _reason(
+    task: Task, view: TrialView | None, target: str, thresholds: Thresholds | None
+) -> TrialFailed | None:
+    """The recorded reason, or (a log without one) the same pure explanation grading gives."""
+    if view is None or view.scored is None:
+        return None
+    if view.reason is not None or view.scored.passed:
+        return view.reason
+    trajectory = trajectory_of(task, view, target)
+    pass_score = thresholds.passScore if thresholds and thresholds.passScore is not None else 1.0
+    verdict = Verdict(
+        passed=False,
+        score=view.scored.score,
+        label=view.scored.scoreLabel,
+        trajectory_matched=trajectory.matched if trajectory is not None else None,
+        pass_score=pass_score,
+    )
+    return explain(task, view, verdict, target_agent_id=target)
+
+
+def _belongs(event: RunEvent, view: TrialView) -> bool:
+    return event.causationId == view.root_event_id or event.eventId == view.root_event_id

@@ -1,0 +1,50 @@
+"""The viewer's jinja2 environment: autoescaped templates from this package."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from wopeval.viewer.plots import sparkline, suite_plot
+
+
+def _duration(start: str, end: str) -> str:
+    try:
+        seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except ValueError:
+        return "–"
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _pretty(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("wopeval.viewer", "templates"),
+        autoescape=select_autoescape(default=True),
+        undefined=StrictUndefined,
+    )
+    env.filters["pct"] = lambda v: "–" if v is None else f"{float(v) * 100:.1f}%"
+    env.filters["num"] = lambda v, d=3: "–" if v is None else f"{float(v):.{d}f}"
+    env.filters["signed"] = lambda v, d=3: f"{float(v):+.{d}f}"
+    env.filters["pretty"] = _pretty
+    env.globals["duration"] = _duration
+    env.globals["sparkline"] = sparkline
+    env.globals["suite_plot"] = suite_plot
+    env.globals["qs"] = lambda **kw: urlencode(kw)
+    return env
+
+
+def render(name: str, **context: Any) -> str:
+    return environment().get_template(name).render(**context)

@@ -1,0 +1,157 @@
+"""The viewer's pages as a FastAPI router: runs, a run, a trial, a comparison, live updates.
+
+:func:`viewer_router` takes how to reach the store and whose runs the caller may see:
+``wopeval view`` sees every run of its local store; ``wopeval serve`` mounts the same router
+under ``/view`` with the caller's tenant from its API key, so another tenant's run is answered
+exactly like a missing one (404). Run ids hold a ``/``, so pages take them as query parameters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
+
+from wopeval.events.store import EventStore, RunRecord
+from wopeval.viewer.compare import compare_page
+from wopeval.viewer.model import cell_of, run_page, trial_page
+from wopeval.viewer.queries import Outcome, RunFilter, outcomes, runs_page
+from wopeval.viewer.render import render
+
+StoreOf = Callable[[Request], EventStore]
+TenantOf = Callable[[Request], Awaitable[str | None]]
+LIVE_POLL_S = 10.0
+
+
+def _int(value: str | None, default: int, low: int = 0) -> int:
+    try:
+        return max(low, int(value)) if value is not None else default
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True)
+class _Pages:
+    """The page handlers, bound to how to reach the store and whose runs the caller sees."""
+
+    store_of: StoreOf
+    tenant_of: TenantOf
+    base: str
+
+    async def visible(self, request: Request, run_id: str) -> RunRecord | None:
+        """The run if the caller may see it; another tenant's run is None, as a missing one."""
+        tenant = await self.tenant_of(request)
+        record = await self.store_of(request).get_run(run_id) if run_id else None
+        if record is None or (tenant is not None and record.tenant != tenant):
+            return None
+        return record
+
+    def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(render(name, base=self.base, **context), status_code=status)
+
+    def missing(self, what: str) -> HTMLResponse:
+        return self.page("missing.html.j2", status=404, what=what)
+
+    async def runs(self, request: Request) -> HTMLResponse:
+        q = request.query_params
+        chosen = RunFilter(q=q.get("q", "").strip(), suite=q.get("suite", ""),
+                           agent=q.get("agent", ""), status=q.get("status", ""),
+                           page=_int(q.get("page"), 1, 1))  # fmt: skip
+        found = await runs_page(self.store_of(request), await self.tenant_of(request), chosen)
+        return self.page("runs.html.j2", runs=found)
+
+    async def run(self, request: Request) -> HTMLResponse:
+        record = await self.visible(request, request.query_params.get("id", ""))
+        if record is None or record.kind != "eval":
+            return self.missing("run")
+        tasks = _int(request.query_params.get("tasks"), 1, 1)
+        return self.page("run.html.j2", run=await run_page(self.store_of(request), record, tasks))
+
+    async def trial(self, request: Request) -> HTMLResponse:
+        q = request.query_params
+        record = await self.visible(request, q.get("run", ""))
+        found = None
+        if record is not None and record.kind == "eval":
+            index = _int(q.get("i"), -1, -1)
+            found = await trial_page(self.store_of(request), record, q.get("task", ""), index)
+        return self.page("trial.html.j2", trial=found) if found else self.missing("trial")
+
+    async def compare(self, request: Request) -> HTMLResponse:
+        q = request.query_params
+        baseline = await self.visible(request, q.get("base", ""))
+        candidate = await self.visible(request, q.get("cand", ""))
+        if baseline is None or candidate is None:
+            return self.missing("run")
+        method = q.get("method", "paired-bootstrap")
+        try:
+            alpha = float(q.get("alpha", "0.05"))
+            found = compare_page(baseline, candidate, method=method, alpha=alpha)
+        except ValueError as exc:
+            return self.page("missing.html.j2", status=400, what="comparison", error=str(exc))
+        return self.page("compare.html.j2", cmp=found)
+
+    async def live(self, request: Request) -> Response:
+        q = request.query_params
+        record = await self.visible(request, q.get("run", ""))
+        if record is None:
+            return self.missing("run")
+        stream = _live(self.store_of(request), record.run_id, _int(q.get("after"), -1, -1))
+        return StreamingResponse(stream, media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})  # fmt: skip
+
+
+async def _script() -> Response:
+    text = resources.files("wopeval.viewer").joinpath("static/viewer.js").read_text()
+    return Response(text, media_type="text/javascript")
+
+
+def viewer_router(store_of: StoreOf, tenant_of: TenantOf, base: str = "") -> APIRouter:
+    """The pages; ``base`` is the prefix the router is mounted under (for links)."""
+    pages = _Pages(store_of, tenant_of, base)
+    router = APIRouter()
+    for path, handler in (("/", pages.runs), ("/run", pages.run), ("/trial", pages.trial),
+                          ("/compare", pages.compare)):  # fmt: skip
+        router.add_api_route(
+            path, handler, methods=["GET"], response_class=HTMLResponse, include_in_schema=False
+        )
+    router.add_api_route("/live", pages.live, methods=["GET"], include_in_schema=False)
+    router.add_api_route("/static/viewer.js", _script, methods=["GET"], include_in_schema=False)
+    return router
+
+
+def _sse(kind: str, data: dict[str, Any]) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+async def _live(store: EventStore, run_id: str, after: int) -> AsyncIterator[bytes]:
+    """Each trial outcome recorded after ``after`` as a ``cell`` event; ``done`` at the end."""
+    seen: dict[tuple[str, int], Outcome] = {}
+    yield b": live\n\n"
+    while True:
+        head = await store.last_sequence(run_id)
+        if head > after:
+            found, last = await outcomes(store, run_id, after)
+            for key, new in found.items():
+                old = seen.get(key, Outcome())
+                merged = Outcome(new.scored or old.scored, new.reason or old.reason, new.sequence)
+                seen[key] = merged
+                cell = cell_of(key[1], merged, terminal=False)
+                if cell is not None and cell.status != "pending":
+                    data = {"task": key[0], "trial": key[1], "status": cell.status,
+                            "mark": cell.mark, "message": cell.message or ""}  # fmt: skip
+                    yield _sse("cell", data)
+            after = max(head, last)
+            continue
+        record = await store.get_run(run_id)
+        if record is None or record.terminal:
+            if await store.last_sequence(run_id) <= after:  # nothing came after the end
+                yield _sse("done", {"status": record.status if record else "missing"})
+                return
+            continue
+        if not await store.wait_for_events(run_id, after, LIVE_POLL_S, limit=1):
+            yield b": keep-alive\n\n"

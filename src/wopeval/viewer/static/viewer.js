@@ -1,0 +1,53 @@
+// wopeval viewer: keyboard navigation of the trial grid and live cells over SSE. No deps.
+(function () {
+  "use strict";
+  function cells() { return Array.prototype.slice.call(document.querySelectorAll("#grid a.cell")); }
+  function at(row, col) {
+    return document.querySelector('#grid a.cell[data-row="' + row + '"][data-col="' + col + '"]');
+  }
+  document.addEventListener("keydown", function (ev) {
+    var cur = document.activeElement;
+    if (!cur || !cur.classList || !cur.classList.contains("cell")) {
+      if (ev.key === "g" && cells().length) { cells()[0].focus(); ev.preventDefault(); }
+      return;
+    }
+    var row = +cur.dataset.row, col = +cur.dataset.col;
+    var moves = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowDown: [1, 0], ArrowUp: [-1, 0],
+                  l: [0, 1], h: [0, -1], j: [1, 0], k: [-1, 0] };
+    var move = moves[ev.key];
+    if (!move) { return; }
+    var next = at(row + move[0], col + move[1]);
+    if (next) { next.focus(); ev.preventDefault(); }
+  });
+  var grid = document.getElementById("grid");
+  if (!grid || !grid.dataset.live) { return; }
+  var source = new EventSource(grid.dataset.live);
+  source.addEventListener("cell", function (ev) {
+    var d = JSON.parse(ev.data);
+    var row = document.querySelector('#grid tr[data-task="' + CSS.escape(d.task) + '"]');
+    if (!row) { return; }
+    var cell = row.querySelector('a.cell[data-col="' + d.trial + '"]');
+    if (!cell) { return; }
+    cell.className = "cell c-" + d.status;
+    cell.dataset.status = d.status;
+    cell.textContent = d.mark;
+    cell.title = "trial " + d.trial + ": " + d.status + (d.message ? ": " + d.message : "");
+    var passed = row.querySelector("td.passed");
+    if (passed) {
+      var all = row.querySelectorAll("a.cell");
+      passed.textContent = row.querySelectorAll('a.cell[data-status="pass"]').length + "/" + all.length;
+    }
+    var count = document.getElementById("finished");
+    if (count) { count.textContent = document.querySelectorAll('#grid a.cell:not([data-status="pending"])').length; }
+  });
+  source.addEventListener("done", function (ev) {
+    var d = JSON.parse(ev.data);
+    var status = document.getElementById("run-status");
+    if (status) { status.textContent = d.status; }
+    var badge = document.getElementById("status-badge");
+    if (badge) { badge.textContent = d.status; badge.className = "verdict v-" + d.status; }
+    var note = document.getElementById("live-note");
+    if (note) { note.hidden = false; }
+    source.close();
+  });
+})();
