@@ -101,9 +101,8 @@ async def test_the_endpoint_dies_with_the_trial() -> None:
         def tools(self) -> list[Any]:
             return []
 
-    async with trial_endpoint(Ctx()) as (url, token):  # type: ignore[arg-type]
-        async with httpx.AsyncClient() as client:
-            alive = await client.post(url, json={}, headers={"authorization": "Bearer x"})
+    async with trial_endpoint(Ctx()) as (url, _), httpx.AsyncClient() as client:  # type: ignore[arg-type]
+        alive = await client.post(url, json={}, headers={"authorization": "Bearer x"})
     assert alive.status_code == 401
     async with httpx.AsyncClient() as client:
         try:

@@ -58,7 +58,8 @@ def build_agent(
         assert definition.command is not None  # the definition's own rule
         return CommandAgent(definition.command, declared=definition.tool_specs())
     assert definition.agent is not None
-    return adapt(import_object(definition.agent))
+    adapted: object = adapt(import_object(definition.agent))
+    return adapted
 
 
 def install_agent(

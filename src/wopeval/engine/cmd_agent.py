@@ -24,8 +24,8 @@ import os
 import secrets
 import shlex
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 import anyio
@@ -104,11 +104,25 @@ def token_guard(app: Asgi, token: str) -> Asgi:
     return guarded
 
 
+def _quiet_server_type() -> Any:
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        """A uvicorn server that leaves SIGINT/SIGTERM to the run (Ctrl-C cancels the run)."""
+
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return QuietServer
+
+
 @asynccontextmanager
 async def trial_endpoint(ctx: AgentContext) -> AsyncIterator[tuple[str, str]]:
     """Serve the trial's gateway over MCP on loopback; yields ``(url, token)``."""
     import uvicorn
 
+    quiet_server = _quiet_server_type()
     token = secrets.token_urlsafe(32)
     app = gateway_server(ctx).streamable_http_app(stateless_http=True, json_response=True)
     config = uvicorn.Config(
@@ -119,11 +133,10 @@ async def trial_endpoint(ctx: AgentContext) -> AsyncIterator[tuple[str, str]]:
         lifespan="on",
         access_log=False,
     )
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[attr-defined,method-assign]
+    server = quiet_server(config)
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve)
-        while not server.started:
+        while not server.started:  # uvicorn offers no event for "listening"  # noqa: ASYNC110
             await anyio.sleep(0.005)
         port = server.servers[0].sockets[0].getsockname()[1]
         try:
@@ -186,10 +199,8 @@ async def _communicate(
 
 
 def _kill(process: Process) -> None:
-    try:
+    with suppress(ProcessLookupError):
         process.send_signal(signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _answer(text: str) -> Any:
