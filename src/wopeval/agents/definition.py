@@ -124,7 +124,14 @@ def parse_definition(data: object, source: str = "<agent>") -> AgentDefinition:
 
 
 def _root_named(errors: list[FieldError]) -> list[FieldError]:
-    return [FieldError(e.path or "$", e.message.removeprefix("Value error, ")) for e in errors]
+    prefixes = ("Value error, ", "value error, ")
+    out = []
+    for error in errors:
+        message = error.message
+        for prefix in prefixes:
+            message = message.removeprefix(prefix)
+        out.append(FieldError(error.path or "$", message))
+    return out
 
 
 def load_definition(path: str | Path) -> AgentDefinition:

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 async def main() -> None:
     task = json.loads(sys.stdin.read())
+    task = task if isinstance(task, dict) else {}
     url, token = os.environ["WOPEVAL_MCP_URL"], os.environ["WOPEVAL_MCP_TOKEN"]
     out: dict[str, Any] = {}
     if task.get("wrongToken"):
