@@ -127,6 +127,7 @@ class ScriptedOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms delayed-ACK stall per answer
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
