@@ -28,17 +28,21 @@ from typing import Any
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# This file is named like the OpenAI Agents SDK's package (``agents``): take its directory off the
+# path so that ``import agents`` never finds this script.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE.parent))
 
-from wopeval.agents.definition import parse_definition
-from wopeval.agents.openai_compat import OpenAICompatAgent
-from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI, call
-from wopeval.engine.registry import Registry
-from wopeval.engine.run import RunHandle, RunSettings
-from wopeval.events.store import EventStore
-from wopeval.service.runs import create_run_record, execute
-from wopeval.suite import parse_suite
-from wopeval.suite.models import AgentEvalSuite
+from wopeval.agents.definition import parse_definition  # noqa: E402
+from wopeval.agents.openai_compat import OpenAICompatAgent  # noqa: E402
+from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI, call  # noqa: E402
+from wopeval.engine.registry import Registry  # noqa: E402
+from wopeval.engine.run import RunHandle, RunSettings  # noqa: E402
+from wopeval.events.store import EventStore  # noqa: E402
+from wopeval.service.runs import create_run_record, execute  # noqa: E402
+from wopeval.suite import parse_suite  # noqa: E402
+from wopeval.suite.models import AgentEvalSuite  # noqa: E402
 
 TURNS = 4
 WIDE = 4
@@ -115,7 +119,8 @@ async def _wopeval(base_url: str, trials: int, width: int, store_path: str) -> f
             store, RunHandle(record.run_id), suite, AGENT_ID, registry, settings
         )
         elapsed = time.perf_counter() - started
-    assert summary is not None and summary.passed, "the benchmark's trials must pass"
+    assert summary is not None
+    assert summary.passed, "the benchmark's trials must pass"
     return elapsed
 
 
