@@ -146,7 +146,7 @@ def schema(
         ),
     ],
 ) -> None:
-    """Print the JSON Schema (draft 2020-12) of a suite, a summary or an agent definition.
+    """Print the JSON Schema (draft 2020-12) of a suite, a summary or an agent file.
 
     Generated from wopeval's models: the upstream OpenWOP v2 schema plus the RFC 0244 fields.
 
