@@ -24,7 +24,7 @@ COMMANDS: dict[str, LazyCommand] = {
         _SUITE, "Check eval suites against the schema and the RFC 0244 suite rules."
     ),
     "schema": LazyCommand(
-        _SUITE, "Print the JSON Schema (draft 2020-12) of a suite or of a summary."
+        _SUITE, "Print the JSON Schema (draft 2020-12) of a suite, a summary or an agent file."
     ),
     "run": LazyCommand(
         _RUN,

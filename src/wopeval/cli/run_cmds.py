@@ -14,6 +14,18 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from wopeval.cli.agent_opts import (
+    AgentCmdOpt,
+    AgentFileOpt,
+    AgentOptions,
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    JudgeBaseUrlOpt,
+    JudgeModelOpt,
+    ModelOpt,
+    cli_judge,
+    install_cli_agent,
+)
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -140,6 +152,13 @@ def run(
         str | None,
         typer.Option(help="With --executor ray: the Ray cluster to join (default: a local one)."),
     ] = None,
+    agent_file: AgentFileOpt = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    agent_cmd: AgentCmdOpt = None,
+    judge_model: JudgeModelOpt = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -149,6 +168,14 @@ def run(
     check_finite("--max-cost", max_cost)
     suite = _load(suite_path)
     registry = Registry()
+    options = AgentOptions(agent_file, model, base_url, api_key_env, agent_cmd)
+    chosen = install_cli_agent(
+        registry, suite, options, agent=agent, timeout_s=trial_timeout, max_cost_usd=max_cost
+    )
+    if chosen is not None:
+        agent, override_target, mcp = chosen.agent_id, True, [*chosen.mcp, *(mcp or ())]
+    if judge and judge_model:
+        fail_input("--judge and --judge-model cannot be combined")
     try:
         agent_id = _choose_agent(suite, agent, override_target, registry)
         for spec in tool or ():
@@ -157,6 +184,7 @@ def run(
                 fail_input(f"--tool: {spec!r} is not NAME=package.module:attr")
             registry.register_tool(name, import_object(ref))
         judge_obj: Judge | None = import_object(judge) if judge else None
+        judge_obj = judge_obj or cli_judge(judge_model, judge_base_url, options)
         check_runnable(suite, judge_obj)
         mcp_specs = [parse_mcp_spec(spec) for spec in mcp or ()]
     except (AgentNotFound, JudgeRequired, ValueError) as exc:

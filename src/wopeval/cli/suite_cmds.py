@@ -29,6 +29,7 @@ class SchemaName(StrEnum):
 
     suite = "suite"
     summary = "summary"
+    agent = "agent"
 
 
 @dataclass(frozen=True)
@@ -140,12 +141,12 @@ def schema(
         SchemaName,
         typer.Argument(
             metavar="SCHEMA",
-            help="suite (AgentEvalSuite) or summary (EvalSummary).",
+            help="suite (AgentEvalSuite), summary (EvalSummary) or agent (agent.yaml).",
             show_default=False,
         ),
     ],
 ) -> None:
-    """Print the JSON Schema (draft 2020-12) of a suite or of a summary.
+    """Print the JSON Schema (draft 2020-12) of a suite, a summary or an agent file.
 
     Generated from wopeval's models: the upstream OpenWOP v2 schema plus the RFC 0244 fields.
 
@@ -153,6 +154,11 @@ def schema(
     """
     from wopeval.suite.schema import suite_json_schema, summary_json_schema
 
+    if name is SchemaName.agent:
+        from wopeval.agents.definition import definition_json_schema
+
+        typer.echo(json.dumps(definition_json_schema(), indent=2, ensure_ascii=False))
+        return
     generated = suite_json_schema() if name is SchemaName.suite else summary_json_schema()
     typer.echo(json.dumps(generated, indent=2, ensure_ascii=False))
 

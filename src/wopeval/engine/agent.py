@@ -16,6 +16,25 @@ from wopeval.wire.events import ProviderUsage
 
 Trust = Literal["untrusted"]
 
+PERMISSIVE_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+
+def _permissive() -> dict[str, Any]:
+    return dict(PERMISSIVE_SCHEMA)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What a model is told about one tool: its OpenWOP name, what it does, and the JSON Schema
+    of its arguments (a permissive object schema when nothing more is known)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=_permissive)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -78,6 +97,11 @@ class AgentContext(Protocol):
 
     @property
     def memory(self) -> Memory: ...
+
+    def tools(self) -> list[ToolSpec]:
+        """The tools this trial offers: live tools with their specs, then the task's fixtured
+        tools (a permissive schema unless a spec is known)."""
+        ...
 
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult: ...
 

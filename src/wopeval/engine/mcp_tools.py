@@ -23,7 +23,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from wopeval.engine.agent import PERMISSIVE_SCHEMA, ToolSpec
 from wopeval.engine.gateway import LiveTool
+from wopeval.engine.toolspec import object_schema
 from wopeval.errors import RunError
 
 if TYPE_CHECKING:
@@ -99,7 +101,7 @@ async def mcp_live_tools(
     ):
         await session.initialize()
         tools = await _list_all_tools(session)
-        yield {prefix + tool.name: _live_tool(session, tool.name) for tool in tools}
+        yield {prefix + tool.name: _live_tool(session, tool, prefix) for tool in tools}
 
 
 async def _list_all_tools(session: ClientSession) -> list[Tool]:
@@ -114,15 +116,27 @@ async def _list_all_tools(session: ClientSession) -> list[Tool]:
     return tools
 
 
-def _live_tool(session: ClientSession, name: str) -> LiveTool:
-    async def live(args: Any) -> Any:
-        if args is not None and not isinstance(args, Mapping):
-            raise TypeError(f"MCP tool {name!r} takes a JSON object of arguments")
-        result = await session.call_tool(name, arguments=dict(args or {}))
-        return tool_result_json(name, result)
+class McpLiveTool:
+    """One MCP tool as a live tool; ``tool_spec`` keeps the server's ``inputSchema``."""
 
-    live.__name__ = live.__qualname__ = f"mcp:{name}"
-    return live
+    def __init__(self, session: ClientSession, tool: Tool, prefix: str) -> None:
+        self._session = session
+        self.name = tool.name
+        schema = dict(tool.input_schema or {})
+        self.tool_spec = ToolSpec(
+            prefix + tool.name, tool.description or "", object_schema(schema or PERMISSIVE_SCHEMA)
+        )
+        self.__name__ = self.__qualname__ = f"mcp:{tool.name}"
+
+    async def __call__(self, args: Any) -> Any:
+        if args is not None and not isinstance(args, Mapping):
+            raise TypeError(f"MCP tool {self.name!r} takes a JSON object of arguments")
+        result = await self._session.call_tool(self.name, arguments=dict(args or {}))
+        return tool_result_json(self.name, result)
+
+
+def _live_tool(session: ClientSession, tool: Tool, prefix: str) -> LiveTool:
+    return McpLiveTool(session, tool, prefix)
 
 
 def tool_result_json(name: str, result: CallToolResult) -> Any:

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from wopeval.engine.agent import AgentFn
+from wopeval.engine.agent import AgentFn, ToolSpec
 from wopeval.engine.gateway import LiveTool
 from wopeval.engine.syncagent import as_async_agent
+from wopeval.engine.toolspec import model_parameter, spec_of_callable
 from wopeval.errors import NotFoundError
 from wopeval.suite.models import AGENT_ID_PATTERN
 
@@ -41,15 +42,28 @@ class Registry:
 
     agents: dict[str, AgentFn] = field(default_factory=_builtin_agents)
     live_tools: dict[str, LiveTool] = field(default_factory=dict)
+    tool_specs: dict[str, ToolSpec] = field(default_factory=dict)
     _engine_agents: dict[int, AgentFn] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _imported: dict[str, AgentFn] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
     def register_agent(self, agent_id: str, agent: AgentFn) -> None:
         self.agents[agent_id] = agent
 
-    def register_tool(self, name: str, tool: LiveTool) -> None:
-        self.live_tools[name] = tool
+    def register_tool(self, name: str, tool: LiveTool, spec: ToolSpec | None = None) -> None:
+        """A live tool and its spec (given, the tool's own ``tool_spec``, or its signature).
+
+        A tool whose one parameter is a pydantic model receives the validated model."""
+        self.tool_specs[name] = spec or spec_of_callable(name, tool)
+        model = model_parameter(tool)
+        self.live_tools[name] = _validating(tool, model) if model is not None else tool
+
+    def agent_object(self, ref: str) -> object:
+        """The agent object as registered or imported (before the engine wraps it)."""
+        return self._find(ref)
 
     def resolve(self, ref: str) -> AgentFn:
         """An agent by id; ``<scripted-id>.<suffix>`` aliases the scripted agent (delegates).
@@ -69,7 +83,10 @@ class Registry:
         if ref.startswith(SCRIPTED_AGENT_ID + "."):
             return self.agents[SCRIPTED_AGENT_ID]
         if ":" in ref:
-            return _import_agent(ref)
+            agent = self._imported.get(ref)
+            if agent is None:
+                agent = self._imported[ref] = _import_agent(ref)
+            return agent
         raise AgentNotFound(
             f"agent {ref!r} is not registered and is not an import path 'package.module:attr'"
         )
@@ -103,10 +120,22 @@ def import_object(ref: str) -> Any:
     return target
 
 
+def _validating(tool: LiveTool, model: type[Any]) -> LiveTool:
+    async def validated(args: Any) -> Any:
+        return await tool(model.model_validate(args or {}))
+
+    validated.__doc__ = tool.__doc__
+    validated.__name__ = validated.__qualname__ = getattr(tool, "__name__", "tool")
+    return validated
+
+
 def _import_agent(ref: str) -> AgentFn:
     if not re.fullmatch(AGENT_ID_PATTERN, ref):
         raise AgentNotFound(f"agent reference {ref!r} is not a valid agentId")
     agent = import_object(ref)
+    from wopeval.agents.adapters import adapt  # the framework hook: lazily, only for imports
+
+    agent = adapt(agent)
     if not callable(agent):
         raise AgentNotFound(f"{ref!r} is not callable")
     return cast(AgentFn, agent)

@@ -24,7 +24,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from wopeval.engine.agent import AgentContext, AgentFn, Memory, ToolResult, Usage
+from wopeval.engine.agent import AgentContext, AgentFn, Memory, ToolResult, ToolSpec, Usage
 from wopeval.errors import RunError
 
 T = TypeVar("T")
@@ -61,6 +61,9 @@ class SyncAgentContext:
     @property
     def memory(self) -> Memory:
         return self._ctx.memory
+
+    def tools(self) -> list[ToolSpec]:
+        return self._ctx.tools()
 
     def call_tool(self, tool: str, args: Any = None) -> ToolResult:
         return self._bridge(self._ctx.call_tool, tool, args)

@@ -22,12 +22,13 @@ from typing import Any
 
 import anyio
 
-from wopeval.engine.agent import AgentFn, ToolResult, TrialMemory, Usage, usage_payload
+from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usage, usage_payload
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
+from wopeval.engine.toolspec import fixture_tool_names, merge_specs
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
@@ -129,6 +130,10 @@ class TrialContext:
     @property
     def memory(self) -> TrialMemory:
         return self._trial.memory
+
+    def tools(self) -> list[ToolSpec]:
+        known = self._trial.env.registry.tool_specs.values()
+        return merge_specs(known, fixture_tool_names([self._trial.task]))
 
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
         call_id = _new_id("call")

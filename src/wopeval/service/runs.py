@@ -22,6 +22,7 @@ from wopeval.compare import compare_summaries
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import ProgressFn, RunHandle, RunSettings, check_runnable, execute_run
+from wopeval.engine.toolspec import check_declared_tools
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
@@ -147,6 +148,7 @@ class RunService:
     ) -> RunPlan:
         """Check what a run needs before anything is recorded; raise a :class:`UserError`."""
         self.registry.resolve(agent_id)
+        check_declared_tools(suite, self.registry.agent_object(agent_id))
         check_runnable(suite, self.judge)
         baseline = settings.baseline_run_id
         if baseline is not None:

@@ -1,0 +1,78 @@
+"""Turn an agent definition (or ``--model``/``--agent-cmd``) into a registered agent.
+
+:func:`install_agent` registers the agent under an id and returns that id plus the MCP servers
+the definition lists (the caller starts them as live tools, as for ``--mcp``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from wopeval.agents.adapters import adapt
+from wopeval.agents.definition import AgentDefinition, parse_definition
+from wopeval.agents.openai_compat import OpenAICompatAgent
+from wopeval.engine.agent import AgentFn
+from wopeval.engine.cmd_agent import CommandAgent
+from wopeval.engine.registry import Registry, import_object
+
+_NOT_ID = re.compile(r"[^A-Za-z0-9._~:-]")
+
+
+@dataclass(frozen=True)
+class Installed:
+    agent_id: str
+    mcp: list[str] = field(default_factory=list)
+
+
+def model_definition(model: str, base_url: str | None, api_key_env: str | None) -> AgentDefinition:
+    """The definition ``--model NAME --base-url URL`` stands for."""
+    doc: dict[str, object] = {"kind": "openai-compatible", "model": model}
+    if base_url is not None:
+        doc["baseUrl"] = base_url
+    if api_key_env is not None:
+        doc["apiKeyEnv"] = api_key_env
+    return parse_definition(doc, "--model")
+
+
+def command_definition(command: str) -> AgentDefinition:
+    return parse_definition({"kind": "command", "command": command}, "--agent-cmd")
+
+
+def agent_id_of(definition: AgentDefinition, target: str | None) -> str:
+    """The id the run records: the definition's, else the suite's target, else one derived."""
+    if definition.agentId is not None:
+        return definition.agentId
+    if target is not None:
+        return target
+    return _NOT_ID.sub("-", definition.default_agent_id())[:128]
+
+
+def build_agent(
+    definition: AgentDefinition, *, timeout_s: float, max_cost_usd: float | None
+) -> AgentFn | object:
+    """The agent object a definition describes (not yet wrapped by the engine)."""
+    if definition.kind == "openai-compatible":
+        return OpenAICompatAgent(definition, timeout_s=timeout_s, max_cost_usd=max_cost_usd)
+    if definition.kind == "command":
+        assert definition.command is not None  # the definition's own rule
+        return CommandAgent(definition.command, declared=definition.tool_specs())
+    assert definition.agent is not None
+    adapted: object = adapt(import_object(definition.agent))
+    return adapted
+
+
+def install_agent(
+    registry: Registry,
+    definition: AgentDefinition,
+    *,
+    target: str | None,
+    timeout_s: float,
+    max_cost_usd: float | None,
+) -> Installed:
+    agent = build_agent(definition, timeout_s=timeout_s, max_cost_usd=max_cost_usd)
+    agent_id = agent_id_of(definition, target)
+    registry.register_agent(agent_id, agent)  # type: ignore[arg-type]
+    for spec in definition.tool_specs() or ():
+        registry.tool_specs.setdefault(spec.name, spec)
+    return Installed(agent_id, list(definition.mcp))

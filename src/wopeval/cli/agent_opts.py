@@ -1,0 +1,129 @@
+"""``wopeval run`` options for real agents: ``--agent-file``, ``--model``/``--base-url``,
+``--agent-cmd`` and ``--judge-model``. Each builds an agent (or judge) and registers it, so the
+run itself is the same as for ``--agent``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from wopeval.agents.build import command_definition, install_agent, model_definition
+from wopeval.agents.definition import AgentDefinition, DefinitionError, load_definition
+from wopeval.cli.common import fail_input
+from wopeval.engine.judge import Judge
+from wopeval.engine.registry import Registry
+from wopeval.suite.models import AgentEvalSuite
+
+AgentFileOpt = Annotated[
+    Path | None,
+    typer.Option(help="Agent definition file (agent.yaml/.json; see `wopeval schema agent`)."),
+]
+ModelOpt = Annotated[
+    str | None, typer.Option(help="Evaluate this model as an OpenAI-compatible tool-loop agent.")
+]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option(help="With --model/--judge-model: the server, e.g. http://h:8000/v1.")
+]
+ApiKeyEnvOpt = Annotated[
+    str, typer.Option(help="With --model/--judge-model: the env var holding the API key.")
+]
+AgentCmdOpt = Annotated[
+    str | None,
+    typer.Option(help="Run this command per trial (task input on stdin, tools over MCP)."),
+]
+JudgeModelOpt = Annotated[
+    str | None, typer.Option(help="LLM judge for rubric tasks (OpenAI-compatible model name).")
+]
+JudgeBaseUrlOpt = Annotated[
+    str | None, typer.Option(help="The judge's server (default: --base-url).")
+]
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    agent_file: Path | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    agent_cmd: str | None = None
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The agent these options registered, and the MCP servers its definition lists."""
+
+    agent_id: str
+    mcp: list[str] = field(default_factory=list)
+
+
+def _definition(options: AgentOptions) -> AgentDefinition | None:
+    given = [
+        name
+        for name, value in (
+            ("--agent-file", options.agent_file),
+            ("--model", options.model),
+            ("--agent-cmd", options.agent_cmd),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        fail_input(f"{' and '.join(given)} cannot be combined: give one agent")
+    try:
+        if options.agent_file is not None:
+            return load_definition(options.agent_file)
+        if options.model is not None:
+            return model_definition(options.model, options.base_url, options.api_key_env)
+        if options.agent_cmd is not None:
+            return command_definition(options.agent_cmd)
+    except DefinitionError as exc:
+        fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid agent {exc.source}")
+    if options.base_url is not None:
+        fail_input("--base-url needs --model (or --judge-model)")
+    return None
+
+
+def install_cli_agent(
+    registry: Registry,
+    suite: AgentEvalSuite,
+    options: AgentOptions,
+    *,
+    agent: str | None,
+    timeout_s: float,
+    max_cost_usd: float | None,
+) -> Chosen | None:
+    """Register the agent the options describe; ``None`` when they describe none."""
+    definition = _definition(options)
+    if definition is None:
+        return None
+    if agent is not None:
+        fail_input("--agent cannot be combined with --agent-file, --model or --agent-cmd")
+    try:
+        installed = install_agent(
+            registry,
+            definition,
+            target=suite.targetAgentId,
+            timeout_s=timeout_s,
+            max_cost_usd=max_cost_usd,
+        )
+    except (ValueError, ImportError) as exc:
+        fail_input(str(exc))
+    return Chosen(installed.agent_id, installed.mcp)
+
+
+def cli_judge(
+    judge_model: str | None, judge_base_url: str | None, options: AgentOptions
+) -> Judge | None:
+    """The LLM judge ``--judge-model`` describes (its server defaults to ``--base-url``)."""
+    if judge_model is None:
+        return None
+    from wopeval.agents.judge_llm import LLMJudge
+
+    base_url = judge_base_url or options.base_url
+    try:
+        definition = model_definition(judge_model, base_url, options.api_key_env)
+    except DefinitionError as exc:
+        fail_input("\n".join(str(e) for e in exc.errors), title="invalid --judge-model")
+    return LLMJudge(definition)

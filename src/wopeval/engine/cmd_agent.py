@@ -1,0 +1,210 @@
+"""Any agent, in any language, over MCP: ``wopeval run SUITE --agent-cmd "node my-agent.js"``.
+
+Per trial, :class:`CommandAgent`
+
+1. opens an MCP endpoint (Streamable HTTP, the ``mcp`` SDK's server) on a fresh loopback port
+   whose tools are *that trial's gateway*: ``tools/list`` answers the trial's specs
+   (``ctx.tools()``), ``tools/call`` goes through ``ctx.call_tool`` — fixtures, fail-closed
+   misses and the trajectory hold exactly as for an in-process agent;
+2. starts the command with the task input as JSON on stdin and, in its environment,
+   ``WOPEVAL_MCP_URL`` (the endpoint) and ``WOPEVAL_MCP_TOKEN`` (a per-trial bearer token; the
+   endpoint answers 401 to any request without it);
+3. reads the answer from stdout (JSON when it parses, else the text) once the process exits 0;
+   a non-zero exit is the trial's ``agent-error`` with the end of its stderr;
+4. stops the process and the endpoint with the trial (its timeout and cancellation included).
+
+Needs the optional ``wopeval[mcp]`` extra (imported when a trial starts).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import shlex
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from contextlib import asynccontextmanager, contextmanager, suppress
+from typing import Any
+
+import anyio
+from anyio.abc import Process, TaskGroup
+
+from wopeval.engine.agent import AgentContext, ToolResult, ToolSpec
+from wopeval.errors import RunError
+
+URL_ENV = "WOPEVAL_MCP_URL"
+TOKEN_ENV = "WOPEVAL_MCP_TOKEN"
+_STDERR_TAIL = 2000
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class CommandFailed(RunError):
+    """The agent's process exited non-zero (or could not start)."""
+
+
+def tool_result_to_mcp(result: ToolResult) -> Any:
+    """A gateway answer as an MCP ``CallToolResult`` (an error result for a failed call)."""
+    from mcp_types import CallToolResult, TextContent
+
+    if not result.ok:
+        text = f"{result.error_code}: {result.error_message}"
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    value = result.value
+    content = [TextContent(type="text", text=json.dumps(value, ensure_ascii=False))]
+    structured = value if isinstance(value, dict) else None
+    return CallToolResult(content=content, structured_content=structured)
+
+
+def gateway_server(ctx: AgentContext) -> Any:
+    """A low-level MCP server whose tools are the trial's gateway."""
+    from mcp.server.lowlevel import Server
+    from mcp_types import ListToolsResult, Tool
+
+    specs = {spec.name: spec for spec in ctx.tools()}
+
+    async def list_tools(_: Any, __: Any) -> Any:
+        return ListToolsResult(tools=[_mcp_tool(Tool, spec) for spec in specs.values()])
+
+    async def call_tool(_: Any, params: Any) -> Any:
+        result = await ctx.call_tool(params.name, dict(params.arguments or {}))
+        return tool_result_to_mcp(result)
+
+    return Server("wopeval-trial", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _mcp_tool(tool_type: Any, spec: ToolSpec) -> Any:
+    return tool_type(
+        name=spec.name, description=spec.description or None, input_schema=spec.parameters
+    )
+
+
+def token_guard(app: Asgi, token: str) -> Asgi:
+    """Only requests bearing ``token`` reach ``app``; lifespan events pass through."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                body = b'{"error": "this endpoint needs its trial\'s token"}'
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def _quiet_server_type() -> Any:
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        """A uvicorn server that leaves SIGINT/SIGTERM to the run (Ctrl-C cancels the run)."""
+
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return QuietServer
+
+
+@asynccontextmanager
+async def trial_endpoint(ctx: AgentContext) -> AsyncIterator[tuple[str, str]]:
+    """Serve the trial's gateway over MCP on loopback; yields ``(url, token)``."""
+    import uvicorn
+
+    quiet_server = _quiet_server_type()
+    token = secrets.token_urlsafe(32)
+    app = gateway_server(ctx).streamable_http_app(stateless_http=True, json_response=True)
+    config = uvicorn.Config(
+        token_guard(app, token),
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+    )
+    server = quiet_server(config)
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve)
+        while not server.started:  # uvicorn offers no event for "listening"  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}/mcp", token
+        finally:
+            server.should_exit = True
+
+
+class CommandAgent:
+    """Start ``command`` once per trial; its tools are the trial's gateway over MCP."""
+
+    def __init__(self, command: str, *, declared: list[ToolSpec] | None = None) -> None:
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise ValueError("--agent-cmd: the command is empty")
+        self._declared = declared
+        self.__name__ = self.__qualname__ = f"command:{self.argv[0]}"
+
+    def declared_tools(self) -> list[ToolSpec] | None:
+        return self._declared
+
+    async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
+        async with trial_endpoint(ctx) as (url, token):
+            env = {**os.environ, URL_ENV: url, TOKEN_ENV: token}
+            stdin = json.dumps(task_input).encode("utf-8")
+            try:
+                process = await anyio.open_process(self.argv, env=env)
+            except OSError as exc:
+                raise CommandFailed(f"cannot start {self.argv[0]!r}: {exc}") from None
+            chunks: dict[str, bytes] = {"stdout": b"", "stderr": b""}
+            async with anyio.create_task_group() as group:
+                code = await _communicate(group, process, stdin, chunks)
+        if code != 0:
+            tail = chunks["stderr"].decode("utf-8", "replace")[-_STDERR_TAIL:]
+            raise CommandFailed(f"the agent command exited with status {code}: {tail}")
+        return _answer(chunks["stdout"].decode("utf-8", "replace"))
+
+
+async def _communicate(
+    group: TaskGroup, process: Process, stdin: bytes, chunks: dict[str, bytes]
+) -> int:
+    """Feed stdin, collect stdout/stderr, wait; the process dies if the trial is cancelled."""
+
+    async def drain(name: str, stream: Any) -> None:
+        async for chunk in stream:
+            chunks[name] += chunk
+
+    group.start_soon(drain, "stdout", process.stdout)
+    group.start_soon(drain, "stderr", process.stderr)
+    try:
+        assert process.stdin is not None
+        async with process.stdin:
+            await process.stdin.send(stdin)
+        return await process.wait()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            _kill(process)
+            await process.wait()
+        raise
+
+
+def _kill(process: Process) -> None:
+    with suppress(ProcessLookupError):
+        process.send_signal(signal.SIGKILL)
+
+
+def _answer(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text.strip()
