@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import re
 import socket
 import sys
@@ -34,7 +35,8 @@ from wopeval.host.config import (
     new_dev_key,
 )
 
-GRACEFUL_SHUTDOWN_S = 5
+# uvicorn's wait for open connections beyond the host's own grace period (shutdownGraceSeconds).
+CONNECTION_GRACE_S = 5
 EXIT_STARTUP_FAILURE = 3  # uvicorn's own code for a server that did not start
 
 
@@ -122,11 +124,11 @@ def serve(
                 f"wopeval serve: dev API key (tenant {DEV_TENANT!r}): {printed_key}", err=True
             )
         app = create_app(host_config, store_url=store)
+        grace = math.ceil(host_config.shutdownGraceSeconds) + CONNECTION_GRACE_S
         settings = uvicorn.Config(
-            app, host=host, port=port, log_level=log_level,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+            app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=grace,
         )  # fmt: skip
-        server = _announcing_server(settings, _url(sock))
+        server = _announcing_server(settings, _url(sock), app)
         with suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown, as uvicorn.run
             server.run(sockets=[sock])
     finally:
@@ -135,11 +137,20 @@ def serve(
         raise typer.Exit(EXIT_STARTUP_FAILURE)
 
 
-def _announcing_server(settings: Any, url: str) -> Any:
-    """A ``uvicorn.Server`` that prints the URL it listens on once the host has started."""
+def _announcing_server(settings: Any, url: str, app: Any) -> Any:
+    """A ``uvicorn.Server`` that prints the URL it listens on once the host has started, and
+    on SIGTERM or Ctrl-C drains the host (:func:`~wopeval.host.lifecycle.begin_shutdown`)
+    and exits 0 instead of re-raising the signal."""
     import uvicorn
 
+    from wopeval.host.lifecycle import begin_shutdown
+
     class AnnouncingServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            self._captured_signals.clear()  # a drained stop is a clean stop: exit 0
+            begin_shutdown(app)
+
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:

@@ -136,6 +136,11 @@ class HostConfig(_Closed):
     # Seed the workflow fixtures of the OpenWOP fixture contract (conformance-noop, …) so the
     # official suite's core scenarios can create runs (host/workflows.py). Off by default.
     conformanceSeed: bool = False
+    # Several hosts may share one store: each claims the runs it executes for leaseSeconds,
+    # renewed while it runs them; a run whose owner stopped renewing is failed by another host.
+    leaseSeconds: Annotated[float, Field(ge=1, le=3600)] = 30.0
+    # On SIGTERM: stop taking runs, let streams end, interrupt what is still running after this.
+    shutdownGraceSeconds: Annotated[float, Field(ge=0, le=3600)] = 10.0
 
     @model_validator(mode="after")
     def _unique_keys(self) -> HostConfig:

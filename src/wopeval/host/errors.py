@@ -36,7 +36,9 @@ STATUS_OF: dict[str, int] = {
     "payload_too_large": 413,
     "unsupported_media_type": 415,
     "capability_required": 422,
+    "rate_limited": 429,
     "internal_error": 500,
+    "service_unavailable": 503,
     "wopeval.method_not_allowed": 405,
 }
 

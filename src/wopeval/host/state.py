@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 import anyio
@@ -33,6 +34,8 @@ class HostState:
     create_lock: anyio.Lock = field(default_factory=anyio.Lock)
     # Set when the host shuts down: open event streams end.
     closing: anyio.Event = field(default_factory=anyio.Event)
+    # The loop serving the host (a signal handler sets ``closing`` through it).
+    loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def service(self) -> RunService:
