@@ -367,7 +367,13 @@ class EventStore:
         now = utc_now()
         found = []
         for row in await self._read(stmt):
-            run_id, request, owner, lease = row[0], row[1], row[2], row[3]
+            m = row._mapping
+            run_id, request, owner, lease = (
+                m["run_id"],
+                m["request"],
+                m["owner"],
+                m["lease_expires"],
+            )
             if owner is not None and (owner == self.owner or (lease or "") > now):
                 continue
             if _has_member(request, request_key):
