@@ -46,7 +46,8 @@ from wopeval.host.workflows import WorkflowCatalog
 
 log = logging.getLogger("wopeval.host")
 
-_VERSION_RE = re.compile(r"^\s*(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\s*$")
+# ``<major>.<minor>`` (wire digest §1.1): decimal numbers, so ``2.000`` is 2.0 and served.
+_VERSION_RE = re.compile(r"^\s*([0-9]{1,9})(?:\.([0-9]{1,9}))?\s*$")
 _SERVED_MAJORS = frozenset(int(v.split(".")[0]) for v in PROTOCOL_VERSIONS)
 
 

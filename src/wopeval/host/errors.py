@@ -76,7 +76,9 @@ def error_response(error: HostError) -> JSONResponse:
 
 
 def invalid(field: str, message: str, **details: Any) -> HostError:
-    """``400 validation_error`` naming ``field`` in the message and in ``details.field``."""
+    """``400 validation_error`` naming ``field`` in the message and in ``details.field``
+    (the empty member name is named ``$[""]``, never left blank)."""
+    field = field or '$[""]'
     return HostError("validation_error", f"{field}: {message}", {"field": field, **details})
 
 

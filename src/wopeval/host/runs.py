@@ -20,6 +20,7 @@ from wopeval.host.create import body_digest, check_body, host_request, parse_bod
 from wopeval.host.discovery import etag_matches, not_modified
 from wopeval.host.errors import HostError, invalid, run_not_found
 from wopeval.host.ids import project_id, run_id_from_path, tenant_of
+from wopeval.host.jsonbody import check_media_type
 from wopeval.host.state import HostState, state_of
 from wopeval.host.workflows import (
     create_fixture_record,
@@ -132,7 +133,10 @@ async def _read_body(request: Request, limit: int) -> bytes:
         if size > limit:
             raise HostError("payload_too_large", f"the body exceeds {limit} bytes")
         chunks.append(chunk)
-    return b"".join(chunks)
+    raw = b"".join(chunks)
+    if raw:
+        check_media_type(request.headers.get("content-type"))
+    return raw
 
 
 def _replay(state: HostState, request: Request, found: RunRecord, digest: str) -> Response:
