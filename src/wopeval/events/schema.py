@@ -163,7 +163,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         version=3,
-        name="runs end at their terminal event; runs.owner and runs.lease_expires",
+        name="runs end at their terminal event (PostgreSQL: NOTIFY on append); runs.owner",
         statements=(
             "ALTER TABLE runs ADD COLUMN owner TEXT",
             "ALTER TABLE runs ADD COLUMN lease_expires TEXT",
@@ -184,7 +184,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE FUNCTION wopeval_events_end() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
             "IF (SELECT ended_sequence FROM runs WHERE run_id = NEW.run_id) IS NOT NULL THEN "
             f"RAISE EXCEPTION '{_ENDED}' USING ERRCODE = 'integrity_constraint_violation'; "
-            f"END IF; IF NEW.type IN {_TERMINAL_SQL} THEN "
+            "END IF; PERFORM pg_notify('wopeval_events', NEW.run_id); "
+            f"IF NEW.type IN {_TERMINAL_SQL} THEN "
             "UPDATE runs SET ended_sequence = NEW.sequence WHERE run_id = NEW.run_id; "
             "END IF; RETURN NEW; END $$",
             "CREATE TRIGGER events_end BEFORE INSERT ON events "

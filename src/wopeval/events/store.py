@@ -15,16 +15,20 @@ cancelled ``append`` whose event already joined a batch may therefore still be w
 
 Readers (``events``, ``wait_for_events``, ``get_run``…) use pooled connections and never wait
 for the writer (SQLite WAL; PostgreSQL MVCC). ``wait_for_events`` wakes on an in-process append
-at once and re-queries every :data:`POLL_FALLBACK_SECONDS` to see other processes' appends.
+at once, and on another process's through the run's one notifier (:mod:`wopeval.events.notify`:
+PostgreSQL ``LISTEN/NOTIFY``, a shared re-check on SQLite).
+
+A run's end is one transaction (:meth:`EventStore.end_run`: terminal event, status, summary),
+and nothing is appended after it (``RunEndedError``; migration 3's triggers refuse it too).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import sqlite3
-import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -39,6 +43,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import RunNotFound, StoreError
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
+from wopeval.events.notify import PG_FALLBACK_SECONDS, SQLITE_POLL_SECONDS, LogNotifier
 from wopeval.events.schema import (
     ENDED_MESSAGE,
     apply_migrations,
@@ -72,7 +77,6 @@ TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
 # How long an owner's claim on its runs holds without renewal (EventStore.claim_runs).
 LEASE_SECONDS: Final = 30.0
-POLL_FALLBACK_SECONDS: Final = 0.5
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
 _APPEND_ATTEMPTS: Final = 3
@@ -81,6 +85,7 @@ _EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
 _TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 _T = TypeVar("_T")
+log = logging.getLogger("wopeval.events")
 
 
 # No run with this id is recorded: the one ``RunNotFound`` of the error tree.
@@ -163,9 +168,9 @@ class EventStore:
         self._write_lock = asyncio.Lock()
         self._pending: list[_Pending] = []
         self._next_sequence: dict[str, int] = {}
-        self._wakeups: weakref.WeakValueDictionary[str, asyncio.Event] = (
-            weakref.WeakValueDictionary()
-        )
+        interval = SQLITE_POLL_SECONDS if self._sqlite else PG_FALLBACK_SECONDS
+        self.notifier = LogNotifier(self.last_sequence, interval)
+        self._listener: AsyncConnection | None = None
         self._closed = False
         self.owner: str | None = None
         self.lease_seconds = LEASE_SECONDS
@@ -193,7 +198,19 @@ class EventStore:
             if path is not None and isinstance(exc, Exception):
                 await drain_sqlite_workers(workers)
             raise
-        return cls(engine, writer)
+        store = cls(engine, writer)
+        if path is None:
+            await store._listen()
+        return store
+
+    async def _listen(self) -> None:
+        """PostgreSQL: LISTEN for other processes' appends (migration 3's trigger NOTIFYs)."""
+        try:
+            self._listener = await self._engine.connect()
+            raw = await self._listener.get_raw_connection()
+            await self.notifier.listen(raw.driver_connection)
+        except Exception:
+            log.warning("cannot LISTEN for appends; polling instead", exc_info=True)
 
     async def close(self) -> None:
         """Wait for the write in progress, then release every connection. Idempotent."""
@@ -201,6 +218,10 @@ class EventStore:
             return
         async with self._write_lock:
             self._closed = True
+            self.notifier.close()
+            if self._listener is not None:
+                with suppress(Exception):
+                    await self._listener.close()
             await self._writer.close()
         await self._engine.dispose()
 
@@ -521,21 +542,17 @@ class EventStore:
         *,
         limit: int | None = None,
     ) -> list[RunEvent]:
-        """Long-poll: events after ``after_sequence`` as soon as any exist, ``[]`` on timeout."""
+        """Long-poll: events after ``after_sequence`` as soon as any exist, ``[]`` on timeout.
+
+        Waits on the run's notifier (:mod:`wopeval.events.notify`), not by re-querying."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
         while True:
-            wakeup = self._wakeups.get(run_id)
-            if wakeup is None:
-                wakeup = asyncio.Event()
-                self._wakeups[run_id] = wakeup
             found = await self.events(run_id, after_sequence, limit)
             remaining = deadline - loop.time()
-            if found or remaining <= 0:
+            if found or remaining <= 0 or self._closed:
                 return found
-            with suppress(TimeoutError):
-                async with asyncio.timeout(min(remaining, POLL_FALLBACK_SECONDS)):
-                    await wakeup.wait()
+            await self.notifier.wait(run_id, after_sequence, remaining)
 
     # ---- internals --------------------------------------------------------------------------
 
@@ -689,9 +706,7 @@ class EventStore:
 
     def _notify(self, batch: list[_Pending]) -> None:
         for run_id in {item.run_id for item in batch if item.event is not None}:
-            wakeup = self._wakeups.pop(run_id, None)
-            if wakeup is not None:
-                wakeup.set()
+            self.notifier.notify(run_id)
 
 
 async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:

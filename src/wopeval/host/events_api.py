@@ -12,6 +12,12 @@ the poll's ``afterSequence`` are cursors in ``0..2**62``; anything else is
 ``400 validation_error`` naming them. ``resumable=true`` is accepted (every stream here is
 resumable); ``bufferMs`` (0–5000) batches frames as ``event: batch`` with ``id`` the highest
 sequence.
+
+The poll answers one page: at most ``limit`` events (1–:data:`MAX_POLL_LIMIT`, default
+:data:`POLL_LIMIT`), so a poll of a big log costs a bounded amount. ``lastSequence`` stays the
+highest sequence of the log (wire digest §4.3): while the last event of the page is below it,
+poll again with ``afterSequence`` set to that event's sequence. Waiting readers (SSE and poll)
+are woken by the run's notifier when its log grows (:mod:`wopeval.events.notify`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ SUPPORTED_MODES: tuple[str, ...] = ("updates", "debug")
 UPDATES_PREFIXES: tuple[str, ...] = ("run.", "node.", "eval.")
 KEEPALIVE_S = 15.0
 PAGE = 500
+POLL_LIMIT = 500
+MAX_POLL_LIMIT = 1000
 MAX_BUFFER_MS = 5000
 # The highest event cursor accepted (afterSequence, Last-Event-ID): well inside SQLite's and
 # PostgreSQL's signed 64-bit integers, far beyond any log.
@@ -170,15 +178,18 @@ async def poll_events(request: Request, run_path: str) -> Response:
     after_raw = params.get("afterSequence", params.get("since"))
     after = _int_param(after_raw, "afterSequence", 0, MAX_CURSOR, -1)
     timeout = _int_param(params.get("timeout"), "timeout", 1, 60, 30)
+    limit = _int_param(params.get("limit"), "limit", 1, MAX_POLL_LIMIT, POLL_LIMIT)
     record = await load_run(state, principal, run_path)
     store = state.store
-    events = await store.events(record.run_id, after)
+    events = await store.events(record.run_id, after, limit)
     if not events and not record.terminal:
         await store.wait_for_events(record.run_id, after, float(timeout), limit=1)
-        # Status first, then events: a terminal status implies its event is in the page.
+        # Status first, then events: a terminal status implies its event is in the log.
         record = await load_run(state, principal, run_path)
-        events = await store.events(record.run_id, after)
-    last = events[-1].sequence if events else await store.last_sequence(record.run_id)
+        events = await store.events(record.run_id, after, limit)
+    last = await store.last_sequence(record.run_id)
+    if events and events[-1].sequence > last:  # appended since: the page is the truth
+        last = events[-1].sequence
     page = PollPage(
         runId=record.run_id,
         events=[e.to_wire() for e in events],
