@@ -31,6 +31,7 @@ from wopeval.host.config import (
     ConfigError,
     HostConfig,
     default_config,
+    key_weakness,
     load_config,
     new_dev_key,
 )
@@ -44,6 +45,8 @@ def _config(config_path: Path | None, api_key: str | None) -> tuple[HostConfig, 
     """The config to serve, and the dev key to print (only when this command made it up)."""
     if api_key is not None and not re.fullmatch(r"[\x21-\x7e]{1,512}", api_key):
         fail_input("--api-key must be 1–512 visible ASCII characters")
+    if api_key is not None and (weakness := key_weakness(api_key)) is not None:
+        fail_input(f"--api-key {weakness}")
     if config_path is None:
         key = api_key or new_dev_key()
         return default_config(key), (key if api_key is None else None)
@@ -116,8 +119,6 @@ def serve(
     sock = _listen(host, port)
     try:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        for tenant in host_config.weak_keys():
-            logging.getLogger("wopeval.host").warning("the API key of tenant %r is short", tenant)
         _check_store(store or host_config.store)
         if printed_key is not None:
             typer.echo(
