@@ -130,6 +130,13 @@ class EvalSuiteConfig(_Closed):
         return self
 
 
+class TenantLimits(_Closed):
+    """What one tenant may hold at once on one host process (host/limits.py)."""
+
+    activeRunsPerTenant: Annotated[int, Field(ge=1)] = 16
+    streamsPerTenant: Annotated[int, Field(ge=1)] = 64
+
+
 class HostConfig(_Closed):
     apiKeys: list[ApiKey] = Field(default_factory=list)
     suiteDirectories: list[Path] = Field(default_factory=list)
@@ -154,6 +161,7 @@ class HostConfig(_Closed):
     leaseSeconds: Annotated[float, Field(ge=1, le=3600)] = 30.0
     # On SIGTERM: stop taking runs, let streams end, interrupt what is still running after this.
     shutdownGraceSeconds: Annotated[float, Field(ge=0, le=3600)] = 10.0
+    limits: TenantLimits = TenantLimits()
 
     @model_validator(mode="after")
     def _unique_keys(self) -> HostConfig:

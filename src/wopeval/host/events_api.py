@@ -32,6 +32,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from wopeval.events.store import EventStore
 from wopeval.host.errors import HostError, invalid
+from wopeval.host.limits import hold_stream, stream_slot
 from wopeval.host.runs import load_run
 from wopeval.host.state import state_of
 from wopeval.wire.api import ErrorEnvelope, PollPage
@@ -183,7 +184,8 @@ async def poll_events(request: Request, run_path: str) -> Response:
     store = state.store
     events = await store.events(record.run_id, after, limit)
     if not events and not record.terminal:
-        await store.wait_for_events(record.run_id, after, float(timeout), limit=1)
+        with stream_slot(state, principal.tenant):
+            await store.wait_for_events(record.run_id, after, float(timeout), limit=1)
         # Status first, then events: a terminal status implies its event is in the log.
         record = await load_run(state, principal, run_path)
         events = await store.events(record.run_id, after, limit)
@@ -212,8 +214,10 @@ async def stream_events(request: Request, run_path: str) -> Response:
         raise invalid("resumable", "must be true or false")
     cursor = _last_event_id(request)
     record = await load_run(state, principal, run_path)
+    body = stream(state.store, record.run_id, cursor, modes, buffer_ms)
+    hold_stream(state, principal.tenant, body)  # free again when the body ends or is dropped
     return StreamingResponse(
-        stream(state.store, record.run_id, cursor, modes, buffer_ms),
+        body,
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -153,6 +153,11 @@ class RunManager:
                 await _record_interrupted(self.store, run_id)
         return [run_id for run_id, _ in left]
 
+    def active_of(self, tenant: str) -> int:
+        """The tenant's runs in this process (executing or waiting for a slot)."""
+        prefix = f"{tenant}/"
+        return sum(1 for run_id in self._jobs if run_id.startswith(prefix))
+
     @property
     def active(self) -> int:
         return len(self._jobs)

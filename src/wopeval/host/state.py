@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import dataclass, field
 
 import anyio
@@ -36,6 +37,8 @@ class HostState:
     closing: anyio.Event = field(default_factory=anyio.Event)
     # The loop serving the host (a signal handler sets ``closing`` through it).
     loop: asyncio.AbstractEventLoop | None = None
+    # Open event streams and waiting polls per tenant (host/limits.py).
+    streams: dict[str, weakref.WeakSet[object]] = field(default_factory=dict)
 
     @property
     def service(self) -> RunService:
