@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from wopeval.suite.bounds import MAX_SUITE_BYTES, MAX_TASKS
+from wopeval.suite.bounds import MAX_FIXTURE_RESPONSE_BYTES, MAX_SUITE_BYTES, MAX_TASKS
 
 
 def _task(extra: object = None) -> dict[str, object]:
@@ -47,6 +47,10 @@ def write_hostile(directory: Path) -> dict[str, str]:
         "trials.json": (json.dumps(_suite(trials={"count": 10**9})), "trials.count"),
         "dupes.json": ('{"suiteId": "a", "suiteId": "b"}', "suiteId"),
         "binary.json": ("\udcff", "$"),
+        "fixture.json": (
+            json.dumps(_suite(tasks=[_big_fixture()])),
+            "tasks[0].fixtures.toolResponses[0].response",
+        ),
     }
     named: dict[str, str] = {}
     for name, (text, field) in files.items():
@@ -60,6 +64,11 @@ def write_hostile(directory: Path) -> dict[str, str]:
         huge.truncate(MAX_SUITE_BYTES + 1)
     named["huge.json"] = "$"
     return named
+
+
+def _big_fixture() -> dict[str, object]:
+    canned = {"tool": "lookup", "response": {"text": "x" * (MAX_FIXTURE_RESPONSE_BYTES + 1)}}
+    return {**_task(), "fixtures": {"toolResponses": [canned]}}
 
 
 def _nest(depth: int) -> object:

@@ -18,6 +18,8 @@ from tests.robust.hostile import write_hostile
 from wopeval.suite import SuiteError
 from wopeval.suite.load import load_suite
 
+FIXTURE_FIELD = "tasks[0].fixtures.toolResponses[0].response"
+
 
 def _names(field: str, paths: list[str]) -> bool:
     """``field`` is named (or a member inside it, for the too-deep ones)."""
@@ -58,7 +60,8 @@ async def test_one_bad_file_is_isolated_and_the_host_keeps_serving(
     async with running_host(store_url, config) as host:
         rejected = {path.name for path in host.state.catalog.rejected}
         # many, trials: their ids are readable, so indexed (refused at create); the FIFO is skipped
-        assert set(named) - {"many.json", "trials.json", "fifo.json"} <= rejected
+        indexed = {"many.json", "trials.json", "fixture.json", "fifo.json"}
+        assert set(named) - indexed <= rejected
         ok = await host.create()
         unknown = await host.create(eval_body("suite://core.nobody.evals.none"))
         write_hostile(suites / "later")  # added while the host runs
@@ -70,4 +73,4 @@ async def test_one_bad_file_is_isolated_and_the_host_keeps_serving(
     assert unknown.status_code == 404, unknown.text
     assert again.status_code == 404, again.text
     assert many.status_code == 400, many.text
-    assert many.json()["details"]["field"] in ("tasks", "trials.count")
+    assert many.json()["details"]["field"] in ("tasks", "trials.count", FIXTURE_FIELD)

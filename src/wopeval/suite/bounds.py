@@ -12,6 +12,8 @@ a hang or unbounded growth:
 - integers have at most :data:`MAX_INTEGER_DIGITS` digits;
 - YAML aliases expand to at most :data:`MAX_YAML_NODES` nodes (a 570-byte "billion laughs"
   document is refused in milliseconds instead of costing gigabytes);
+- a fixture's ``response`` is at most :data:`MAX_FIXTURE_RESPONSE_BYTES` of JSON (untrusted
+  content for the agent, RFC 0244 §H: docs/host.md "Untrusted content");
 - at most :data:`MAX_TASKS` tasks, and at most :data:`MAX_TRIALS` trials in all
   (``tasks × trials.count``), refused before any model is built, so ``trials.count: 10⁹`` is
   refused up front on the CLI as on the host.
@@ -19,6 +21,7 @@ a hang or unbounded growth:
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -34,6 +37,9 @@ MAX_INTEGER_DIGITS: Final = 30
 MAX_YAML_NODES: Final = 200_000
 MAX_TASKS: Final = 10_000
 MAX_TRIALS: Final = 100_000
+# A canned tool result is untrusted content handed to an agent (RFC 0244 §H): capped like a
+# live tool's, in bytes of its compact JSON.
+MAX_FIXTURE_RESPONSE_BYTES: Final = 256 * 1024
 
 
 class TooManyDigits:
@@ -142,4 +148,23 @@ def count_errors(data: object) -> list[FieldError]:
     ):
         message = f"{count} trials of {n_tasks} task(s) is more than {MAX_TRIALS} trials in all"
         return [FieldError("trials.count", message)]
-    return []
+    return _fixture_errors(tasks if isinstance(tasks, list) else [])
+
+
+def _fixture_errors(tasks: list[object]) -> list[FieldError]:
+    errors = []
+    for i, task in enumerate(tasks):
+        fixtures = task.get("fixtures") if isinstance(task, dict) else None
+        responses = fixtures.get("toolResponses") if isinstance(fixtures, dict) else None
+        for j, canned in enumerate(responses if isinstance(responses, list) else []):
+            if not isinstance(canned, dict) or "response" not in canned:
+                continue
+            try:
+                size = len(json.dumps(canned["response"], separators=(",", ":")).encode())
+            except (TypeError, ValueError):
+                continue  # not JSON: the schema layer names it
+            if size > MAX_FIXTURE_RESPONSE_BYTES:
+                path = f"tasks[{i}].fixtures.toolResponses[{j}].response"
+                message = f"{size} bytes of JSON; a fixture response may have at most "
+                errors.append(FieldError(path, message + f"{MAX_FIXTURE_RESPONSE_BYTES}"))
+    return errors
