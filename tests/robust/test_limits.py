@@ -24,18 +24,19 @@ from tests.host.helpers import (
 async def test_active_runs_per_tenant_are_capped(store_url: str) -> None:
     config = host_config(limits={"activeRunsPerTenant": 2})
     async with running_host(store_url, config) as host:
+        before = len(await host.state.store.list_runs(tenant="acme", limit=100_000))
         slow = eval_body(SLOW_REF, agent=SLOW_AGENT)
         first = [await host.create(slow) for _ in range(2)]
         refused = await host.create(slow)
         other_tenant = await host.create(slow, key=KEY_B)
-        count = len(await host.state.store.list_runs())
+        count = len(await host.state.store.list_runs(tenant="acme", limit=100_000))
     assert [r.status_code for r in first] == [201, 201]
     assert refused.status_code == 429, refused.text
     assert refused.json()["error"] == "rate_limited"
     assert refused.json()["details"]["limit"] == "limits.activeRunsPerTenant"
     assert int(refused.headers["Retry-After"]) >= 1
     assert other_tenant.status_code == 201
-    assert count == 3  # the refused one was never recorded
+    assert count == before + 2  # the refused one was never recorded
 
 
 async def test_open_streams_per_tenant_are_capped_and_freed(store_url: str) -> None:

@@ -37,9 +37,10 @@ async def test_many_idle_subscribers_share_one_watcher(
 
     monkeypatch.setattr(store.notifier, "_last_sequence", counted)
     waiters = [asyncio.create_task(store.wait_for_events(run_id, 0, 30)) for _ in range(200)]
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(1.0)
     assert store.notifier.watched == 1
-    assert 3 <= len(checks) <= 15  # one re-check per period for all 200, not 200 per period
+    # At most one re-check per 0.05 s period for all 200 waiters (not 200 per period).
+    assert 1 <= len(checks) <= 21
     async with await EventStore.open(store_url) as other:  # another process appends
         appended = await other.append(run_id, "x-test.tick", {})
     async with asyncio.timeout(10):
