@@ -22,7 +22,9 @@ def _serve(*args: str) -> subprocess.Popen[str]:
 
 
 def test_serve_on_port_0_prints_the_bound_url(tmp_path: Path) -> None:
-    proc = _serve("--port", "0", "--store", str(tmp_path / "s.db"), "--api-key", "k" * 32)
+    proc = _serve(
+        "--port", "0", "--store", str(tmp_path / "s.db"), "--api-key", "k-0123456789ab" * 2
+    )
     watchdog = threading.Timer(30, proc.kill)  # no line within 30 s: stderr ends, test fails
     watchdog.start()
     try:

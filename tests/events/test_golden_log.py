@@ -11,11 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import column, insert, table
 
 from wopeval.events.schema import MIGRATIONS, apply_migrations, create_store_engine
-from wopeval.events.store import EventStore, RunRecord
+from wopeval.events.store import EventStore, RunEndedError, RunRecord
 from wopeval.events.urls import normalize_store_url
+from wopeval.wire.events import TERMINAL_TYPES
 
 GOLDEN = Path(__file__).with_name("golden") / "log_v1.json"
 
@@ -41,5 +43,8 @@ async def test_a_version_1_log_reads_back_unchanged(fresh_store_url: str) -> Non
         assert await store.get_run(expected_run.run_id) == expected_run
         events = await store.events(expected_run.run_id)
         assert [event.to_wire() for event in events] == golden["expected"]["events"]
-        appended = await store.append(expected_run.run_id, "x-test.after-upgrade", {})
-        assert appended.sequence == len(events)
+        assert events[-1].type in TERMINAL_TYPES
+        # Migration 3 marks the run ended at its terminal event: nothing more may follow.
+        with pytest.raises(RunEndedError):
+            await store.append(expected_run.run_id, "x-test.after-upgrade", {})
+        assert len(await store.events(expected_run.run_id)) == len(events)

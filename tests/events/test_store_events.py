@@ -277,7 +277,7 @@ async def test_event_rows_cannot_be_updated_or_deleted(
 async def test_wait_for_events_wakes_on_an_in_process_append(
     store: EventStore, make_run: MakeRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "POLL_FALLBACK_SECONDS", 60.0)  # only the wake-up works
+    store.notifier.interval = 60.0  # only the wake-up works
     run = await make_run()
     await store.append(run.run_id, "x-test.tick", {"i": 0})
     waiter = asyncio.create_task(store.wait_for_events(run.run_id, 0, timeout=60))
@@ -291,7 +291,7 @@ async def test_wait_for_events_wakes_on_an_in_process_append(
 async def test_wait_for_events_returns_at_once_when_events_exist(
     store: EventStore, make_run: MakeRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "POLL_FALLBACK_SECONDS", 60.0)
+    store.notifier.interval = 60.0
     run = await make_run()
     events = [await store.append(run.run_id, "x-test.tick", {"i": i}) for i in range(3)]
     async with asyncio.timeout(10):

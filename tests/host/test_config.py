@@ -21,7 +21,7 @@ def test_config_yaml_file_with_relative_suite_directory(tmp_path: Path) -> None:
     file = tmp_path / "host.yaml"
     file.write_text(
         "apiKeys:\n"
-        "  - {key: s3cret-key-acme, tenant: acme, subjectId: ci-bot, kind: workload}\n"
+        "  - {key: s3cret-key-acme-1, tenant: acme, subjectId: ci-bot, kind: workload}\n"
         "suiteDirectories: [suites]\n"
         "evalSuite:\n"
         "  trials: false\n"
@@ -33,7 +33,7 @@ def test_config_yaml_file_with_relative_suite_directory(tmp_path: Path) -> None:
     assert config.suiteDirectories == [tmp_path.resolve() / "suites"]
     assert config.evalSuite.trials is None
     assert config.evalSuite.maxTasksPerSuite == 50
-    assert config.apiKeys[0].subject_id == "ci-bot"
+    assert config.apiKeys[0].subjectId == "ci-bot"
     assert config.concurrency == 2
 
 
@@ -57,8 +57,8 @@ def test_config_json_file(tmp_path: Path) -> None:
         ({"evalSuite": {"trials": {"maxTrials": 0}}}, "maxTrials"),
         ({"apiKeys": [{"key": "has space", "tenant": "a"}]}, "key"),
         ({"apiKeys": [{"key": "", "tenant": "a"}]}, "key"),
-        ({"apiKeys": [{"key": "long-enough-key", "tenant": "no/slash"}]}, "tenant"),
-        ({"apiKeys": [{"key": "long-enough-key", "tenant": "a"}] * 2}, "twice"),
+        ({"apiKeys": [{"key": "long-enough-key-1", "tenant": "no/slash"}]}, "tenant"),
+        ({"apiKeys": [{"key": "long-enough-key-1", "tenant": "a"}] * 2}, "twice"),
         ({"familyUntil": "someday"}, "familyUntil"),
     ],
 )
@@ -89,7 +89,7 @@ def test_default_config_one_dev_key_all_implemented_facets() -> None:
     assert facets.trials is not None
     assert facets.regressionVerdict
     assert facets.baselineSelection
-    assert default_config("given-key-123").apiKeys[0].key == "given-key-123"
+    assert default_config("given-key-123456").apiKeys[0].key == "given-key-123456"
 
 
 def test_config_judge_adds_rubric_and_with_key_adds_a_dev_key() -> None:
@@ -99,8 +99,7 @@ def test_config_judge_adds_rubric_and_with_key_adds_a_dev_key() -> None:
     assert [(k.key, k.tenant) for k in added.apiKeys] == [("another-key-1234", DEV_TENANT)]
 
 
-def test_config_short_keys_are_accepted_but_reported() -> None:
-    config = parse_config(
-        {"apiKeys": [{"key": "dev-key", "tenant": "local"}, {"key": "k" * 20, "tenant": "b"}]}
-    )
-    assert config.weak_keys() == ["local"]
+def test_config_weak_keys_are_refused_at_start_up() -> None:
+    for weak, reason in (("dev-key", "at least 16"), ("k" * 20, "distinct")):
+        with pytest.raises(ConfigError, match=f"apiKeys.0.key: .*{reason}"):
+            parse_config({"apiKeys": [{"key": weak, "tenant": "local"}]})

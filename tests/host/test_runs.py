@@ -147,7 +147,7 @@ async def test_unserved_protocol_version_is_406(store_url: str, version: str) ->
         assert response.headers["openwop-version"] == "2.0"
 
 
-@pytest.mark.parametrize("version", ["2", "2.0", "2.7"])
+@pytest.mark.parametrize("version", ["2", "2.0", "2.7", "2.000", "2.01"])
 async def test_served_major_with_any_minor_is_accepted(store_url: str, version: str) -> None:
     async with running_host(store_url) as host:
         response = await host.client.get("/.well-known/openwop",

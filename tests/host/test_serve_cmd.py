@@ -84,14 +84,14 @@ def test_serve_with_config_and_api_key(tmp_path: Path, store_url: str) -> None:
     )
     port = free_port()
     proc = _serve("--port", str(port), "--store", store_url, "--config", str(config),
-                  "--api-key", "dev-key")  # fmt: skip
+                  "--api-key", "dev-key-0123456789")  # fmt: skip
     try:
         base = f"http://127.0.0.1:{port}"
         _wait_up(base, proc)
         facet = httpx.get(base + "/.well-known/openwop").json()["agents"]["evalSuite"]
         snapshot = httpx.get(
             base + "/runs/local~2Fr0000000000000000",
-            headers={"Authorization": "Bearer dev-key"},
+            headers={"Authorization": "Bearer dev-key-0123456789"},
         )
     finally:
         code = _stop(proc)
@@ -105,6 +105,8 @@ def test_serve_with_config_and_api_key(tmp_path: Path, store_url: str) -> None:
     [
         (["--config", "/nonexistent/host.yaml"], "cannot read"),
         (["--api-key", "has space"], "visible ASCII"),
+        (["--api-key", "k"], "at least 16"),
+        (["--api-key", "k" * 32], "distinct"),
     ],
 )
 def test_serve_bad_input_exits_2(args: list[str], needle: str) -> None:

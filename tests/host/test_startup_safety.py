@@ -35,6 +35,8 @@ from wopeval.suite import load_suite
 from wopeval.wire.events import RUN_FAILED
 from wopeval.wire.request import HostRequest
 
+KEY = "k-0123456789abcd"  # meets the minimum key strength
+
 HOST_MARK = HostRequest(bodySha256="0" * 64)
 
 
@@ -73,7 +75,7 @@ def test_serve_on_a_busy_port_exits_2_and_touches_no_run(store_url: str) -> None
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        code, output = _serve("--port", str(port), "--store", store_url, "--api-key", "k" * 16)
+        code, output = _serve("--port", str(port), "--store", store_url, "--api-key", KEY)
     assert code == 2
     assert f"--port: 127.0.0.1:{port} is already in use" in output
     assert "Traceback" not in output
@@ -138,7 +140,7 @@ def test_serve_whose_store_cannot_open_exits_2_after_binding(tmp_path: Path) -> 
     """Bound fine, then the store could not open: the caller's ``--store``, one line, exit 2."""
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
-    code, out = _serve("--port", "0", "--store", str(blocker / "store.db"), "--api-key", "k" * 16)
+    code, out = _serve("--port", "0", "--store", str(blocker / "store.db"), "--api-key", KEY)
     assert code == 2
     assert "--store: cannot open the event store" in out
     assert "Traceback" not in out

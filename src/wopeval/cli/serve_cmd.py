@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import re
 import socket
 import sys
@@ -30,11 +31,13 @@ from wopeval.host.config import (
     ConfigError,
     HostConfig,
     default_config,
+    key_weakness,
     load_config,
     new_dev_key,
 )
 
-GRACEFUL_SHUTDOWN_S = 5
+# uvicorn's wait for open connections beyond the host's own grace period (shutdownGraceSeconds).
+CONNECTION_GRACE_S = 5
 EXIT_STARTUP_FAILURE = 3  # uvicorn's own code for a server that did not start
 
 
@@ -42,6 +45,8 @@ def _config(config_path: Path | None, api_key: str | None) -> tuple[HostConfig, 
     """The config to serve, and the dev key to print (only when this command made it up)."""
     if api_key is not None and not re.fullmatch(r"[\x21-\x7e]{1,512}", api_key):
         fail_input("--api-key must be 1–512 visible ASCII characters")
+    if api_key is not None and (weakness := key_weakness(api_key)) is not None:
+        fail_input(f"--api-key {weakness}")
     if config_path is None:
         key = api_key or new_dev_key()
         return default_config(key), (key if api_key is None else None)
@@ -114,19 +119,17 @@ def serve(
     sock = _listen(host, port)
     try:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        for tenant in host_config.weak_keys():
-            logging.getLogger("wopeval.host").warning("the API key of tenant %r is short", tenant)
         _check_store(store or host_config.store)
         if printed_key is not None:
             typer.echo(
                 f"wopeval serve: dev API key (tenant {DEV_TENANT!r}): {printed_key}", err=True
             )
         app = create_app(host_config, store_url=store)
+        grace = math.ceil(host_config.shutdownGraceSeconds) + CONNECTION_GRACE_S
         settings = uvicorn.Config(
-            app, host=host, port=port, log_level=log_level,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+            app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=grace,
         )  # fmt: skip
-        server = _announcing_server(settings, _url(sock))
+        server = _announcing_server(settings, _url(sock), app)
         with suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown, as uvicorn.run
             server.run(sockets=[sock])
     finally:
@@ -135,11 +138,20 @@ def serve(
         raise typer.Exit(EXIT_STARTUP_FAILURE)
 
 
-def _announcing_server(settings: Any, url: str) -> Any:
-    """A ``uvicorn.Server`` that prints the URL it listens on once the host has started."""
+def _announcing_server(settings: Any, url: str, app: Any) -> Any:
+    """A ``uvicorn.Server`` that prints the URL it listens on once the host has started, and
+    on SIGTERM or Ctrl-C drains the host (:func:`~wopeval.host.lifecycle.begin_shutdown`)
+    and exits 0 instead of re-raising the signal."""
     import uvicorn
 
+    from wopeval.host.lifecycle import begin_shutdown
+
     class AnnouncingServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            self._captured_signals.clear()  # a drained stop is a clean stop: exit 0
+            begin_shutdown(app)
+
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:

@@ -152,7 +152,6 @@ async def execute_run(
             summary = await summarize()
             with anyio.CancelScope(shield=True):  # once finishing, finish: one terminal event
                 await _finish_events(store, run_id, summary)
-                await store.set_status(run_id, "completed", summary=summary.to_wire())
             finished = True
             return summary
     except Exception as exc:
@@ -161,8 +160,8 @@ async def execute_run(
                 "run %s failed: %s", run_id, _describe(exc), exc_info=exc, extra={"runId": run_id}
             )
             error = ErrorObject(code=INTERNAL_ERROR_CODE, message=_describe(exc))
-            await store.emit(run_id, RunFailed(error=error))
-            await store.set_status(run_id, "failed", error=error.model_dump(exclude_none=True))
+            dumped = error.model_dump(exclude_none=True)
+            await store.emit_end(run_id, RunFailed(error=error), error=dumped)
         finished = True
         raise
     finally:
@@ -170,8 +169,7 @@ async def execute_run(
         # the owner said it is stopping (it then records the interruption itself).
         if not finished and not handle.interrupted:
             with anyio.CancelScope(shield=True):
-                await store.emit(run_id, RunCancelled())
-                await store.set_status(run_id, "cancelled")
+                await store.emit_end(run_id, RunCancelled())
     return None
 
 
@@ -250,4 +248,6 @@ async def _finish_events(store: EventStore, run_id: str, summary: EvalSummary) -
         regressionVsBaseline=summary.regression.scoreDelta if summary.regression else None,
     )
     await store.emit(run_id, completed)
-    await store.emit(run_id, RunCompleted(outputs=summary.to_wire()))
+    # The terminal event, the status and the summary commit together (one transaction).
+    wire = summary.to_wire()
+    await store.emit_end(run_id, RunCompleted(outputs=wire), summary=wire)

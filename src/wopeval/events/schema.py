@@ -89,6 +89,10 @@ class Migration:
 
 
 _APPEND_ONLY = "wopeval events are append-only"
+# Nothing is appended after a run's terminal event (migration 3's triggers; the store checks
+# first, the triggers are the backstop against another process).
+ENDED_MESSAGE = _ENDED = "wopeval run has ended: no event after its terminal event"
+_TERMINAL_SQL = "('run.completed', 'run.failed', 'run.cancelled')"
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -157,6 +161,37 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         postgresql=("UPDATE runs SET scope_id = (request::jsonb -> 'host' ->> 'scopeId')",),
     ),
+    Migration(
+        version=3,
+        name="runs end at their terminal event (PostgreSQL: NOTIFY on append); runs.owner",
+        statements=(
+            "ALTER TABLE runs ADD COLUMN owner TEXT",
+            "ALTER TABLE runs ADD COLUMN lease_expires TEXT",
+            "ALTER TABLE runs ADD COLUMN ended_sequence BIGINT",
+            "UPDATE runs SET ended_sequence = (SELECT MIN(e.sequence) FROM events e "
+            f"WHERE e.run_id = runs.run_id AND e.type IN {_TERMINAL_SQL})",
+            "CREATE INDEX runs_owner_status ON runs (owner, status)",
+        ),
+        sqlite=(
+            "CREATE TRIGGER events_after_end BEFORE INSERT ON events WHEN "
+            "(SELECT ended_sequence FROM runs WHERE run_id = NEW.run_id) IS NOT NULL "
+            f"BEGIN SELECT RAISE(ABORT, '{_ENDED}'); END",
+            "CREATE TRIGGER events_end AFTER INSERT ON events "
+            f"WHEN NEW.type IN {_TERMINAL_SQL} BEGIN "
+            "UPDATE runs SET ended_sequence = NEW.sequence WHERE run_id = NEW.run_id; END",
+        ),
+        postgresql=(
+            "CREATE FUNCTION wopeval_events_end() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF (SELECT ended_sequence FROM runs WHERE run_id = NEW.run_id) IS NOT NULL THEN "
+            f"RAISE EXCEPTION '{_ENDED}' USING ERRCODE = 'integrity_constraint_violation'; "
+            "END IF; PERFORM pg_notify('wopeval_events', NEW.run_id); "
+            f"IF NEW.type IN {_TERMINAL_SQL} THEN "
+            "UPDATE runs SET ended_sequence = NEW.sequence WHERE run_id = NEW.run_id; "
+            "END IF; RETURN NEW; END $$",
+            "CREATE TRIGGER events_end BEFORE INSERT ON events "
+            "FOR EACH ROW EXECUTE FUNCTION wopeval_events_end()",
+        ),
+    ),
 )
 
 _CREATE_MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -184,6 +219,9 @@ runs = Table(
     Column("updated_at", Text, nullable=False),
     Column("idempotency_key", Text),
     Column("scope_id", Text),
+    Column("owner", Text),  # the host process executing the run (see EventStore.owner)
+    Column("lease_expires", Text),  # until when the owner's claim holds (utc_now form)
+    Column("ended_sequence", BigInteger),  # the terminal event's sequence, set by a trigger
 )
 events = Table(
     "events",

@@ -15,19 +15,24 @@ cancelled ``append`` whose event already joined a batch may therefore still be w
 
 Readers (``events``, ``wait_for_events``, ``get_run``…) use pooled connections and never wait
 for the writer (SQLite WAL; PostgreSQL MVCC). ``wait_for_events`` wakes on an in-process append
-at once and re-queries every :data:`POLL_FALLBACK_SECONDS` to see other processes' appends.
+at once, and on another process's through the run's one notifier (:mod:`wopeval.events.notify`:
+PostgreSQL ``LISTEN/NOTIFY``, a shared re-check on SQLite).
+
+A run's end is one transaction (:meth:`EventStore.end_run`: terminal event, status, summary),
+and nothing is appended after it (``RunEndedError``; migration 3's triggers refuse it too).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import sqlite3
-import weakref
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
@@ -38,7 +43,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import RunNotFound, StoreError
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
+from wopeval.events.notify import PG_FALLBACK_SECONDS, SQLITE_POLL_SECONDS, LogNotifier
 from wopeval.events.schema import (
+    ENDED_MESSAGE,
     apply_migrations,
     create_store_engine,
     drain_sqlite_workers,
@@ -50,17 +57,26 @@ from wopeval.events.schema import (
     row_event,
     runs,
     sqlite_workers,
+    transaction,
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
 from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
 from wopeval.wire.request import RunRequest
-from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
+from wopeval.wire.vocab import (
+    INTERRUPTED_ERROR_CODE,
+    RUN_CANCELLED,
+    RUN_COMPLETED,
+    RUN_FAILED,
+)
 
 __all__ = ["INTERRUPTED_ERROR_CODE", "EventStore", "RunRecord", "StoreError", "UnknownRunError"]
 
 RUN_STATUSES: Final = ("pending", "running", "completed", "failed", "cancelling", "cancelled")
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
-POLL_FALLBACK_SECONDS: Final = 0.5
+# The terminal event types and the status each one ends its run with (see end_run).
+END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
+# How long an owner's claim on its runs holds without renewal (EventStore.claim_runs).
+LEASE_SECONDS: Final = 30.0
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
 _APPEND_ATTEMPTS: Final = 3
@@ -69,6 +85,7 @@ _EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
 _TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 _T = TypeVar("_T")
+log = logging.getLogger("wopeval.events")
 
 
 # No run with this id is recorded: the one ``RunNotFound`` of the error tree.
@@ -81,6 +98,10 @@ class DuplicateRunError(StoreError):
 
 class RunTerminalError(StoreError):
     """A terminal run's status cannot change any more."""
+
+
+class RunEndedError(RunTerminalError):
+    """The run has its terminal event: nothing may be appended after it."""
 
 
 class StoreClosedError(StoreError):
@@ -106,6 +127,7 @@ class RunRecord:
     updated_at: str
     idempotency_key: str | None = None
     scope_id: str | None = None  # a host run's ``scopeId`` (``OpenWOP-Dedup``), indexed
+    owner: str | None = None  # the process executing it (set by create_run, see claim_runs)
 
     @property
     def terminal(self) -> bool:
@@ -146,10 +168,12 @@ class EventStore:
         self._write_lock = asyncio.Lock()
         self._pending: list[_Pending] = []
         self._next_sequence: dict[str, int] = {}
-        self._wakeups: weakref.WeakValueDictionary[str, asyncio.Event] = (
-            weakref.WeakValueDictionary()
-        )
+        interval = SQLITE_POLL_SECONDS if self._sqlite else PG_FALLBACK_SECONDS
+        self.notifier = LogNotifier(self.last_sequence, interval)
+        self._listener: AsyncConnection | None = None
         self._closed = False
+        self.owner: str | None = None
+        self.lease_seconds = LEASE_SECONDS
 
     @classmethod
     async def open(cls, url: str | None = None) -> EventStore:
@@ -174,7 +198,19 @@ class EventStore:
             if path is not None and isinstance(exc, Exception):
                 await drain_sqlite_workers(workers)
             raise
-        return cls(engine, writer)
+        store = cls(engine, writer)
+        if path is None:
+            await store._listen()
+        return store
+
+    async def _listen(self) -> None:
+        """PostgreSQL: LISTEN for other processes' appends (migration 3's trigger NOTIFYs)."""
+        try:
+            self._listener = await self._engine.connect()
+            raw = await self._listener.get_raw_connection()
+            await self.notifier.listen(raw.driver_connection)
+        except Exception:
+            log.warning("cannot LISTEN for appends; polling instead", exc_info=True)
 
     async def close(self) -> None:
         """Wait for the write in progress, then release every connection. Idempotent."""
@@ -182,6 +218,10 @@ class EventStore:
             return
         async with self._write_lock:
             self._closed = True
+            self.notifier.close()
+            if self._listener is not None:
+                with suppress(Exception):
+                    await self._listener.close()
             await self._writer.close()
         await self._engine.dispose()
 
@@ -202,6 +242,9 @@ class EventStore:
         """Record a new run. Raises :class:`DuplicateRunError` on a reused id or key."""
         _check_record(record)
         row = _record_row(record)
+        if self.owner is not None:
+            row["owner"] = self.owner
+            row["lease_expires"] = _lease_until(self.lease_seconds)
         try:
             await self._locked_write(lambda w: w.execute(insert(runs), row))
         except IntegrityError as exc:
@@ -315,7 +358,99 @@ class EventStore:
             self._next_sequence.pop(run_id, None)
         return run_ids
 
+    # ---- owners -----------------------------------------------------------------------------
+
+    def claim_runs(self, owner: str, lease_seconds: float = LEASE_SECONDS) -> None:
+        """Stamp every run this store creates from now on as ``owner``'s, leased for
+        ``lease_seconds``; the owner keeps its claim with :meth:`renew_leases`. Several hosts
+        share one store this way: each one interrupts only runs whose lease ran out."""
+        self.owner = owner
+        self.lease_seconds = lease_seconds
+
+    async def renew_leases(self) -> int:
+        """Extend the lease of this owner's unfinished runs; return how many."""
+        if self.owner is None:
+            return 0
+        stmt = (
+            update(runs)
+            .where(runs.c.owner == self.owner, runs.c.status.not_in(TERMINAL_STATUSES))
+            .values(lease_expires=_lease_until(self.lease_seconds))
+        )
+        result = await self._locked_write(lambda w: w.execute(stmt))
+        return int(result.rowcount)
+
+    async def abandoned_runs(self, request_key: str) -> list[str]:
+        """Unfinished runs whose stored request has ``request_key`` and whose owner's lease has
+        run out (or that no owner ever claimed), never this store's own; sorted ids."""
+        stmt = select(runs.c.run_id, runs.c.request, runs.c.owner, runs.c.lease_expires).where(
+            runs.c.status.not_in(TERMINAL_STATUSES)
+        )
+        now = utc_now()
+        found = []
+        for row in await self._read(stmt):
+            m = row._mapping
+            run_id, request, owner, lease = (
+                m["run_id"],
+                m["request"],
+                m["owner"],
+                m["lease_expires"],
+            )
+            if owner is not None and (owner == self.owner or (lease or "") > now):
+                continue
+            if _has_member(request, request_key):
+                found.append(run_id)
+        return sorted(found)
+
     # ---- events -----------------------------------------------------------------------------
+
+    async def end_run(
+        self,
+        run_id: str,
+        type: str,
+        payload: Any,
+        *,
+        summary: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> RunEvent:
+        """Append the run's terminal event and set its terminal status in one transaction.
+
+        ``type`` is ``run.completed``, ``run.failed`` or ``run.cancelled`` (the status follows);
+        ``summary``/``error`` are stored with it. A reader that sees the event therefore sees
+        the status and summary too. Raises :class:`RunTerminalError` when the run already has
+        a terminal status, :class:`RunEndedError` when it has its terminal event (nothing is
+        written then), :class:`UnknownRunError` for no such run.
+        """
+        if type not in END_STATUS:
+            raise ValueError(f"{type!r} is not a terminal event type")
+        self._check_open()
+        values: dict[str, Any] = {"status": END_STATUS[type], "updated_at": utc_now()}
+        if summary is not None:
+            values["summary"] = dumps_json(summary)
+        if error is not None:
+            values["error"] = dumps_json(error)
+        item = _Pending(run_id, type, _dump_payload(payload), new_event_id(), None, None)
+        async with self._write_lock:
+            self._check_open()
+            while self._pending:  # the events queued before the end are written first
+                batch = self._pending[:MAX_BATCH]
+                del self._pending[:MAX_BATCH]
+                await _run_to_completion(self._write_batch(batch))
+            await _run_to_completion(self._write_end(item, values))
+        assert item.event is not None
+        return item.event
+
+    async def emit_end(
+        self,
+        run_id: str,
+        payload: Payload,
+        *,
+        summary: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> RunEvent:
+        """:meth:`end_run` with a typed terminal payload."""
+        return await self.end_run(
+            run_id, payload.event_type, payload.to_wire(), summary=summary, error=error
+        )
 
     async def append(
         self,
@@ -407,21 +542,17 @@ class EventStore:
         *,
         limit: int | None = None,
     ) -> list[RunEvent]:
-        """Long-poll: events after ``after_sequence`` as soon as any exist, ``[]`` on timeout."""
+        """Long-poll: events after ``after_sequence`` as soon as any exist, ``[]`` on timeout.
+
+        Waits on the run's notifier (:mod:`wopeval.events.notify`), not by re-querying."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
         while True:
-            wakeup = self._wakeups.get(run_id)
-            if wakeup is None:
-                wakeup = asyncio.Event()
-                self._wakeups[run_id] = wakeup
             found = await self.events(run_id, after_sequence, limit)
             remaining = deadline - loop.time()
-            if found or remaining <= 0:
+            if found or remaining <= 0 or self._closed:
                 return found
-            with suppress(TimeoutError):
-                async with asyncio.timeout(min(remaining, POLL_FALLBACK_SECONDS)):
-                    await wakeup.wait()
+            await self.notifier.wait(run_id, after_sequence, remaining)
 
     async def read(self, stmt: Any) -> Sequence[Row[Any]]:
         """A read-only query of the store's tables (the viewer's paged, filtered queries)."""
@@ -478,15 +609,46 @@ class EventStore:
             item.error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
             item.error.__cause__ = failure
 
+    async def _write_end(self, item: _Pending, values: dict[str, Any]) -> None:
+        """The terminal event and the status update, one transaction (retried on a clash)."""
+        guard = update(runs).where(
+            runs.c.run_id == item.run_id, runs.c.status.not_in(TERMINAL_STATUSES)
+        )
+        for attempt in range(_APPEND_ATTEMPTS):
+            try:
+                async with transaction(self._writer):
+                    rows = await self._stage([item])
+                    if item.error is not None:
+                        raise item.error
+                    await self._insert(rows)
+                    result = await self._writer.execute(guard.values(values))
+                    if result.rowcount == 0:
+                        raise RunTerminalError(f"run {item.run_id!r} has already ended")
+            except (IntegrityError, sqlite3.IntegrityError) as exc:
+                self._forget([item])
+                if attempt == _APPEND_ATTEMPTS - 1:
+                    raise StoreError(f"could not end run {item.run_id!r}: {exc}") from exc
+            except BaseException:
+                self._forget([item])
+                raise
+            else:
+                self._forget([item])  # ended: no more sequences for it
+                self._notify([item])
+                return
+
     async def _stage(self, batch: list[_Pending]) -> list[tuple[Any, ...]]:
-        """Assign sequences and build rows and events; unknown runs fail individually."""
-        unknown = await self._load_sequences({item.run_id for item in batch})
+        """Assign sequences and build rows and events; unknown and ended runs fail
+        individually."""
+        unknown, ended = await self._load_sequences({item.run_id for item in batch})
         timestamp = utc_now()
         rows: list[tuple[Any, ...]] = []
         for item in batch:
             item.event = item.error = None
             if item.run_id in unknown:
                 item.error = UnknownRunError(f"no run {item.run_id!r}")
+                continue
+            if item.run_id in ended:
+                item.error = RunEndedError(f"run {item.run_id!r}: {ENDED_MESSAGE}")
                 continue
             sequence = self._next_sequence[item.run_id]
             self._next_sequence[item.run_id] = sequence + 1
@@ -506,21 +668,26 @@ class EventStore:
             item.event = event
         return rows
 
-    async def _load_sequences(self, run_ids: set[str]) -> set[str]:
-        """Fill the next-sequence cache for ``run_ids``; return the ids of unknown runs."""
+    async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
+        """Fill the next-sequence cache for ``run_ids``; return the ids of unknown runs and of
+        ended ones (which are not cached: an append to them is refused)."""
         missing = [run_id for run_id in run_ids if run_id not in self._next_sequence]
         if not missing:
-            return set()
+            return set(), set()
         last = (
             select(func.max(events.c.sequence))
             .where(events.c.run_id == runs.c.run_id)
             .scalar_subquery()
         )
-        stmt = select(runs.c.run_id, last).where(runs.c.run_id.in_(missing))
+        stmt = select(runs.c.run_id, last, runs.c.ended_sequence).where(runs.c.run_id.in_(missing))
         found = (await self._writer.execute(stmt)).all()
-        for run_id, last_sequence in found:
+        ended = set()
+        for run_id, last_sequence, ended_sequence in found:
+            if ended_sequence is not None:
+                ended.add(run_id)
+                continue
             self._next_sequence[run_id] = 0 if last_sequence is None else int(last_sequence) + 1
-        return set(missing) - {run_id for run_id, _ in found}
+        return set(missing) - {row[0] for row in found}, ended
 
     async def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip."""
@@ -543,9 +710,7 @@ class EventStore:
 
     def _notify(self, batch: list[_Pending]) -> None:
         for run_id in {item.run_id for item in batch if item.event is not None}:
-            wakeup = self._wakeups.pop(run_id, None)
-            if wakeup is not None:
-                wakeup.set()
+            self.notifier.notify(run_id)
 
 
 async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
@@ -566,6 +731,12 @@ async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
             task.exception()  # retrieved: the caller's cancellation wins
         raise caught
     return task.result()
+
+
+def _lease_until(seconds: float) -> str:
+    """``utc_now()`` plus ``seconds``, in the same fixed-width (string-sortable) form."""
+    moment = datetime.now(UTC) + timedelta(seconds=seconds)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _has_member(request_json: str, key: str) -> bool:
@@ -624,6 +795,7 @@ def _record_row(record: RunRecord) -> dict[str, Any]:
         "updated_at": record.updated_at,
         "idempotency_key": record.idempotency_key,
         "scope_id": record.scope_id,
+        "owner": record.owner,
     }
 
 
@@ -645,4 +817,5 @@ def _row_record(row: Row[Any]) -> RunRecord:
         updated_at=m["updated_at"],
         idempotency_key=m["idempotency_key"],
         scope_id=m["scope_id"],
+        owner=m["owner"],
     )

@@ -9,6 +9,7 @@ refused ``406``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -37,7 +38,8 @@ from wopeval.host.errors import (
     http_error_handler,
     wopeval_error_handler,
 )
-from wopeval.host.manager import RunManager, interrupt_leftovers
+from wopeval.host.lifecycle import draining, keep_leases
+from wopeval.host.manager import RunManager
 from wopeval.host.pages import mount_pages
 from wopeval.host.state import HostState
 from wopeval.host.suites import SuiteCatalog
@@ -45,7 +47,8 @@ from wopeval.host.workflows import WorkflowCatalog
 
 log = logging.getLogger("wopeval.host")
 
-_VERSION_RE = re.compile(r"^\s*(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\s*$")
+# ``<major>.<minor>`` (wire digest §1.1): decimal numbers, so ``2.000`` is 2.0 and served.
+_VERSION_RE = re.compile(r"^\s*([0-9]{1,9})(?:\.([0-9]{1,9}))?\s*$")
 _SERVED_MAJORS = frozenset(int(v.split(".")[0]) for v in PROTOCOL_VERSIONS)
 
 
@@ -134,21 +137,16 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await EventStore.open(store_url or config.store)
         try:
-            interrupted = await interrupt_leftovers(store)
-            if interrupted:
-                log.warning(
-                    "marked %d unfinished run(s) failed (wopeval.interrupted): %s",
-                    len(interrupted),
-                    ", ".join(interrupted),
-                )
             manager = RunManager(store, registry, judge, config.concurrency)
-            async with manager.running():
-                app.state.wopeval = HostState(
+            async with keep_leases(store, config.leaseSeconds), manager.running():
+                app.state.wopeval = state = HostState(
                     config=config, keys=KeyRing(config.apiKeys), catalog=catalog,
                     registry=registry, judge=judge, store=store, manager=manager,
                     workflows=WorkflowCatalog.seeded(config.conformanceSeed),
+                    loop=asyncio.get_running_loop(),
                 )  # fmt: skip
-                yield
+                async with draining(state):
+                    yield
         finally:
             await store.close()
 

@@ -3,12 +3,21 @@
 Keys are looked up by their SHA-256 digest, so the lookup's timing does not depend on how much
 of a guessed key is right. A missing, malformed or unknown key is ``401 unauthenticated``.
 The subject is the run owner on the wire (run-snapshot ``owner.subject``); it carries the
-configured ``subjectId`` or a digest of the key, never the key.
+configured ``subjectId``, else ``key-<n>`` (the key's position among its tenant's keys in the
+configuration), never the key nor any part or digest of it.
+
+Failed authentication is rate-limited per client address: more than
+:data:`MAX_AUTH_FAILURES` failures within :data:`AUTH_WINDOW_S` seconds and the client's
+requests are answered ``429 rate_limited`` with ``Retry-After`` until the window has passed,
+whether their key is right or not (a guesser learns nothing from the 429 itself).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+import time
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +25,7 @@ from typing import Any
 from fastapi import Request
 
 from wopeval.host.config import ApiKey
-from wopeval.host.errors import unauthenticated
+from wopeval.host.errors import HostError, unauthenticated
 
 ISSUER = "urn:wopeval:api-key"
 
@@ -46,11 +55,29 @@ def _digest(key: str) -> bytes:
     return hashlib.sha256(key.encode("utf-8")).digest()
 
 
+MAX_AUTH_FAILURES = 20
+AUTH_WINDOW_S = 60.0
+_MAX_CLIENTS = 10_000  # failure records kept (oldest dropped first)
+
+
+def _subject_ids(keys: Sequence[ApiKey]) -> list[str]:
+    counts: dict[str, int] = {}
+    ids = []
+    for key in keys:
+        counts[key.tenant] = counts.get(key.tenant, 0) + 1
+        ids.append(key.subjectId or f"key-{counts[key.tenant]}")
+    return ids
+
+
 class KeyRing:
-    """The configured keys, by digest."""
+    """The configured keys, by digest; failed attempts counted per client."""
 
     def __init__(self, keys: Sequence[ApiKey]) -> None:
-        self._by_digest = {_digest(k.key): Principal(k.tenant, k.subject_id, k.kind) for k in keys}
+        self._by_digest = {
+            _digest(k.key): Principal(k.tenant, subject, k.kind)
+            for k, subject in zip(keys, _subject_ids(keys), strict=True)
+        }
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
 
     def principal(self, authorization: str | None) -> Principal:
         if not authorization:
@@ -65,4 +92,29 @@ class KeyRing:
         return found
 
     def authenticate(self, request: Request) -> Principal:
-        return self.principal(request.headers.get("authorization"))
+        client = request.client.host if request.client is not None else "?"
+        now = time.monotonic()
+        failures = self._failures.get(client)
+        if failures is not None:
+            while failures and failures[0] <= now - AUTH_WINDOW_S:
+                failures.popleft()
+            if len(failures) >= MAX_AUTH_FAILURES:
+                wait = max(1, math.ceil(failures[0] + AUTH_WINDOW_S - now))
+                raise HostError(
+                    "rate_limited",
+                    f"too many failed authentications from this client; retry in {wait} s",
+                    {"field": "Authorization"},
+                    headers={"Retry-After": str(wait)},
+                )
+        try:
+            return self.principal(request.headers.get("authorization"))
+        except HostError:
+            self._record_failure(client, now)
+            raise
+
+    def _record_failure(self, client: str, now: float) -> None:
+        failures = self._failures.pop(client, None) or deque(maxlen=MAX_AUTH_FAILURES)
+        failures.append(now)
+        self._failures[client] = failures
+        while len(self._failures) > _MAX_CLIENTS:
+            self._failures.popitem(last=False)

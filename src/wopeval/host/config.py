@@ -29,7 +29,6 @@ host runs :func:`default_config` (one dev key of tenant ``local``, all implement
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 from pathlib import Path
@@ -60,6 +59,21 @@ class _Closed(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+# The weakest key a host accepts: this many characters, this many of them distinct (a
+# one-character or "aaaa…" key is refused at start-up, not merely warned about).
+WEAK_KEY_LENGTH = 16
+MIN_DISTINCT_CHARACTERS = 8
+
+
+def key_weakness(key: str) -> str | None:
+    """Why ``key`` is too weak to serve, or None."""
+    if len(key) < WEAK_KEY_LENGTH:
+        return f"is {len(key)} characters; an API key needs at least {WEAK_KEY_LENGTH}"
+    if len(set(key)) < MIN_DISTINCT_CHARACTERS:
+        return f"needs at least {MIN_DISTINCT_CHARACTERS} distinct characters"
+    return None
+
+
 class ApiKey(_Closed):
     """One bearer key. ``subjectId`` names the caller on the wire (never the key itself)."""
 
@@ -68,14 +82,13 @@ class ApiKey(_Closed):
     subjectId: Annotated[str, Field(pattern=SUBJECT_ID_PATTERN)] | None = None
     kind: Literal["user", "workload"] = "user"
 
-    @property
-    def subject_id(self) -> str:
-        if self.subjectId is not None:
-            return self.subjectId
-        return "key-" + hashlib.sha256(self.key.encode()).hexdigest()[:16]
-
-
-WEAK_KEY_LENGTH = 16
+    @field_validator("key")
+    @classmethod
+    def _strong(cls, value: str) -> str:
+        weakness = key_weakness(value)
+        if weakness is not None:
+            raise ValueError(weakness)
+        return value
 
 
 class TrialsFacet(_Closed):
@@ -117,6 +130,13 @@ class EvalSuiteConfig(_Closed):
         return self
 
 
+class TenantLimits(_Closed):
+    """What one tenant may hold at once on one host process (host/limits.py)."""
+
+    activeRunsPerTenant: Annotated[int, Field(ge=1)] = 16
+    streamsPerTenant: Annotated[int, Field(ge=1)] = 64
+
+
 class HostConfig(_Closed):
     apiKeys: list[ApiKey] = Field(default_factory=list)
     suiteDirectories: list[Path] = Field(default_factory=list)
@@ -136,6 +156,12 @@ class HostConfig(_Closed):
     # Seed the workflow fixtures of the OpenWOP fixture contract (conformance-noop, …) so the
     # official suite's core scenarios can create runs (host/workflows.py). Off by default.
     conformanceSeed: bool = False
+    # Several hosts may share one store: each claims the runs it executes for leaseSeconds,
+    # renewed while it runs them; a run whose owner stopped renewing is failed by another host.
+    leaseSeconds: Annotated[float, Field(ge=1, le=3600)] = 30.0
+    # On SIGTERM: stop taking runs, let streams end, interrupt what is still running after this.
+    shutdownGraceSeconds: Annotated[float, Field(ge=0, le=3600)] = 10.0
+    limits: TenantLimits = TenantLimits()
 
     @model_validator(mode="after")
     def _unique_keys(self) -> HostConfig:
@@ -143,10 +169,6 @@ class HostConfig(_Closed):
         if len(set(keys)) != len(keys):
             raise ValueError("apiKeys: the same key is listed twice")
         return self
-
-    def weak_keys(self) -> list[str]:
-        """Tenants whose key is shorter than :data:`WEAK_KEY_LENGTH` (worth a start-up warning)."""
-        return [k.tenant for k in self.apiKeys if len(k.key) < WEAK_KEY_LENGTH]
 
     def advertised_modes(self) -> list[EvalMode]:
         """Configured modes, or the default: golden, live-shadow, regression (with baseline

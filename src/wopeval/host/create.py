@@ -24,6 +24,8 @@ import re
 from collections.abc import Container
 from typing import Any
 
+import anyio
+
 from wopeval.engine.registry import SCRIPTED_AGENT_ID, AgentNotFound, Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.ids import RUN_ID_PATTERN
@@ -281,7 +283,8 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         raise invalid(
             "baselineRunId", "baseline selection (RFC 0251) is not advertised by this host"
         )
-    suite = load_suite_ref(state, str(body["evalSuiteRef"]))
+    # In a worker thread: reading and validating a big suite must not stall the event loop.
+    suite = await anyio.to_thread.run_sync(load_suite_ref, state, str(body["evalSuiteRef"]))
     workflow_id = body.get("workflowId")
     if workflow_id is not None and workflow_id != suite.suiteId:
         raise invalid("workflowId", "an eval run's workflowId is its suiteId; omit it")

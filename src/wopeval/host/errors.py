@@ -36,7 +36,9 @@ STATUS_OF: dict[str, int] = {
     "payload_too_large": 413,
     "unsupported_media_type": 415,
     "capability_required": 422,
+    "rate_limited": 429,
     "internal_error": 500,
+    "service_unavailable": 503,
     "wopeval.method_not_allowed": 405,
 }
 
@@ -74,7 +76,9 @@ def error_response(error: HostError) -> JSONResponse:
 
 
 def invalid(field: str, message: str, **details: Any) -> HostError:
-    """``400 validation_error`` naming ``field`` in the message and in ``details.field``."""
+    """``400 validation_error`` naming ``field`` in the message and in ``details.field``
+    (the empty member name is named ``$[""]``, never left blank)."""
+    field = field or '$[""]'
     return HostError("validation_error", f"{field}: {message}", {"field": field, **details})
 
 

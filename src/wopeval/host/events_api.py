@@ -12,6 +12,12 @@ the poll's ``afterSequence`` are cursors in ``0..2**62``; anything else is
 ``400 validation_error`` naming them. ``resumable=true`` is accepted (every stream here is
 resumable); ``bufferMs`` (0–5000) batches frames as ``event: batch`` with ``id`` the highest
 sequence.
+
+The poll answers one page: at most ``limit`` events (1–:data:`MAX_POLL_LIMIT`, default
+:data:`POLL_LIMIT`), so a poll of a big log costs a bounded amount. ``lastSequence`` stays the
+highest sequence of the log (wire digest §4.3): while the last event of the page is below it,
+poll again with ``afterSequence`` set to that event's sequence. Waiting readers (SSE and poll)
+are woken by the run's notifier when its log grows (:mod:`wopeval.events.notify`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from wopeval.events.store import EventStore
 from wopeval.host.errors import HostError, invalid
+from wopeval.host.limits import hold_stream, stream_slot
 from wopeval.host.runs import load_run
 from wopeval.host.state import state_of
 from wopeval.wire.api import ErrorEnvelope, PollPage
@@ -38,6 +45,8 @@ SUPPORTED_MODES: tuple[str, ...] = ("updates", "debug")
 UPDATES_PREFIXES: tuple[str, ...] = ("run.", "node.", "eval.")
 KEEPALIVE_S = 15.0
 PAGE = 500
+POLL_LIMIT = 500
+MAX_POLL_LIMIT = 1000
 MAX_BUFFER_MS = 5000
 # The highest event cursor accepted (afterSequence, Last-Event-ID): well inside SQLite's and
 # PostgreSQL's signed 64-bit integers, far beyond any log.
@@ -170,15 +179,19 @@ async def poll_events(request: Request, run_path: str) -> Response:
     after_raw = params.get("afterSequence", params.get("since"))
     after = _int_param(after_raw, "afterSequence", 0, MAX_CURSOR, -1)
     timeout = _int_param(params.get("timeout"), "timeout", 1, 60, 30)
+    limit = _int_param(params.get("limit"), "limit", 1, MAX_POLL_LIMIT, POLL_LIMIT)
     record = await load_run(state, principal, run_path)
     store = state.store
-    events = await store.events(record.run_id, after)
+    events = await store.events(record.run_id, after, limit)
     if not events and not record.terminal:
-        await store.wait_for_events(record.run_id, after, float(timeout), limit=1)
-        # Status first, then events: a terminal status implies its event is in the page.
+        with stream_slot(state, principal.tenant):
+            await store.wait_for_events(record.run_id, after, float(timeout), limit=1)
+        # Status first, then events: a terminal status implies its event is in the log.
         record = await load_run(state, principal, run_path)
-        events = await store.events(record.run_id, after)
-    last = events[-1].sequence if events else await store.last_sequence(record.run_id)
+        events = await store.events(record.run_id, after, limit)
+    last = await store.last_sequence(record.run_id)
+    if events and events[-1].sequence > last:  # appended since: the page is the truth
+        last = events[-1].sequence
     page = PollPage(
         runId=record.run_id,
         events=[e.to_wire() for e in events],
@@ -201,8 +214,10 @@ async def stream_events(request: Request, run_path: str) -> Response:
         raise invalid("resumable", "must be true or false")
     cursor = _last_event_id(request)
     record = await load_run(state, principal, run_path)
+    body = stream(state.store, record.run_id, cursor, modes, buffer_ms)
+    hold_stream(state, principal.tenant, body)  # free again when the body ends or is dropped
     return StreamingResponse(
-        stream(state.store, record.run_id, cursor, modes, buffer_ms),
+        body,
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

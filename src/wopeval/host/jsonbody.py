@@ -4,8 +4,13 @@ Python's ``json`` accepts documents the store (``dumps_json``: UTF-8, ``allow_na
 wire cannot carry: ``NaN`` and ``Infinity``, numbers that overflow to infinity (``1e999``),
 integer literals beyond ``int``'s digit limit, lone surrogate escapes (``"\\ud800"``, not
 encodable as UTF-8; a raw one in the bytes decodes the same way), and nesting deep enough to
-exhaust the stack. Each is the caller's mistake: ``400 validation_error`` naming the member
-(``metadata.a``, ``tags[0]``), or ``$`` for the body as a whole.
+exhaust the stack. Python also lets the last of two equal member names win (``{"tenantId":
+"beta", "tenantId": "acme"}``) and reads UTF-16, UTF-32 and a byte-order mark: a body is UTF-8
+without a BOM (RFC 8259 §8.1) and names each member once (§4, "SHOULD be unique"), anything
+else is refused. Each is the caller's mistake: ``400 validation_error`` naming the member
+(``metadata.a``, ``tags[0]``), or ``$`` for the body as a whole. A non-empty body must be sent
+as ``Content-Type: application/json`` (or a ``+json`` type): ``415 unsupported_media_type``
+naming ``Content-Type`` otherwise (:func:`check_media_type`).
 """
 
 from __future__ import annotations
@@ -14,12 +19,29 @@ import json
 import math
 from typing import Any
 
-from wopeval.host.errors import invalid
+from wopeval.host.errors import HostError, invalid
 
 # Containers nested deeper than this are refused; create and cancel bodies need a handful.
 MAX_DEPTH = 64
 _SHOWN = 40
 NOT_A_NUMBER = "is not a JSON number (NaN and infinities are not)"
+
+
+class _Duplicated(dict[str, Any]):
+    """An object in which ``key`` appeared more than once (refused by :func:`check_storable`)."""
+
+    duplicate: str = ""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            found = _Duplicated(pairs)
+            found.duplicate = key
+            return found
+        seen[key] = value
+    return seen
 
 
 class _Unrepresentable:
@@ -83,6 +105,8 @@ def check_storable(document: Any) -> None:
             continue
         if depth >= MAX_DEPTH:
             raise invalid(top, f"nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, _Duplicated):
+            raise invalid(_member(path, value.duplicate), "appears twice; a member may appear once")
         if isinstance(value, dict):
             for key in value:
                 _check_key(path, key)
@@ -99,9 +123,16 @@ def loads_strict(raw: bytes) -> Any:
     """Parse a request body; ``None`` for an empty one. Raises ``HostError`` (``400``)."""
     if not raw.strip():
         return None
+    if raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4]:
+        raise invalid("$", "the body must be UTF-8 JSON (no byte-order mark, not UTF-16/32)")
     try:
+        text = raw.decode("utf-8", "surrogatepass")  # a raw lone surrogate: refused below
         document = json.loads(
-            raw, parse_constant=_Unrepresentable, parse_float=_parse_float, parse_int=_parse_int
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_Unrepresentable,
+            parse_float=_parse_float,
+            parse_int=_parse_int,
         )
     except RecursionError:
         raise invalid("$", f"the body nests deeper than {MAX_DEPTH} levels") from None
@@ -115,4 +146,21 @@ def loads_strict(raw: bytes) -> Any:
     return document
 
 
-__all__ = ["MAX_DEPTH", "check_storable", "loads_strict"]
+JSON_MEDIA_TYPES = ("application/json",)
+
+
+def check_media_type(content_type: str | None) -> None:
+    """A body is JSON: ``application/json`` or ``application/*+json`` (parameters such as
+    ``charset=utf-8`` allowed), else ``415 unsupported_media_type`` naming ``Content-Type``."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media in JSON_MEDIA_TYPES or (media.startswith("application/") and media.endswith("+json")):
+        return
+    shown = _shown(content_type) if content_type is not None else "none"
+    raise HostError(
+        "unsupported_media_type",
+        f"Content-Type: a body must be sent as application/json (got {shown})",
+        {"field": "Content-Type"},
+    )
+
+
+__all__ = ["MAX_DEPTH", "check_media_type", "check_storable", "loads_strict"]

@@ -27,7 +27,13 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle
 from wopeval.errors import RunNotFound
-from wopeval.events.store import INTERRUPTED_ERROR_CODE, EventStore, StoreError
+from wopeval.events.store import (
+    INTERRUPTED_ERROR_CODE,
+    EventStore,
+    RunTerminalError,
+    StoreError,
+)
+from wopeval.host.errors import HostError
 from wopeval.service.runs import RunPlan, RunService
 from wopeval.wire.events import ErrorObject, RunCancelled, RunFailed
 
@@ -39,6 +45,7 @@ Execute = Callable[[RunHandle], Awaitable[None]]
 # The member of a stored run request holding the host's request data (body digest, scopeId,
 # configurable): present exactly on the runs a host created.
 HOST_REQUEST_KEY = "host"
+RETRY = {"Retry-After": "5"}
 INTERRUPTED_ERROR = {
     "code": INTERRUPTED_ERROR_CODE,
     "message": "the host stopped before this run finished",
@@ -64,6 +71,7 @@ class RunManager:
         self._jobs: dict[str, _Job] = {}
         self._interrupted: list[str] = []
         self._closing = False
+        self.draining = False
         self._group: TaskGroup | None = None
 
     @asynccontextmanager
@@ -100,6 +108,8 @@ class RunManager:
         """
         if self._group is None:
             raise RuntimeError("the run manager is not running")
+        if self.draining:
+            raise HostError("service_unavailable", "the host is shutting down", headers=RETRY)
         job = _Job(RunHandle(run_id), anyio.Event())
         self._jobs[run_id] = job
         chosen = self._limiter if limiter is None else limiter
@@ -123,6 +133,31 @@ class RunManager:
             with anyio.move_on_after(timeout):
                 await job.done.wait()
 
+    async def drain(self, grace: float) -> list[str]:
+        """Shut down gracefully: take no new run, give the running ones ``grace`` seconds to
+        end, then interrupt the rest (``run.failed`` ``wopeval.interrupted``, so that their
+        streams end with a terminal event). Returns the interrupted run ids."""
+        self.draining = True
+        with anyio.move_on_after(grace):
+            for job in list(self._jobs.values()):
+                await job.done.wait()
+        self._closing = True
+        left = list(self._jobs.items())
+        for _, job in left:
+            job.handle.interrupt()
+            job.queued.cancel()
+            job.handle.cancel()
+        with anyio.CancelScope(shield=True):
+            for run_id, job in left:
+                await job.done.wait()
+                await _record_interrupted(self.store, run_id)
+        return [run_id for run_id, _ in left]
+
+    def active_of(self, tenant: str) -> int:
+        """The tenant's runs in this process (executing or waiting for a slot)."""
+        prefix = f"{tenant}/"
+        return sum(1 for run_id in self._jobs if run_id.startswith(prefix))
+
     @property
     def active(self) -> int:
         return len(self._jobs)
@@ -135,7 +170,8 @@ class RunManager:
                 await limiter.acquire()
                 acquired = True
             if not acquired:
-                await _record_cancelled_before_start(self.store, run_id)
+                if not self._closing:  # else drain() records the interruption
+                    await _record_cancelled_before_start(self.store, run_id)
                 return
             try:
                 await execute(job.handle)
@@ -163,8 +199,7 @@ class RunManager:
 
 
 async def _record_cancelled_before_start(store: EventStore, run_id: str) -> None:
-    await store.emit(run_id, RunCancelled())
-    await store.set_status(run_id, "cancelled")
+    await store.emit_end(run_id, RunCancelled())
 
 
 async def _ensure_failed(store: EventStore, run_id: str, exc: Exception) -> None:
@@ -184,22 +219,32 @@ async def _fail_unless_terminal(store: EventStore, run_id: str, error: dict[str,
         record = await store.get_run(run_id)
         if record is None or record.terminal:
             return
-        await store.emit(run_id, RunFailed(error=ErrorObject.model_validate(error)))
-        await store.set_status(run_id, "failed", error=error)
+        await store.emit_end(
+            run_id, RunFailed(error=ErrorObject.model_validate(error)), error=error
+        )
+    except RunTerminalError:
+        return  # it ended meanwhile (its own end, or another host's mark)
     except (StoreError, RunNotFound):
         log.exception("could not record the failure (%s) of run %s", error["code"], run_id)
 
 
 async def interrupt_leftovers(store: EventStore) -> list[str]:
-    """At start-up: fail the runs a previous host process left unfinished (``run.failed`` each).
+    """Fail the runs a host process left unfinished (``run.failed`` and status, one commit).
 
     Only host-created runs (:data:`HOST_REQUEST_KEY`): runs of the CLI may be executing in
-    another process. Assumes no other host process is executing runs of this store right now.
+    another process; and only runs no live host owns: a run's owner renews its lease
+    (:meth:`EventStore.renew_leases`) while it executes it, so a second host on the same store
+    leaves the first one's runs alone and takes over only those whose owner stopped renewing.
     """
-    run_ids = await store.mark_interrupted(request_key=HOST_REQUEST_KEY)
-    for run_id in run_ids:
+    interrupted = []
+    for run_id in await store.abandoned_runs(HOST_REQUEST_KEY):
+        error = ErrorObject.model_validate(INTERRUPTED_ERROR)
         try:
-            await store.emit(run_id, RunFailed(error=ErrorObject.model_validate(INTERRUPTED_ERROR)))
+            await store.emit_end(run_id, RunFailed(error=error), error=INTERRUPTED_ERROR)
+        except RunTerminalError:
+            continue  # it ended meanwhile
         except StoreError:
-            log.exception("could not append run.failed to interrupted run %s", run_id)
-    return run_ids
+            log.exception("could not fail interrupted run %s", run_id)
+            continue
+        interrupted.append(run_id)
+    return interrupted

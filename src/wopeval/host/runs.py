@@ -20,6 +20,8 @@ from wopeval.host.create import body_digest, check_body, host_request, parse_bod
 from wopeval.host.discovery import etag_matches, not_modified
 from wopeval.host.errors import HostError, invalid, run_not_found
 from wopeval.host.ids import project_id, run_id_from_path, tenant_of
+from wopeval.host.jsonbody import check_media_type
+from wopeval.host.limits import admit_run
 from wopeval.host.state import HostState, state_of
 from wopeval.host.workflows import (
     create_fixture_record,
@@ -132,7 +134,10 @@ async def _read_body(request: Request, limit: int) -> bytes:
         if size > limit:
             raise HostError("payload_too_large", f"the body exceeds {limit} bytes")
         chunks.append(chunk)
-    return b"".join(chunks)
+    raw = b"".join(chunks)
+    if raw:
+        check_media_type(request.headers.get("content-type"))
+    return raw
 
 
 def _replay(state: HostState, request: Request, found: RunRecord, digest: str) -> Response:
@@ -208,6 +213,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (404, "not_found (a run of another tenant answers exactly like a missing one)"),
         (409, "a state conflict"),
         (422, "capability_required"),
+        (429, "rate_limited (Retry-After)"),
     )
 }
 
@@ -226,6 +232,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 async def create_run(request: Request) -> Response:
     state = state_of(request)
     principal = state.keys.authenticate(request)
+    admit_run(state, principal.tenant)
     key = _idempotency_key(request)
     _dedup(request)
     body = parse_body(await _read_body(request, state.config.maxBodyBytes))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from dataclasses import dataclass, field
 
 import anyio
@@ -33,6 +35,10 @@ class HostState:
     create_lock: anyio.Lock = field(default_factory=anyio.Lock)
     # Set when the host shuts down: open event streams end.
     closing: anyio.Event = field(default_factory=anyio.Event)
+    # The loop serving the host (a signal handler sets ``closing`` through it).
+    loop: asyncio.AbstractEventLoop | None = None
+    # Open event streams and waiting polls per tenant (host/limits.py).
+    streams: dict[str, weakref.WeakSet[object]] = field(default_factory=dict)
 
     @property
     def service(self) -> RunService:

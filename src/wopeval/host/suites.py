@@ -16,12 +16,21 @@ a run asks for it, so a broken suite is refused at create with ``400 validation_
 its field. A file whose id cannot be read is not indexed (and logged). The first file to declare
 a ``(suiteId, version)`` wins. An unknown reference triggers one re-scan (at most once a second)
 so that suites added while the host runs are found.
+
+A hostile or broken file is isolated: every file is read within :mod:`wopeval.suite.bounds`,
+and whatever goes wrong with one file (beyond a bound, unreadable, even an unexpected error)
+leaves it out of the index, reported in :attr:`SuiteCatalog.rejected` and the log, while the
+others keep serving. A re-scan stats every file but re-reads only new or changed ones (keyed by
+size and mtime), so an unknown reference costs a directory walk, never a re-parse of every
+suite. The host calls :meth:`find` and :meth:`load` in a worker thread (parsing a big suite
+never stalls the event loop); a lock serializes scans.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -99,14 +108,40 @@ class SuiteCatalog:
             self.directories.append(builtin)
         self._index: dict[str, dict[str, SuiteFile]] = {}
         self._parsed: dict[Path, tuple[int, AgentEvalSuite]] = {}
+        self._declared: dict[Path, tuple[tuple[int, int], SuiteFile | None]] = {}
+        self.rejected: dict[Path, str] = {}  # files left out of the index, and why
         self._scanned_at = float("-inf")
+        self._lock = threading.Lock()
         self.scan()
 
     def scan(self) -> None:
+        with self._lock:
+            self._scan()
+
+    def _declared_cached(self, path: Path) -> SuiteFile | None:
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        stamp = (info.st_size, info.st_mtime_ns)
+        cached = self._declared.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        found, why = _declared(path)
+        self._declared[path] = (stamp, found)
+        if why is None:
+            self.rejected.pop(path, None)
+        else:
+            self.rejected[path] = why
+        return found
+
+    def _scan(self) -> None:
         index: dict[str, dict[str, SuiteFile]] = {}
+        seen: set[Path] = set()
         for directory in self.directories:
             for path in sorted(p for p in directory.rglob("*") if _is_suite_file(p)):
-                found = _declared(path)
+                seen.add(path)
+                found = self._declared_cached(path)
                 if found is None:
                     continue
                 versions = index.setdefault(found.suite_id, {})
@@ -120,6 +155,9 @@ class SuiteCatalog:
                     )
                     continue
                 versions[found.version] = found
+        for gone in set(self._declared) - seen:
+            del self._declared[gone]
+            self.rejected.pop(gone, None)
         self._index = index
         self._scanned_at = time.monotonic()
 
@@ -134,8 +172,11 @@ class SuiteCatalog:
     def find(self, ref: SuiteRef) -> SuiteFile | None:
         found = self._find(ref)
         if found is None and time.monotonic() - self._scanned_at >= _RESCAN_INTERVAL_S:
-            self.scan()
-            found = self._find(ref)
+            with self._lock:  # a concurrent caller's scan counts: look again before scanning
+                found = self._find(ref)
+                if found is None and time.monotonic() - self._scanned_at >= _RESCAN_INTERVAL_S:
+                    self._scan()
+                    found = self._find(ref)
         return found
 
     def _find(self, ref: SuiteRef) -> SuiteFile | None:
@@ -163,7 +204,7 @@ class SuiteCatalog:
         cached = self._parsed.get(entry.path)
         if cached is not None and cached[0] == mtime:
             return cached[1]
-        declared = _declared(entry.path)
+        declared, _ = _declared(entry.path)
         if declared != entry:
             self.scan()
             raise SuiteGone(str(entry.path))
@@ -176,21 +217,28 @@ def _is_suite_file(path: Path) -> bool:
     return path.suffix.lower() in SUITE_SUFFIXES and path.is_file()
 
 
-def _declared(path: Path) -> SuiteFile | None:
-    """The ``(suiteId, version)`` a file declares, without validating the rest."""
+def _declared(path: Path) -> tuple[SuiteFile | None, str | None]:
+    """The ``(suiteId, version)`` a file declares, without validating the rest; or None and
+    why the file is not indexed (logged). Never raises: one bad file must not stop the rest."""
+    why = _why_not(path)
+    if isinstance(why, SuiteFile):
+        return why, None
+    log.warning("%s: not indexed: %s", path, why)
+    return None, why
+
+
+def _why_not(path: Path) -> SuiteFile | str:
     try:
         data = read_document(path)
     except SuiteError as exc:
-        log.warning("%s: not indexed: %s", path, exc)
-        return None
+        return str(exc)
+    except Exception as exc:  # isolate the unforeseen too: this file only
+        return f"cannot be read ({type(exc).__name__}: {exc})"[:500]
     if not isinstance(data, dict):
-        log.warning("%s: not indexed: not a suite object", path)
-        return None
+        return "not a suite object"
     suite_id, version = data.get("suiteId"), data.get("version")
     if not (isinstance(suite_id, str) and _SUITE_ID_RE.fullmatch(suite_id)):
-        log.warning("%s: not indexed: no valid suiteId", path)
-        return None
+        return "no valid suiteId"
     if not (isinstance(version, str) and _SEMVER_RE.fullmatch(version)):
-        log.warning("%s: not indexed: no valid version", path)
-        return None
+        return "no valid version"
     return SuiteFile(suite_id, version, path)

@@ -199,9 +199,8 @@ class FixtureRun:
 async def _end(store: EventStore, run_id: str, status: str, type_: str, payload: Any) -> None:
     """The terminal event, then the terminal status (shielded: one terminal event, always)."""
     with anyio.CancelScope(shield=True):
-        await store.append(run_id, type_, payload)
         error = payload.get("error") if status == "failed" else None
-        await store.set_status(run_id, status, error=error)
+        await store.end_run(run_id, type_, payload, error=error)
 
 
 async def execute_fixture(store: EventStore, handle: RunHandle, run: FixtureRun) -> None:

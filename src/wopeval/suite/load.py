@@ -9,7 +9,9 @@ Validation has two layers, reported in this order:
 2. **Rules** (:mod:`wopeval.suite.rules`): the cross-field suite rules that are deliberately not
    schema conditionals (RFC 0244 acceptance criteria). They run only on a schema-valid suite.
 
-Every error of a layer is reported at once, each named by its field path.
+Every error of a layer is reported at once, each named by its field path. Before either, the
+file and the document must be within :mod:`wopeval.suite.bounds` (size, depth, integer digits,
+YAML alias expansion, task and trial counts).
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from typing import Any, get_origin
 import yaml
 from pydantic import ValidationError
 
+from wopeval.suite import bounds
 from wopeval.suite.duplicates import (
     DuplicateKeyMarking,
     duplicate_key_errors,
     json_object,
-    load_yaml,
 )
 from wopeval.suite.errors import (
     ROOT_PATH,
@@ -69,19 +71,43 @@ def _document_error(source: str, message: str) -> SuiteError:
 
 def _parse_json(text: str, source: str) -> object:
     try:
-        data = json.loads(text, object_pairs_hook=json_object)
+        data = json.loads(text, object_pairs_hook=json_object, parse_int=bounds.parse_int)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise _document_error(source, f"invalid JSON at {where}: {exc.msg}") from exc
-    duplicates = duplicate_key_errors(data)
+    except RecursionError:
+        raise bounds.too_deep(source) from None
+    return _checked(data, duplicate_key_errors, source)
+
+
+def _checked(data: object, duplicates_of: Any, source: str) -> object:
+    """Refuse the document beyond the bounds, then one with repeated keys."""
+    beyond = bounds.tree_errors(data)
+    if beyond:
+        raise SuiteError(beyond, source)
+    duplicates: list[FieldError] = duplicates_of(data)
     if duplicates:
         raise SuiteError(duplicates, source)
     return data
 
 
+def _load_yaml(text: str, source: str) -> tuple[object, DuplicateKeyMarking]:
+    """Compose, bound the node graph (alias expansion, depth), then construct."""
+    parser = _SuiteYamlLoader(text)
+    try:
+        node = parser.get_single_node()
+        bounds.check_yaml_expansion(node, source)
+        data = parser.construct_document(node) if node is not None else None
+    finally:
+        parser.dispose()
+    return data, parser
+
+
 def _parse_yaml(text: str, source: str) -> object:
     try:
-        data, duplicates = load_yaml(text, _SuiteYamlLoader)
+        data, parser = _load_yaml(text, source)
+    except RecursionError:
+        raise bounds.too_deep(source) from None
     except yaml.MarkedYAMLError as exc:
         problem = exc.problem or "cannot parse"
         if exc.context:
@@ -91,9 +117,7 @@ def _parse_yaml(text: str, source: str) -> object:
         raise _document_error(source, f"invalid YAML{where}: {problem}") from exc
     except yaml.YAMLError as exc:
         raise _document_error(source, f"invalid YAML: {exc}") from exc
-    if duplicates:
-        raise SuiteError(duplicates, source)
-    return data
+    return _checked(data, lambda d: duplicate_key_errors(d, parser.repeated_keys), source)
 
 
 def read_document(path: str | Path) -> object:
@@ -108,7 +132,7 @@ def read_document(path: str | Path) -> object:
             source, f"unsupported file type {found} (expected .json, .yaml or .yml)"
         )
     try:
-        text = file.read_text(encoding="utf-8")
+        text = bounds.read_bounded(file, source).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _document_error(source, f"not UTF-8 text: {exc.reason}") from exc
     except OSError as exc:
@@ -202,7 +226,10 @@ def check_schema(data: object) -> tuple[AgentEvalSuite | None, list[FieldError]]
 
 
 def validate_suite(data: object) -> tuple[AgentEvalSuite | None, list[FieldError]]:
-    """Schema, then rules. The suite is returned whenever the schema layer passed."""
+    """Bounds, schema, then rules. The suite is returned whenever the schema layer passed."""
+    beyond = bounds.count_errors(data) or bounds.tree_errors(data)
+    if beyond:
+        return None, beyond
     suite, errors = check_schema(data)
     if suite is None:
         # Rules that need no valid model are reported in the same pass, after the shape errors.

@@ -1,0 +1,96 @@
+"""The host's claim on its runs while it lives: an owner id and a renewed lease.
+
+Several ``wopeval serve`` processes may share one store (PostgreSQL, or one SQLite file). Each
+claims the runs it creates under an owner id unique to the process (:func:`owner_id`) with a
+lease of ``leaseSeconds``; :func:`keep_leases` renews it every third of that while the host
+runs, and takes over the runs whose owner stopped renewing (a host that crashed or was
+killed): they are failed ``wopeval.interrupted``, terminal event and status in one commit. A
+host never touches a run another live host owns; the store refuses any event after a run's
+terminal event whoever sends it (migration 3's triggers).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from wopeval.events.store import EventStore, StoreError
+from wopeval.host.manager import interrupt_leftovers
+from wopeval.host.state import HostState
+
+log = logging.getLogger("wopeval.host")
+
+
+def owner_id() -> str:
+    """This process's owner id: host name, pid and a random part (a restarted pid differs)."""
+    return f"{socket.gethostname()[:64]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+async def reap(store: EventStore) -> list[str]:
+    """Fail the host runs no live host owns; log them."""
+    interrupted = await interrupt_leftovers(store)
+    if interrupted:
+        log.warning(
+            "marked %d unfinished run(s) failed (wopeval.interrupted): %s",
+            len(interrupted),
+            ", ".join(interrupted),
+        )
+    return interrupted
+
+
+@asynccontextmanager
+async def keep_leases(store: EventStore, lease_seconds: float) -> AsyncIterator[None]:
+    """Claim this store's new runs for this process and keep the claim while inside."""
+    store.claim_runs(owner_id(), lease_seconds)
+    await reap(store)
+
+    async def renew() -> None:
+        while True:
+            await anyio.sleep(lease_seconds / 3)
+            try:
+                await store.renew_leases()
+                await reap(store)
+            except StoreError:
+                log.exception("could not renew the host's run leases")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(renew)
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def draining(state: HostState) -> AsyncIterator[None]:
+    """Once ``state.closing`` is set (SIGTERM, see :func:`begin_shutdown`): drain the run
+    manager within ``shutdownGraceSeconds``. Leaving sets ``closing`` and drains too."""
+
+    async def drain_when_closing() -> None:
+        await state.closing.wait()
+        interrupted = await state.manager.drain(state.config.shutdownGraceSeconds)
+        if interrupted:
+            log.warning("shutdown: interrupted %d run(s) after the grace period", len(interrupted))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(drain_when_closing)
+        try:
+            yield
+        finally:
+            state.closing.set()
+            group.cancel_scope.cancel()
+
+
+def begin_shutdown(app: Any) -> None:
+    """Start a graceful shutdown of a started host app (thread- and signal-handler-safe)."""
+    state = getattr(getattr(app, "state", None), "wopeval", None)
+    loop = getattr(state, "loop", None)
+    if isinstance(state, HostState) and loop is not None:
+        loop.call_soon_threadsafe(state.closing.set)

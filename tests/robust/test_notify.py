@@ -1,0 +1,67 @@
+"""Idle readers cost one watcher per run, not a query each (issue 14, point 3)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.engine.helpers import make_suite, scripted_task
+from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
+from wopeval.engine.run import RunSettings
+from wopeval.events.store import EventStore
+from wopeval.service.runs import RunService
+
+GOLDEN = {"kind": "golden", "match": {"strategy": "exact", "value": "done"}}
+SUITE = make_suite([scripted_task("t", {"output": "done"}, GOLDEN)])
+
+
+async def _open_run(store: EventStore) -> str:
+    service = RunService(store, Registry())
+    record = await service.create(await service.plan(SUITE, SCRIPTED_AGENT_ID, RunSettings()))
+    await store.append(record.run_id, "x-test.tick", {})
+    return record.run_id
+
+
+async def test_many_idle_subscribers_share_one_watcher(
+    store: EventStore, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = await _open_run(store)
+    store.notifier.interval = 0.05
+    checks: list[str] = []
+    real = store.last_sequence
+
+    async def counted(run: str) -> int:
+        checks.append(run)
+        return await real(run)
+
+    monkeypatch.setattr(store.notifier, "_last_sequence", counted)
+    waiters = [asyncio.create_task(store.wait_for_events(run_id, 0, 60)) for _ in range(200)]
+    async with asyncio.timeout(30):  # every waiter has read the log and waits
+        while (watch := store.notifier._watches.get(run_id)) is None or watch.waiters < 200:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+    assert store.notifier.watched == 1
+    checks.clear()
+    await asyncio.sleep(0.5)
+    # At most one re-check per 0.05 s period for all 200 waiters (not 200 per period).
+    assert 1 <= len(checks) <= 11
+    async with await EventStore.open(store_url) as other:  # another process appends
+        appended = await other.append(run_id, "x-test.tick", {})
+    async with asyncio.timeout(10):
+        results = await asyncio.gather(*waiters)
+    assert all(found == [appended] for found in results)
+    assert store.notifier.watched == 0
+
+
+@pytest.mark.postgres
+async def test_postgres_wakes_on_notify_without_polling(pg_database: str) -> None:
+    async with await EventStore.open(pg_database) as store:
+        assert store.notifier.listening
+        run_id = await _open_run(store)
+        store.notifier.interval = 3600.0  # only LISTEN/NOTIFY can wake the waiter
+        waiter = asyncio.create_task(store.wait_for_events(run_id, 0, 60))
+        await asyncio.sleep(0.1)
+        async with await EventStore.open(pg_database) as other:
+            appended = await other.append(run_id, "x-test.tick", {})
+        async with asyncio.timeout(5):
+            assert await waiter == [appended]
