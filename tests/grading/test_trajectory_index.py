@@ -10,7 +10,9 @@ from wopeval.grading.jsonmatch import json_subset
 from wopeval.grading.matching import build_graph
 from wopeval.suite.models import ExpectedCall
 
-LEAVES = st.sampled_from([1, 1.0, 2, True, False, None, "eu", [1], [], {}])
+LEAVES: st.SearchStrategy[object] = st.sampled_from(
+    [1, 1.0, 2, True, False, None, "eu", [1], [], {}]
+)
 NAMES = st.sampled_from(["a", "b", "filter"])
 VALUES = st.recursive(LEAVES, lambda inner: st.dictionaries(NAMES, inner, max_size=3), max_leaves=6)
 OBJECTS = st.dictionaries(NAMES, VALUES, max_size=3)

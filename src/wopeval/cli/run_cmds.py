@@ -97,7 +97,9 @@ def _progress(enabled: bool) -> Progress | None:
 
 
 def run(
-    suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")],
+    suite_path: Annotated[
+        Path | None, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")
+    ] = None,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -140,10 +142,21 @@ def run(
         str | None,
         typer.Option(help="With --executor ray: the Ray cluster to join (default: a local one)."),
     ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            metavar="RUN",
+            help="Finish this interrupted run (its stored suite and agent; SUITE not needed).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
+    if resume is not None:
+        _resume(resume, tool, judge, store, as_json)
+    if suite_path is None:
+        fail_input("SUITE is required (or --resume RUN)")
     _check_executor(executor, ray_address, mcp)
     check_finite("--trial-timeout", trial_timeout)
     check_finite("--max-cost", max_cost)
@@ -192,6 +205,21 @@ def run(
     finally:
         if started_ray:
             shutdown_ray()
+    _report(run_id, summary, as_json, suite, detail)
+
+
+def _resume(
+    run_id: str, tool: list[str] | None, judge: str | None, store: str | None, as_json: bool
+) -> None:
+    from wopeval.cli.resume_cmd import resume_run
+
+    registry = Registry()
+    for spec in tool or ():
+        name, _, ref = spec.partition("=")
+        registry.register_tool(name, import_object(ref))
+    judge_obj: Judge | None = import_object(judge) if judge else None
+    with user_output_to_stderr():
+        _, suite, summary, detail = anyio.run(resume_run, store, run_id, registry, judge_obj)
     _report(run_id, summary, as_json, suite, detail)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from wopeval.compare import compare_summaries
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
+from wopeval.engine.resume import ResumeState, scan
 from wopeval.engine.run import ProgressFn, RunHandle, RunSettings, check_runnable, execute_run
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
@@ -185,6 +186,15 @@ class RunService:
         self, plan: RunPlan, handle: RunHandle, *, progress: ProgressFn | None = None
     ) -> EvalSummary | None:
         """Execute a created run to a terminal state; the summary, or None unless completed."""
+        return await self._execute(plan, handle, progress, None)
+
+    async def _execute(
+        self,
+        plan: RunPlan,
+        handle: RunHandle,
+        progress: ProgressFn | None,
+        resume: ResumeState | None,
+    ) -> EvalSummary | None:
         request = plan.request()
 
         async def summary() -> EvalSummary:
@@ -200,6 +210,7 @@ class RunService:
             summarize=summary,
             judge=self.judge,
             progress=progress,
+            resume=resume,
         )
 
     async def run(
@@ -209,6 +220,47 @@ class RunService:
         record = await self.create(plan)
         return record, await self.execute(plan, RunHandle(record.run_id), progress=progress)
 
+    async def prepare_resume(self, run_id: str) -> tuple[RunRecord, RunPlan, ResumeState]:
+        """Check that ``run_id`` can be resumed and read what its log holds (in pages)."""
+        record = await self.store.get_run(run_id)
+        if record is None:
+            raise RunNotFound(f"run {run_id!r} is not in the store")
+        if record.terminal or record.kind != "eval":
+            raise UserError(
+                f"run: {run_id} is {record.status} and cannot be resumed "
+                "(only an unfinished eval run can)"
+            )
+        plan = RunPlan(
+            suite=parse_suite(record.suite_document, source=f"run {run_id}"),
+            agent_id=grading_options(record.run_request).target_agent_id,
+            settings=settings_of(record.run_request),
+            tenant=record.tenant,
+            host=record.run_request.host,
+        )
+        live_shadow = list(plan.settings.modes or ()) == ["live-shadow"]
+        state = await scan(self.store, run_id, plan.suite, ignore_fixtures=live_shadow)
+        if state.terminal:
+            raise UserError(f"run: {run_id} already has a terminal event and cannot be resumed")
+        return record, plan, state
+
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        handle: RunHandle | None = None,
+        progress: ProgressFn | None = None,
+        prepared: tuple[RunRecord, RunPlan, ResumeState] | None = None,
+    ) -> tuple[RunRecord, EvalSummary | None]:
+        """Finish an interrupted run: every ``(taskId, trialIndex)`` is scored exactly once.
+
+        Trials already scored are kept; a trial in flight at the interruption is re-run only
+        when it provably touched no live tool, else recorded as interrupted; the rest run as
+        in a fresh run (:mod:`wopeval.engine.resume`). The summary is built from the whole log.
+        """
+        record, plan, state = prepared or await self.prepare_resume(run_id)
+        summary = await self._execute(plan, handle or RunHandle(run_id), progress, state)
+        return record, summary
+
     async def regrade(self, run_id: str) -> Regraded:
         """Recompute a stored run's summary from its suite document and event log."""
         record = await self.store.get_run(run_id)
@@ -217,6 +269,24 @@ class RunService:
         suite = parse_suite(record.suite_document, source=f"run {run_id}")
         summary = await summarize(self.store, suite, run_id, record.run_request)
         return Regraded(record=record, summary=summary)
+
+
+def settings_of(request: RunRequest) -> RunSettings:
+    """The settings a stored run was created with (the inverse of ``RunSettings.to_request``)."""
+    return RunSettings(
+        concurrency=request.concurrency,
+        trial_timeout_s=request.trialTimeoutS,
+        host_max_cost_usd=request.hostMaxCostUsd,
+        modes=request.evalModes,
+        baseline_run_id=request.baselineRunId,
+        regression_method=request.regressionMethod,
+        alpha=request.alpha,
+        regression_verdict=request.regressionVerdict,
+        owner=request.owner,
+        tags=tuple(request.tags),
+        metadata=dict(request.metadata),
+        executor=request.executor,
+    )
 
 
 def _with_regression(

@@ -1,0 +1,46 @@
+"""``wopeval run --resume RUN``: finish an interrupted run (:meth:`RunService.resume`)."""
+
+from __future__ import annotations
+
+import anyio
+
+from wopeval.cli.common import fail_input, opened_store
+from wopeval.engine.judge import Judge
+from wopeval.engine.registry import Registry
+from wopeval.engine.run import RunHandle
+from wopeval.errors import RunNotFound, UserError
+from wopeval.grading.detail import RunDetail, run_detail
+from wopeval.service.runs import RunService, grading_options
+from wopeval.suite import parse_suite
+from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.summary import EvalSummary
+
+
+async def resume_run(
+    store_url: str | None,
+    run_id: str,
+    registry: Registry,
+    judge: Judge | None,
+) -> tuple[str, AgentEvalSuite, EvalSummary | None, RunDetail | None]:
+    """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards."""
+    from wopeval.cli.run_cmds import _cancel_on_signal  # the same Ctrl-C handling as a run
+
+    async with opened_store(store_url, must_exist=True) as store:
+        service = RunService(store, registry, judge)
+        handle = RunHandle(run_id)
+        try:
+            resuming = await service.prepare_resume(run_id)
+        except RunNotFound:
+            fail_input(f"--resume: run {run_id!r} is not in the store")
+        except UserError as exc:
+            fail_input(f"--resume: {exc}")
+        async with anyio.create_task_group() as group:
+            group.start_soon(_cancel_on_signal, handle)
+            record, summary = await service.resume(run_id, handle=handle, prepared=resuming)
+            group.cancel_scope.cancel()
+        suite = parse_suite(record.suite_document, source=f"run {run_id}")
+        if summary is None:
+            return run_id, suite, None, None
+        events = await store.events(run_id)
+        detail = run_detail(suite, events, grading_options(record.run_request))
+        return run_id, suite, summary, detail
