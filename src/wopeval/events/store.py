@@ -279,6 +279,19 @@ class EventStore:
         if status in TERMINAL_STATUSES:
             self._next_sequence.pop(run_id, None)
 
+    async def unfinished_runs(self, *, request_key: str | None = None) -> list[str]:
+        """The ids of every non-terminal eval run (with ``request_key``: whose stored ``request``
+        has that member), sorted; read only (resume at host start-up, issue 13)."""
+        stmt = select(runs.c.run_id, runs.c.request).where(
+            runs.c.status.not_in(TERMINAL_STATUSES), runs.c.kind == "eval"
+        )
+        rows = await self._read(stmt)
+        pairs = [(str(run_id), str(request)) for run_id, request in map(tuple, rows)]
+        return sorted(
+            run_id for run_id, request in pairs
+            if request_key is None or _has_member(request, request_key)
+        )  # fmt: skip
+
     async def mark_interrupted(self, *, request_key: str | None = None) -> list[str]:
         """Fail every non-terminal run (``wopeval.interrupted``); return their ids, sorted.
 

@@ -37,7 +37,12 @@ from wopeval.host.errors import (
     http_error_handler,
     wopeval_error_handler,
 )
-from wopeval.host.manager import RunManager, interrupt_leftovers
+from wopeval.host.manager import (
+    HOST_REQUEST_KEY,
+    RunManager,
+    interrupt_leftovers,
+    resume_leftovers,
+)
 from wopeval.host.state import HostState
 from wopeval.host.suites import SuiteCatalog
 from wopeval.host.workflows import WorkflowCatalog
@@ -133,7 +138,9 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await EventStore.open(store_url or config.store)
         try:
-            interrupted = await interrupt_leftovers(store)
+            resume = config.resumeInterrupted
+            leftovers = await store.unfinished_runs(request_key=HOST_REQUEST_KEY) if resume else []
+            interrupted = [] if resume else await interrupt_leftovers(store)
             if interrupted:
                 log.warning(
                     "marked %d unfinished run(s) failed (wopeval.interrupted): %s",
@@ -142,6 +149,7 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
                 )
             manager = RunManager(store, registry, judge, config.concurrency)
             async with manager.running():
+                resume_leftovers(manager, leftovers)
                 app.state.wopeval = HostState(
                     config=config, keys=KeyRing(config.apiKeys), catalog=catalog,
                     registry=registry, judge=judge, store=store, manager=manager,
