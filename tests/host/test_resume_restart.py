@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import anyio
-
 from tests.host.helpers import SLOW_AGENT, host_config, running_host
 from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
@@ -47,16 +45,15 @@ async def test_restart_resumes_host_runs_left_unfinished(store_url: str) -> None
     run_id = await _left_running(store_url)
     async with running_host(store_url) as host:
         store = host.state.store
-        with anyio.fail_after(30):
-            while (record := await store.get_run(run_id)) is None or not record.terminal:
-                await anyio.sleep(0.05)
+        assert host.state.manager.owns(run_id)  # resumed at start-up
+        await host.state.manager.wait(run_id, 30)
+        record = await store.get_run(run_id)
         events = await store.events(run_id)
+    assert record is not None
     assert record.status == "completed"
     assert [e.sequence for e in events] == list(range(len(events)))  # one gap-free log
     assert [e.type for e in events].count("run.started") == 1
-    scored = [
-        (p.taskId, p.trialIndex) for e in events if isinstance(p := e.typed, EvalScored)
-    ]
+    scored = [(p.taskId, p.trialIndex) for e in events if isinstance(p := e.typed, EvalScored)]
     assert sorted(scored) == sorted((f"echo-{i}", t) for i in range(3) for t in range(2))
     assert events[-1].type == "run.completed"
 
