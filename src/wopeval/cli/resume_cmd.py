@@ -10,7 +10,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle
 from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.detail import RunDetail, run_detail
-from wopeval.service.runs import RunService, grading_options
+from wopeval.service.runs import RunService, fold_log, grading_options
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -41,6 +41,6 @@ async def resume_run(
         suite = parse_suite(record.suite_document, source=f"run {run_id}")
         if summary is None:
             return run_id, suite, None, None
-        events = await store.events(run_id)
-        detail = run_detail(suite, events, grading_options(record.run_request))
+        options = grading_options(record.run_request)
+        detail = await fold_log(store, run_id, lambda log: run_detail(suite, log, options))
         return run_id, suite, summary, detail

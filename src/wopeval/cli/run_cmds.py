@@ -34,7 +34,7 @@ from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.trial import TrialGrade
-from wopeval.service.runs import RunService, grading_options, regrade
+from wopeval.service.runs import RunService, fold_log, grading_options, regrade
 from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -280,8 +280,9 @@ async def _execute(
                 group.cancel_scope.cancel()  # stop listening for signals
         if summary is None:
             return record.run_id, None, None
-        events = await store.events(record.run_id)
-        return record.run_id, summary, run_detail(suite, events, grading_options(plan.request()))
+        options = grading_options(plan.request())
+        detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
+        return record.run_id, summary, detail
 
 
 async def _cancel_on_signal(handle: RunHandle) -> None:

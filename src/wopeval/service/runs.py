@@ -15,8 +15,13 @@ only what a caller adds around it differs (a progress bar, signal handling, HTTP
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
 
 from wopeval.compare import compare_summaries
 from wopeval.engine.judge import Judge
@@ -29,6 +34,7 @@ from wopeval.events.store import EventStore, RunRecord
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.models import AgentEvalSuite, EvalMode
+from wopeval.wire.events import RunEvent
 from wopeval.wire.request import HostRequest, RunRequest
 from wopeval.wire.summary import EvalSummary, RegressionBlock
 
@@ -99,6 +105,23 @@ async def usable_baseline(
     return record
 
 
+LOG_PAGE = 2000
+_T = TypeVar("_T")
+
+
+async def fold_log(store: EventStore, run_id: str, fold: Callable[[Iterable[RunEvent]], _T]) -> _T:
+    """``fold`` over the run's whole log, read in pages of :data:`LOG_PAGE` events (never all
+    at once): the pure fold runs in a worker thread that fetches each page from this loop."""
+
+    def pages() -> Iterator[RunEvent]:
+        after = -1
+        while page := anyio.from_thread.run(store.events, run_id, after, LOG_PAGE):
+            yield from page
+            after = page[-1].sequence
+
+    return await anyio.to_thread.run_sync(lambda: fold(pages()))
+
+
 async def summarize(
     store: EventStore, suite: AgentEvalSuite, run_id: str, request: RunRequest
 ) -> EvalSummary:
@@ -107,7 +130,8 @@ async def summarize(
     The one code path for live runs and re-grades (invariant 1). The baseline's own stored
     summary is a recorded fact; the verdict is a pure function of both summaries.
     """
-    summary = build_summary(suite, await store.events(run_id), grading_options(request))
+    options = grading_options(request)
+    summary = await fold_log(store, run_id, lambda log: build_summary(suite, log, options))
     baseline_id = request.baselineRunId
     if baseline_id is None:
         return summary
