@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from typing import Any
+
 import anyio
 
 from wopeval.cli.common import fail_input, opened_store
@@ -21,9 +24,10 @@ async def resume_run(
     run_id: str,
     registry: Registry,
     judge: Judge | None,
+    on_signal: Callable[[RunHandle], Coroutine[Any, Any, None]],
 ) -> tuple[str, AgentEvalSuite, EvalSummary | None, RunDetail | None]:
-    """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards."""
-    from wopeval.cli.run_cmds import _cancel_on_signal  # the same Ctrl-C handling as a run
+    """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards. ``on_signal``
+    is ``wopeval run``'s own Ctrl-C / SIGTERM handling."""
 
     async with opened_store(store_url, must_exist=True) as store:
         service = RunService(store, registry, judge)
@@ -35,7 +39,7 @@ async def resume_run(
         except UserError as exc:
             fail_input(f"--resume: {exc}")
         async with anyio.create_task_group() as group:
-            group.start_soon(_cancel_on_signal, handle)
+            group.start_soon(on_signal, handle)
             record, summary = await service.resume(run_id, handle=handle, prepared=resuming)
             group.cancel_scope.cancel()
         suite = parse_suite(record.suite_document, source=f"run {run_id}")

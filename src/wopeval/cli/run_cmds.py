@@ -219,7 +219,9 @@ def _resume(
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
     with user_output_to_stderr():
-        _, suite, summary, detail = anyio.run(resume_run, store, run_id, registry, judge_obj)
+        _, suite, summary, detail = anyio.run(
+            resume_run, store, run_id, registry, judge_obj, _cancel_on_signal
+        )
     _report(run_id, summary, as_json, suite, detail)
 
 
