@@ -139,7 +139,7 @@ def main() -> None:
     }
     if not args.no_peers:
         peers: dict[str, Any] = {}
-        for peer in ("inspect_peer", "promptfoo_peer"):
+        for peer in ("inspect_peer", "promptfoo_peer", "pydantic_evals_peer"):
             over = _peer(peer, "run_overhead", trials=overhead_trials, concurrency=16)
             conc = _peer(peer, "run_concurrency", trials=conc_trials, sleep_s=0.05, concurrency=200)
             entry: dict[str, Any] = {

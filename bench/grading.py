@@ -23,13 +23,21 @@ agentevals takes OpenAI-style message lists: each observed call is one assistant
 one tool call. Its evaluator converts both lists through ``langchain_core`` on every call; that
 conversion is part of its cost and is reported separately (``agentevals_normalize_s``).
 
+Two further wopeval-only workloads were quadratic before the term index
+(``quadratic_cases``): ``subset`` patterns whose first field every call shares
+(``{"region": "eu", "orderId": i}``) and all-object patterns (``{"filter": {"id": i}}``), each
+with ``n`` expected calls against ``n`` observed calls, graded in every mode that applies. The
+``growth`` figure is CPU(10n) / CPU(n): 10 is linear, 100 quadratic.
+
 Usage: ``python3 bench/grading.py [--quick] [--no-peers]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import itertools
 import json
 import os
 import sys
@@ -80,6 +88,51 @@ def expected_calls(mode: TrajectoryMode, observed: Sequence[ObservedCall]) -> li
             ExpectedCall(tool=c.tool, args=c.inputs, argsMatch="exact") for c in every_tenth[::-1]
         ]
     return [ExpectedCall(tool=c.tool, args=c.inputs, argsMatch="exact") for c in observed[::-1]]
+
+
+def _quadratic_workload(shape: str, n: int) -> tuple[list[ObservedCall], list[ExpectedCall]]:
+    def inputs(i: int) -> dict[str, Any]:
+        return (
+            {"region": "eu", "orderId": i}
+            if shape == "shared-first-field"
+            else {"filter": {"id": i}}
+        )
+
+    observed = [ObservedCall(tool="kb:orders", inputs=inputs(i), agent_id=AGENT) for i in range(n)]
+    expected = [
+        ExpectedCall(tool="kb:orders", args=inputs(i), argsMatch="subset") for i in range(n)
+    ]
+    return observed, expected[::-1]
+
+
+def quadratic_cases(sizes: Sequence[int]) -> list[dict[str, Any]]:
+    """CPU seconds per grade of the two formerly quadratic ``subset`` shapes, and the growth."""
+    rows: list[dict[str, Any]] = []
+    modes: tuple[TrajectoryMode, ...] = ("any-order", "subset")
+    for shape in ("shared-first-field", "all-object-fields"):
+        for mode in modes:
+            seconds: dict[int, float] = {}
+            for n in sizes:
+                observed, expected = _quadratic_workload(shape, n)
+                expectation = TrajectoryExpectation(match=mode, calls=expected)
+                per_s, _, block = _throughput(
+                    functools.partial(grade_trajectory, expectation, observed, AGENT),
+                    WOPEVAL_BUDGET_S,
+                )
+                seconds[n] = 1 / per_s
+                assert getattr(block, "matched", None) is True
+            growth = {
+                f"{a}->{b}": round(seconds[b] / seconds[a], 1) for a, b in itertools.pairwise(sizes)
+            }
+            rows.append(
+                {
+                    "shape": shape,
+                    "mode": mode,
+                    "cpu_s": {str(n): round(s, 5) for n, s in seconds.items()},
+                    "growth": growth,
+                }
+            )
+    return rows
 
 
 def _throughput(grade: Callable[[], object], budget_s: float) -> tuple[float, int, object]:
@@ -218,6 +271,7 @@ def run(sizes: Sequence[int], with_peer: bool) -> dict[str, Any]:
             "wopeval also computes matchedCount (a maximum matching) on every grade.",
         ],
         "results": cells,
+        "quadratic_cases": quadratic_cases([n for n in sizes if n >= 100]),
     }
 
 

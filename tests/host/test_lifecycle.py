@@ -47,7 +47,7 @@ async def test_restart_fails_runs_left_unfinished_keeping_their_events(store_url
         before = await store.append(record.run_id, "run.started", {"workflowId": suite.suiteId})
     finally:
         await store.close()
-    async with running_host(store_url) as host:
+    async with running_host(store_url, host_config(resumeInterrupted=False)) as host:
         snapshot = (await host.get(f"/runs/{segment(record.run_id)}")).json()
         poll = (await host.get(f"/runs/{segment(record.run_id)}/events/poll")).json()
     assert snapshot["status"] == "failed"

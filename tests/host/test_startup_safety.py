@@ -22,6 +22,7 @@ from tests.host.helpers import (
     SUITES,
     auth,
     eval_body,
+    host_config,
     running_host,
     segment,
     serving,
@@ -115,7 +116,7 @@ def test_serve_on_an_address_it_does_not_have_exits_2(store_url: str) -> None:
 
 async def test_restart_fails_host_runs_but_never_cli_runs(store_url: str) -> None:
     cli_run, host_run = await _unfinished_runs(store_url)
-    async with running_host(store_url) as host:
+    async with running_host(store_url, host_config(resumeInterrupted=False)) as host:
         cli_snapshot = (await host.get(f"/runs/{segment(cli_run.run_id)}")).json()
         host_snapshot = (await host.get(f"/runs/{segment(host_run.run_id)}")).json()
         cli_log = [e.type for e in await host.state.store.events(cli_run.run_id)]

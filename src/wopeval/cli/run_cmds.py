@@ -46,7 +46,7 @@ from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.trial import TrialGrade
-from wopeval.service.runs import RunService, grading_options, regrade
+from wopeval.service.runs import RunService, fold_log, grading_options, regrade
 from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -109,7 +109,9 @@ def _progress(enabled: bool) -> Progress | None:
 
 
 def run(
-    suite_path: Annotated[Path, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")],
+    suite_path: Annotated[
+        Path | None, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")
+    ] = None,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -159,10 +161,21 @@ def run(
     agent_cmd: AgentCmdOpt = None,
     judge_model: JudgeModelOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            metavar="RUN",
+            help="Finish this interrupted run (its stored suite and agent; SUITE not needed).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
+    if resume is not None:
+        _resume(resume, tool, judge, store, as_json)
+    if suite_path is None:
+        fail_input("SUITE is required (or --resume RUN)")
     _check_executor(executor, ray_address, mcp)
     check_finite("--trial-timeout", trial_timeout)
     check_finite("--max-cost", max_cost)
@@ -223,6 +236,23 @@ def run(
     _report(run_id, summary, as_json, suite, detail)
 
 
+def _resume(
+    run_id: str, tool: list[str] | None, judge: str | None, store: str | None, as_json: bool
+) -> None:
+    from wopeval.cli.resume_cmd import resume_run
+
+    registry = Registry()
+    for spec in tool or ():
+        name, _, ref = spec.partition("=")
+        registry.register_tool(name, import_object(ref))
+    judge_obj: Judge | None = import_object(judge) if judge else None
+    with user_output_to_stderr():
+        _, suite, summary, detail = anyio.run(
+            resume_run, store, run_id, registry, judge_obj, _cancel_on_signal
+        )
+    _report(run_id, summary, as_json, suite, detail)
+
+
 def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
     if executor not in ("local", "ray"):
         fail_input(f"--executor: {executor!r} is not one of local, ray")
@@ -280,8 +310,9 @@ async def _execute(
                 group.cancel_scope.cancel()  # stop listening for signals
         if summary is None:
             return record.run_id, None, None
-        events = await store.events(record.run_id)
-        return record.run_id, summary, run_detail(suite, events, grading_options(plan.request()))
+        options = grading_options(plan.request())
+        detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
+        return record.run_id, summary, detail
 
 
 async def _cancel_on_signal(handle: RunHandle) -> None:

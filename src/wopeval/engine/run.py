@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from wopeval.engine.budget import CostMeter
 from wopeval.engine.distributed import TrialRunner, ray_trial_runner
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
+from wopeval.engine.resume import ResumeState, interrupted_events
 from wopeval.engine.trial import TrialEnv, record_skipped, run_trial
 from wopeval.events.store import EventStore
 from wopeval.grading.summary import GradingOptions, pass_score_of
@@ -121,11 +122,13 @@ async def execute_run(
     summarize: Callable[[], Awaitable[EvalSummary]],
     judge: Judge | None = None,
     progress: ProgressFn | None = None,
+    resume: ResumeState | None = None,
 ) -> EvalSummary | None:
     """Execute a created run to a terminal state. Returns the summary (None unless completed).
 
     ``summarize`` builds the summary from the stored log once every trial is recorded (the run
-    service passes the one summary path, regression block included).
+    service passes the one summary path, regression block included). With ``resume`` (from
+    :func:`wopeval.engine.resume.scan`), only what the interrupted log lacks is done.
     """
     run_id = handle.run_id
     check_runnable(suite, judge)
@@ -143,15 +146,18 @@ async def execute_run(
         include_trial_index=suite.trials is not None,
         judge=judge,
     )
+    if resume is not None:
+        env.meter.add(resume.spent_usd)
     await store.set_status(run_id, "running")
     finished = False
     try:
         with handle.scope:
-            await _start_events(store, run_id, suite, settings)
-            await _run_trials(store, env, suite, settings, progress)
+            await _start_events(store, run_id, suite, settings, resume)
+            pairs = None if resume is None else resume.pending(suite)
+            await _run_trials(store, env, suite, settings, progress, pairs)
             summary = await summarize()
             with anyio.CancelScope(shield=True):  # once finishing, finish: one terminal event
-                await _finish_events(store, run_id, summary)
+                await _finish_events(store, run_id, summary, resume)
             finished = True
             return summary
     except Exception as exc:
@@ -185,15 +191,30 @@ def _suite_ceiling(suite: AgentEvalSuite) -> float | None:
 
 
 async def _start_events(
-    store: EventStore, run_id: str, suite: AgentEvalSuite, settings: RunSettings
+    store: EventStore,
+    run_id: str,
+    suite: AgentEvalSuite,
+    settings: RunSettings,
+    resume: ResumeState | None,
 ) -> None:
-    owner = Owner.model_validate(settings.owner) if settings.owner is not None else None
-    started = RunStarted(
-        workflowId=suite.suiteId, transport="rest", owner=owner, tags=list(settings.tags) or None
-    )
-    await store.emit(run_id, started)
+    """``run.started`` and ``eval.started`` (those the log lacks, on a resume), then, on a
+    resume, the record of every trial interrupted where it may have touched a live tool."""
+    if resume is None or not resume.run_started:
+        owner = Owner.model_validate(settings.owner) if settings.owner is not None else None
+        tags = list(settings.tags) or None
+        started = RunStarted(workflowId=suite.suiteId, transport="rest", owner=owner, tags=tags)
+        await store.emit(run_id, started)
+    if resume is None or not resume.eval_started:
+        await store.emit(run_id, _eval_started(suite, settings))
+    if resume is not None:
+        for key, why in sorted(resume.interrupted.items()):
+            for payload in interrupted_events(key, why, suite.trials is not None):
+                await store.emit(run_id, payload)
+
+
+def _eval_started(suite: AgentEvalSuite, settings: RunSettings) -> EvalStarted:
     count = suite.trial_plan.effective_count
-    payload = EvalStarted(
+    return EvalStarted(
         suiteId=suite.suiteId,
         suiteVersion=suite.version,
         taskCount=len(suite.tasks),
@@ -201,7 +222,6 @@ async def _start_events(
         baselineRunId=settings.baseline_run_id,
         trialCount=count if count > 1 else None,
     )
-    await store.emit(run_id, payload)
 
 
 async def _trial_runner(store: EventStore, env: TrialEnv, executor: Executor) -> TrialRunner:
@@ -211,35 +231,49 @@ async def _trial_runner(store: EventStore, env: TrialEnv, executor: Executor) ->
     return functools.partial(run_trial, env)
 
 
+def all_pairs(suite: AgentEvalSuite) -> Iterator[tuple[int, int]]:
+    """Every planned ``(task index, trial index)``, trial-major, generated lazily."""
+    for trial_index in range(suite.trial_plan.effective_count):
+        for task_index in range(len(suite.tasks)):
+            yield task_index, trial_index
+
+
 async def _run_trials(
     store: EventStore,
     env: TrialEnv,
     suite: AgentEvalSuite,
     settings: RunSettings,
     progress: ProgressFn | None,
+    pairs: Iterable[tuple[int, int]] | None = None,
 ) -> None:
-    limiter = anyio.CapacityLimiter(max(1, settings.concurrency))
+    """A pool of ``concurrency`` workers pulling ``pairs`` (default: every planned trial)
+    lazily, so memory and the time to the first trial do not grow with the suite."""
     execute = await _trial_runner(store, env, settings.executor)
+    queue = iter(all_pairs(suite) if pairs is None else pairs)
 
-    async def one(task_index: int, trial_index: int) -> None:
-        task = suite.tasks[task_index]
-        async with limiter:
+    async def worker() -> None:
+        for task_index, trial_index in queue:  # one shared iterator: each pair runs once
+            task = suite.tasks[task_index]
             if env.meter.exceeded:
                 await record_skipped(env, task, trial_index)
                 grade = None
             else:
                 grade = await execute(task, trial_index)
-        if progress is not None:
-            progress(task.taskId, trial_index, grade)
+            if progress is not None:
+                progress(task.taskId, trial_index, grade)
 
-    count = suite.trial_plan.effective_count
     async with anyio.create_task_group() as group:
-        for trial_index in range(count):
-            for task_index in range(len(suite.tasks)):
-                group.start_soon(one, task_index, trial_index)
+        for _ in range(max(1, settings.concurrency)):
+            group.start_soon(worker)
 
 
-async def _finish_events(store: EventStore, run_id: str, summary: EvalSummary) -> None:
+async def _finish_events(
+    store: EventStore, run_id: str, summary: EvalSummary, resume: ResumeState | None
+) -> None:
+    wire = summary.to_wire()
+    if resume is not None and resume.eval_completed:
+        await store.emit_end(run_id, RunCompleted(outputs=wire), summary=wire)
+        return
     completed = EvalCompleted(
         aggregateScore=summary.aggregateScore,
         passed=summary.passed,
@@ -249,5 +283,4 @@ async def _finish_events(store: EventStore, run_id: str, summary: EvalSummary) -
     )
     await store.emit(run_id, completed)
     # The terminal event, the status and the summary commit together (one transaction).
-    wire = summary.to_wire()
     await store.emit_end(run_id, RunCompleted(outputs=wire), summary=wire)

@@ -25,6 +25,7 @@ and nothing is appended after it (``RunEndedError``; migration 3's triggers refu
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -322,6 +323,19 @@ class EventStore:
         if status in TERMINAL_STATUSES:
             self._next_sequence.pop(run_id, None)
 
+    async def unfinished_runs(self, *, request_key: str | None = None) -> list[str]:
+        """The ids of every non-terminal eval run (with ``request_key``: whose stored ``request``
+        has that member), sorted; read only (resume at host start-up, issue 13)."""
+        stmt = select(runs.c.run_id, runs.c.request).where(
+            runs.c.status.not_in(TERMINAL_STATUSES), runs.c.kind == "eval"
+        )
+        rows = await self._read(stmt)
+        pairs = [(str(run_id), str(request)) for run_id, request in map(tuple, rows)]
+        return sorted(
+            run_id for run_id, request in pairs
+            if request_key is None or _has_member(request, request_key)
+        )  # fmt: skip
+
     async def mark_interrupted(self, *, request_key: str | None = None) -> list[str]:
         """Fail every non-terminal run (``wopeval.interrupted``); return their ids, sorted.
 
@@ -378,6 +392,28 @@ class EventStore:
         )
         result = await self._locked_write(lambda w: w.execute(stmt))
         return int(result.rowcount)
+
+    async def adopt_runs(self, run_ids: list[str]) -> list[str]:
+        """Take over abandoned runs for this owner (to resume them): each is claimed only if it
+        is still unfinished and its lease has still run out, so two hosts never both adopt it."""
+        if self.owner is None:
+            return []
+        adopted = []
+        for run_id in run_ids:
+            now = utc_now()
+            stmt = (
+                update(runs)
+                .where(
+                    runs.c.run_id == run_id,
+                    runs.c.status.not_in(TERMINAL_STATUSES),
+                    (runs.c.owner.is_(None)) | (runs.c.lease_expires <= now),
+                )
+                .values(owner=self.owner, lease_expires=_lease_until(self.lease_seconds))
+            )
+            result = await self._locked_write(functools.partial(_execute, stmt))
+            if int(result.rowcount) == 1:
+                adopted.append(run_id)
+        return adopted
 
     async def abandoned_runs(self, request_key: str) -> list[str]:
         """Unfinished runs whose stored request has ``request_key`` and whose owner's lease has
@@ -819,3 +855,7 @@ def _row_record(row: Row[Any]) -> RunRecord:
         scope_id=m["scope_id"],
         owner=m["owner"],
     )
+
+
+async def _execute(stmt: Any, writer: AsyncConnection) -> Any:
+    return await writer.execute(stmt)

@@ -78,15 +78,17 @@ class Graded:
 
 def grade_run(suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions) -> Graded:
     """Grade every task of a run from its log (pure); :func:`build_summary` reports it."""
-    events = list(events)
-    views = collect_trials(events)
+    costs: list[float] = []
+
+    def tapped() -> Iterable[RunEvent]:  # one pass: the log may be streamed in pages
+        for e in events:
+            if e.type == PROVIDER_USAGE and isinstance(usage := e.typed, ProviderUsage):
+                costs.append(usage.costEstimateUsd or 0.0)
+            yield e
+
+    views = collect_trials(tapped())
     pass_score = pass_score_of(suite, options)
     graded = [_grade_task(suite, task, views, options, pass_score) for task in suite.tasks]
-    costs = [
-        usage.costEstimateUsd or 0.0
-        for e in events
-        if e.type == PROVIDER_USAGE and isinstance(usage := e.typed, ProviderUsage)
-    ]
     return Graded(
         views=views,
         tasks=graded,

@@ -3,7 +3,9 @@
 A trial is found by its root ``agent.invocation-started`` (the one carrying ``x-wopeval-taskId``);
 every event of the trial carries ``causationId`` = the root's ``eventId`` (see
 :mod:`wopeval.wire.events`), so concurrent trials can interleave freely in the log. An
-``eval.scored`` without a bracket (a trial skipped by a cost ceiling) still yields a view.
+``eval.scored`` without a bracket (a trial skipped by a cost ceiling) still yields a view. When a
+resumed run re-runs a trial interrupted before its ``eval.scored``, the later bracket supersedes
+the unfinished one (:mod:`wopeval.engine.resume`).
 """
 
 from __future__ import annotations
@@ -104,7 +106,9 @@ def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialVie
         if event.type == INVOCATION_STARTED and _has_key(event, X_TASK_ID):
             started = _as(event, InvocationStarted)
             key = (started.task_id or "", started.trial_index or 0)
-            view = views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1]))
+            view = views.get(key)
+            if view is None or (view.ran and view.scored is None):  # a resume's new attempt
+                view = views[key] = TrialView(task_id=key[0], trial_index=key[1])
             _open(view, event, started)
             by_root[event.eventId] = view
         elif event.type == EVAL_SCORED:

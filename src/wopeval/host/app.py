@@ -138,7 +138,8 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
         store = await EventStore.open(store_url or config.store)
         try:
             manager = RunManager(store, registry, judge, config.concurrency)
-            async with keep_leases(store, config.leaseSeconds), manager.running():
+            resume = config.resumeInterrupted
+            async with manager.running(), keep_leases(store, config.leaseSeconds, manager, resume):
                 app.state.wopeval = state = HostState(
                     config=config, keys=KeyRing(config.apiKeys), catalog=catalog,
                     registry=registry, judge=judge, store=store, manager=manager,

@@ -143,6 +143,7 @@ class HostConfig(_Closed):
     builtinSuites: bool = True
     evalSuite: EvalSuiteConfig = EvalSuiteConfig()
     concurrency: Annotated[int, Field(ge=1)] = 4
+    resumeInterrupted: bool = True  # at start-up, resume runs a crashed host left (issue 13)
     trialConcurrency: Annotated[int, Field(ge=1)] = 8
     trialTimeoutSeconds: Annotated[float, Field(gt=0)] = 300.0
     store: str | None = None

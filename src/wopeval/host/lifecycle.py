@@ -22,7 +22,12 @@ from typing import Any
 import anyio
 
 from wopeval.events.store import EventStore, StoreError
-from wopeval.host.manager import interrupt_leftovers
+from wopeval.host.manager import (
+    HOST_REQUEST_KEY,
+    RunManager,
+    interrupt_leftovers,
+    resume_leftovers,
+)
 from wopeval.host.state import HostState
 
 log = logging.getLogger("wopeval.host")
@@ -33,8 +38,17 @@ def owner_id() -> str:
     return f"{socket.gethostname()[:64]}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
-async def reap(store: EventStore) -> list[str]:
-    """Fail the host runs no live host owns; log them."""
+async def reap(
+    store: EventStore, manager: RunManager | None = None, resume: bool = False
+) -> list[str]:
+    """The host runs no live host owns: adopted and resumed (``resume``, issue 13), or failed
+    ``wopeval.interrupted``; logged either way."""
+    if resume and manager is not None:
+        adopted = await store.adopt_runs(await store.abandoned_runs(HOST_REQUEST_KEY))
+        if adopted:
+            log.warning("resuming %d unfinished run(s): %s", len(adopted), ", ".join(adopted))
+            resume_leftovers(manager, adopted)
+        return adopted
     interrupted = await interrupt_leftovers(store)
     if interrupted:
         log.warning(
@@ -46,17 +60,23 @@ async def reap(store: EventStore) -> list[str]:
 
 
 @asynccontextmanager
-async def keep_leases(store: EventStore, lease_seconds: float) -> AsyncIterator[None]:
-    """Claim this store's new runs for this process and keep the claim while inside."""
+async def keep_leases(
+    store: EventStore,
+    lease_seconds: float,
+    manager: RunManager | None = None,
+    resume: bool = False,
+) -> AsyncIterator[None]:
+    """Claim this store's new runs for this process and keep the claim while inside; runs
+    whose owner stopped renewing are resumed by ``manager`` (``resume``) or failed."""
     store.claim_runs(owner_id(), lease_seconds)
-    await reap(store)
+    await reap(store, manager, resume)
 
     async def renew() -> None:
         while True:
             await anyio.sleep(lease_seconds / 3)
             try:
                 await store.renew_leases()
-                await reap(store)
+                await reap(store, manager, resume)
             except StoreError:
                 log.exception("could not renew the host's run leases")
 

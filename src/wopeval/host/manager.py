@@ -26,7 +26,7 @@ from anyio.abc import TaskGroup
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle
-from wopeval.errors import RunNotFound
+from wopeval.errors import RunNotFound, UserError
 from wopeval.events.store import (
     INTERRUPTED_ERROR_CODE,
     EventStore,
@@ -226,6 +226,24 @@ async def _fail_unless_terminal(store: EventStore, run_id: str, error: dict[str,
         return  # it ended meanwhile (its own end, or another host's mark)
     except (StoreError, RunNotFound):
         log.exception("could not record the failure (%s) of run %s", error["code"], run_id)
+
+
+def resume_leftovers(manager: RunManager, run_ids: list[str]) -> None:
+    """At start-up: resume the runs a crashed host left unfinished (:meth:`RunService.resume`);
+    a run that cannot be resumed is failed as interrupted."""
+    service = RunService(manager.store, manager.registry, manager.judge)
+    for run_id in run_ids:
+
+        async def execute(handle: RunHandle, run_id: str = run_id) -> None:
+            try:
+                prepared = await service.prepare_resume(run_id)
+            except UserError as exc:
+                log.warning("run %s cannot be resumed (%s); failing it", run_id, exc)
+                await _record_interrupted(manager.store, run_id)
+                return
+            await service.resume(run_id, handle=handle, prepared=prepared)
+
+        manager.start_execution(run_id, execute)
 
 
 async def interrupt_leftovers(store: EventStore) -> list[str]:

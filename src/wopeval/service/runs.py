@@ -15,12 +15,18 @@ only what a caller adds around it differs (a progress bar, signal handling, HTTP
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
 
 from wopeval.compare import compare_summaries
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
+from wopeval.engine.resume import ResumeState, scan
 from wopeval.engine.run import ProgressFn, RunHandle, RunSettings, check_runnable, execute_run
 from wopeval.engine.toolspec import check_declared_tools
 from wopeval.errors import RunNotFound, UserError
@@ -29,6 +35,7 @@ from wopeval.events.store import EventStore, RunRecord
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.models import AgentEvalSuite, EvalMode
+from wopeval.wire.events import RunEvent
 from wopeval.wire.request import HostRequest, RunRequest
 from wopeval.wire.summary import EvalSummary, RegressionBlock
 
@@ -99,6 +106,23 @@ async def usable_baseline(
     return record
 
 
+LOG_PAGE = 2000
+_T = TypeVar("_T")
+
+
+async def fold_log(store: EventStore, run_id: str, fold: Callable[[Iterable[RunEvent]], _T]) -> _T:
+    """``fold`` over the run's whole log, read in pages of :data:`LOG_PAGE` events (never all
+    at once): the pure fold runs in a worker thread that fetches each page from this loop."""
+
+    def pages() -> Iterator[RunEvent]:
+        after = -1
+        while page := anyio.from_thread.run(store.events, run_id, after, LOG_PAGE):
+            yield from page
+            after = page[-1].sequence
+
+    return await anyio.to_thread.run_sync(lambda: fold(pages()))
+
+
 async def summarize(
     store: EventStore, suite: AgentEvalSuite, run_id: str, request: RunRequest
 ) -> EvalSummary:
@@ -107,7 +131,8 @@ async def summarize(
     The one code path for live runs and re-grades (invariant 1). The baseline's own stored
     summary is a recorded fact; the verdict is a pure function of both summaries.
     """
-    summary = build_summary(suite, await store.events(run_id), grading_options(request))
+    options = grading_options(request)
+    summary = await fold_log(store, run_id, lambda log: build_summary(suite, log, options))
     baseline_id = request.baselineRunId
     if baseline_id is None:
         return summary
@@ -187,6 +212,15 @@ class RunService:
         self, plan: RunPlan, handle: RunHandle, *, progress: ProgressFn | None = None
     ) -> EvalSummary | None:
         """Execute a created run to a terminal state; the summary, or None unless completed."""
+        return await self._execute(plan, handle, progress, None)
+
+    async def _execute(
+        self,
+        plan: RunPlan,
+        handle: RunHandle,
+        progress: ProgressFn | None,
+        resume: ResumeState | None,
+    ) -> EvalSummary | None:
         request = plan.request()
 
         async def summary() -> EvalSummary:
@@ -202,6 +236,7 @@ class RunService:
             summarize=summary,
             judge=self.judge,
             progress=progress,
+            resume=resume,
         )
 
     async def run(
@@ -211,6 +246,47 @@ class RunService:
         record = await self.create(plan)
         return record, await self.execute(plan, RunHandle(record.run_id), progress=progress)
 
+    async def prepare_resume(self, run_id: str) -> tuple[RunRecord, RunPlan, ResumeState]:
+        """Check that ``run_id`` can be resumed and read what its log holds (in pages)."""
+        record = await self.store.get_run(run_id)
+        if record is None:
+            raise RunNotFound(f"run {run_id!r} is not in the store")
+        if record.terminal or record.kind != "eval":
+            raise UserError(
+                f"run: {run_id} is {record.status} and cannot be resumed "
+                "(only an unfinished eval run can)"
+            )
+        plan = RunPlan(
+            suite=parse_suite(record.suite_document, source=f"run {run_id}"),
+            agent_id=grading_options(record.run_request).target_agent_id,
+            settings=settings_of(record.run_request),
+            tenant=record.tenant,
+            host=record.run_request.host,
+        )
+        live_shadow = list(plan.settings.modes or ()) == ["live-shadow"]
+        state = await scan(self.store, run_id, plan.suite, ignore_fixtures=live_shadow)
+        if state.terminal:
+            raise UserError(f"run: {run_id} already has a terminal event and cannot be resumed")
+        return record, plan, state
+
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        handle: RunHandle | None = None,
+        progress: ProgressFn | None = None,
+        prepared: tuple[RunRecord, RunPlan, ResumeState] | None = None,
+    ) -> tuple[RunRecord, EvalSummary | None]:
+        """Finish an interrupted run: every ``(taskId, trialIndex)`` is scored exactly once.
+
+        Trials already scored are kept; a trial in flight at the interruption is re-run only
+        when it provably touched no live tool, else recorded as interrupted; the rest run as
+        in a fresh run (:mod:`wopeval.engine.resume`). The summary is built from the whole log.
+        """
+        record, plan, state = prepared or await self.prepare_resume(run_id)
+        summary = await self._execute(plan, handle or RunHandle(run_id), progress, state)
+        return record, summary
+
     async def regrade(self, run_id: str) -> Regraded:
         """Recompute a stored run's summary from its suite document and event log."""
         record = await self.store.get_run(run_id)
@@ -219,6 +295,24 @@ class RunService:
         suite = parse_suite(record.suite_document, source=f"run {run_id}")
         summary = await summarize(self.store, suite, run_id, record.run_request)
         return Regraded(record=record, summary=summary)
+
+
+def settings_of(request: RunRequest) -> RunSettings:
+    """The settings a stored run was created with (the inverse of ``RunSettings.to_request``)."""
+    return RunSettings(
+        concurrency=request.concurrency,
+        trial_timeout_s=request.trialTimeoutS,
+        host_max_cost_usd=request.hostMaxCostUsd,
+        modes=request.evalModes,
+        baseline_run_id=request.baselineRunId,
+        regression_method=request.regressionMethod,
+        alpha=request.alpha,
+        regression_verdict=request.regressionVerdict,
+        owner=request.owner,
+        tags=tuple(request.tags),
+        metadata=dict(request.metadata),
+        executor=request.executor,
+    )
 
 
 def _with_regression(

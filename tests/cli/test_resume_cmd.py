@@ -1,0 +1,56 @@
+"""``wopeval run --resume RUN``: finish a run left unfinished; refuse a finished one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+from typer.testing import CliRunner
+
+from wopeval.cli.app import app
+from wopeval.engine.registry import Registry
+from wopeval.engine.run import RunSettings
+from wopeval.events.store import EventStore
+from wopeval.service.runs import RunService
+from wopeval.suite import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "quickstart" / "suite.yaml"
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+async def _created_not_executed(store_url: str) -> str:
+    """A run recorded as created and running, as a process killed right then leaves it."""
+    async with await EventStore.open(store_url) as store:
+        suite = load_suite(QUICKSTART)
+        service = RunService(store, Registry())
+        plan = await service.plan(suite, suite.targetAgentId or "", RunSettings())
+        record = await service.create(plan)
+        await store.set_status(record.run_id, "running")
+        return record.run_id
+
+
+def test_run_resume_finishes_an_unfinished_run_and_refuses_a_finished_one(
+    tmp_path: Path,
+) -> None:
+    store = str(tmp_path / "s.db")
+    _, fresh = _run("run", str(QUICKSTART), "--store", store, "--json")
+    run_id = anyio.run(_created_not_executed, store)
+    code, out = _run("run", "--resume", run_id, "--store", store, "--json")
+    doc = json.loads(out)
+    assert doc["runId"] == run_id
+    assert code == (0 if doc["summary"]["passed"] else 1)
+    assert doc["summary"]["taskCount"] == json.loads(fresh)["summary"]["taskCount"]
+    code, out = _run("grade", run_id, "--store", store, "--json")
+    assert code == 0
+    code, out = _run("run", "--resume", run_id, "--store", store)
+    assert code == 2
+    assert "completed and cannot be resumed" in out
+    code, out = _run("run", "--store", store)
+    assert code == 2
+    assert "SUITE is required" in out
