@@ -52,6 +52,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.import_cmd",
         "Grade an OpenWOP v2 event log from any host with the same pure grader as stored runs.",
     ),
+    "record": LazyCommand(
+        "wopeval.cli.record_cmd",
+        "Record a run's tool calls as its suite's fixtures (onMiss: fail) for strict replay.",
+    ),
     "serve": LazyCommand(
         "wopeval.cli.serve_cmd",
         "Serve eval runs to any OpenWOP v2 client (discovery, POST /runs, SSE, eval summaries).",
