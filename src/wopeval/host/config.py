@@ -16,6 +16,7 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
       fixtureMatching: true
       regressionVerdict: true           # RFC 0244 §F verdicts on regression runs
       baselineSelection: true           # RFC 0251 evalModes / baselineRunId on POST /runs
+      recordedFixtures: true            # RFC 0252 fixtureRuns on POST /runs
     concurrency: 4                      # eval runs executing at once
     trialConcurrency: 8                 # trials at once inside one run
     store: postgresql://wopeval@db/wopeval
@@ -94,6 +95,7 @@ class EvalSuiteConfig(_Closed):
     fixtureMatching: bool = True
     regressionVerdict: bool = True
     baselineSelection: bool = True
+    recordedFixtures: bool = True
 
     @field_validator("trials", mode="before")
     @classmethod
