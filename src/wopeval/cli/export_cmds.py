@@ -16,7 +16,7 @@ from wopeval.events.store import RunRecord
 from wopeval.exports.ci import junit_xml, markdown
 from wopeval.exports.eee import eee_export, write_eee
 from wopeval.exports.html import render_report
-from wopeval.exports.otel import run_spans
+from wopeval.exports.otel import otlp_json_lines
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.views import collect_trials
 from wopeval.service.runs import grading_options
@@ -72,7 +72,7 @@ def export(
         typer.Option(
             "--format",
             "-f",
-            help="otel: OpenTelemetry spans as JSON lines "
+            help="otel: OTLP/JSON lines, traces then logs "
             "(gen_ai.evaluation.result events); summary: the EvalSummary; "
             "events: the event log as JSON lines; junit: JUnit XML, a testcase per task; "
             "markdown: a table for CI job summaries; eee: Every Eval Ever "
@@ -100,9 +100,7 @@ def export(
     elif fmt is ExportFormat.events:
         _write("\n".join(json.dumps(e.to_wire()) for e in events), output)
     else:
-        spans = run_spans(record.suite_id, run_id, events)
-        lines = [json.dumps(json.loads(span.to_json())) for span in spans]
-        _write("\n".join(lines), output)
+        _write(otlp_json_lines(record.suite_id, run_id, events), output)
 
 
 def _eee(record: RunRecord, events: list[RunEvent], output: Path | None) -> list[Path]:
