@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import yaml
 from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporter
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -43,8 +44,11 @@ def _pydantic_ai_traces(path: Path, *, runs: int, include_content: bool) -> None
     def lookup_order(order_id: str) -> dict[str, str]:
         return {"status": "damaged", "orderId": order_id}
 
-    for _ in range(runs):
-        agent.run_sync("my parcel arrived crushed")
+    async def run_all() -> None:
+        for _ in range(runs):
+            await agent.run("my parcel arrived crushed")
+
+    anyio.run(run_all)  # not run_sync, which leaves its event loop open
     provider.shutdown()
 
 
