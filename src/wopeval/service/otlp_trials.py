@@ -153,7 +153,7 @@ def _start(span: OtlpSpan) -> tuple[int, str]:
 
 
 def _ts(ns: int) -> str:
-    stamp = datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="microseconds")
+    stamp = datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
 
 
