@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from wopeval.errors import WopevalError
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("wopeval", "wopeval eval suites")
@@ -48,8 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Collector(path, agent, store), "wopeval-suite")
 
 
-class TaskFailed(Exception):
-    """A task of the suite did not pass; the message gives its reasons."""
+class TaskFailed(WopevalError):
+    """A task of the suite did not pass; the message gives its reasons (a result, reported as
+    the task's test failure, not an error of wopeval or of its input)."""
 
 
 class _Collector:
