@@ -10,6 +10,7 @@ never skipped.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -42,8 +43,9 @@ def _runs(python: str) -> bool:
 
 def _pyenv_pythons() -> list[str]:
     """pyenv's installed versions ≥ 3.12 (its shims answer only for the selected version)."""
-    pyenv = shutil.which("pyenv")
-    if pyenv is None:
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    pyenv = shutil.which("pyenv") or (str(root / "bin" / "pyenv") if root.is_dir() else None)
+    if pyenv is None or not Path(pyenv).exists():
         return []
     listed = subprocess.run([pyenv, "versions", "--bare"], capture_output=True, text=True)
     found = []
