@@ -26,6 +26,21 @@ def _mapping(pairs: list[str]) -> dict[str, str]:
     return mapping
 
 
+def _warn(unattributed: int, unknown_tasks: list[str]) -> None:
+    err = Console(stderr=True)
+    if unattributed:
+        err.print(
+            f"[yellow]warning[/]: {unattributed} trace(s) name no task "
+            "(no openwop.eval.task_id, no --map); not graded",
+            highlight=False,
+        )
+    for task_id in unknown_tasks:
+        err.print(
+            f"[yellow]warning[/]: the suite has no task {task_id!r}; its traces are not graded",
+            highlight=False,
+        )
+
+
 def import_otlp(
     path: Annotated[Path, typer.Argument(metavar="FILE", help="OTLP/JSON lines or protobuf.")],
     suite_path: Annotated[Path, typer.Option("--suite", help="The suite to grade against.")],
@@ -61,18 +76,7 @@ def import_otlp(
         fail_input(f"{path}: {exc}", title="unreadable traces")
     target = agent or suite.targetAgentId or "imported.agent"
     imported = import_spans(suite, spans, target_agent_id=target, mapping=_mapping(mapping or []))
-    err = Console(stderr=True)
-    if imported.unattributed:
-        err.print(
-            f"[yellow]warning[/]: {imported.unattributed} trace(s) name no task "
-            "(no openwop.eval.task_id, no --map); not graded",
-            highlight=False,
-        )
-    for task_id in imported.unknown_tasks:
-        err.print(
-            f"[yellow]warning[/]: the suite has no task {task_id!r}; its traces are not graded",
-            highlight=False,
-        )
+    _warn(imported.unattributed, imported.unknown_tasks)
     if events_out is not None:
         lines = "".join(json.dumps(e.to_wire()) + "\n" for e in imported.events)
         write_text(events_out, lines, option="--events-out")

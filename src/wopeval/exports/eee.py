@@ -124,6 +124,32 @@ def _result(summary: EvalSummary, result_id: str, suite_name: str) -> dict[str, 
     }
 
 
+def _aggregate(
+    summary: EvalSummary, run_id: str, agent_id: str, retrieved: str, base: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "evaluation_id": base["evaluation_id"],
+        "retrieved_timestamp": retrieved,
+        "source_metadata": {
+            "source_name": "wopeval",
+            "source_type": "evaluation_run",
+            "source_organization_name": "wopeval",
+            "evaluator_relationship": "first_party",
+            "additional_details": {"runId": run_id},
+        },
+        "model_info": {
+            "name": agent_id,
+            "id": base["model_id"],
+            "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"},
+        },
+        "eval_library": {"name": "wopeval", "version": __version__},
+        "evaluation_results": [
+            _result(summary, base["evaluation_result_id"], base["evaluation_name"])
+        ],
+    }
+
+
 def eee_export(
     summary: EvalSummary,
     detail: RunDetail,
@@ -155,31 +181,13 @@ def eee_export(
     ]
     samples = EeeExport(evaluation_uuid, {}, instances).samples_text()
     path = f"data/{_SAFE.sub('-', summary.suiteId)}/{developer}/{name}/{evaluation_uuid}"
-    aggregate = {
-        "schema_version": SCHEMA_VERSION,
-        "evaluation_id": evaluation_id,
-        "retrieved_timestamp": retrieved_timestamp,
-        "source_metadata": {
-            "source_name": "wopeval",
-            "source_type": "evaluation_run",
-            "source_organization_name": "wopeval",
-            "evaluator_relationship": "first_party",
-            "additional_details": {"runId": run_id},
-        },
-        "model_info": {
-            "name": agent_id,
-            "id": f"{developer}/{name}",
-            "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"},
-        },
-        "eval_library": {"name": "wopeval", "version": __version__},
-        "evaluation_results": [_result(summary, result_id, suite_name)],
-        "detailed_evaluation_results": {
-            "format": "jsonl",
-            "file_path": f"{path}_samples.jsonl",
-            "hash_algorithm": "sha256",
-            "checksum": hashlib.sha256(samples.encode()).hexdigest(),
-            "total_rows": len(instances),
-        },
+    aggregate = _aggregate(summary, run_id, agent_id, retrieved_timestamp, base)
+    aggregate["detailed_evaluation_results"] = {
+        "format": "jsonl",
+        "file_path": f"{path}_samples.jsonl",
+        "hash_algorithm": "sha256",
+        "checksum": hashlib.sha256(samples.encode()).hexdigest(),
+        "total_rows": len(instances),
     }
     return EeeExport(evaluation_uuid, aggregate, instances)
 

@@ -137,14 +137,7 @@ class _Exporter:
                 },
             )
         elif event.type == TOOL_RETURNED:
-            tool = self.tools.pop(str(payload.get("callId")), None)
-            if tool is not None:
-                status = str(payload.get("status", "ok"))
-                tool.set_attribute("openwop.tool.status", status)
-                if status != "ok":
-                    code = (payload.get("error") or {}).get("code", status)
-                    tool.set_status(Status(StatusCode.ERROR, str(code)))
-                tool.end(end_time=at)
+            self._returned(payload, at)
         elif event.type == PROVIDER_USAGE and parent is not None:
             _add_usage(parent, payload)
         elif event.type == EVAL_SCORED:
@@ -156,6 +149,17 @@ class _Exporter:
             if parent is not None and event.causationId is not None:
                 parent.end(end_time=at)  # a trial span covers its run and its scoring
                 self.ended.add(event.causationId)
+
+    def _returned(self, payload: dict[str, Any], at: int) -> None:
+        tool = self.tools.pop(str(payload.get("callId")), None)
+        if tool is None:
+            return
+        status = str(payload.get("status", "ok"))
+        tool.set_attribute("openwop.tool.status", status)
+        if status != "ok":
+            code = (payload.get("error") or {}).get("code", status)
+            tool.set_status(Status(StatusCode.ERROR, str(code)))
+        tool.end(end_time=at)
 
 
 def _add_usage(span: Span, payload: dict[str, Any]) -> None:
