@@ -27,6 +27,7 @@ from pydantic_ai.models.test import TestModel
 from typer.testing import CliRunner
 
 from wopeval.cli.app import app
+from wopeval.events.store import EventStore
 
 AGENT = "support.agent"
 
@@ -248,3 +249,44 @@ def test_import_otlp_refuses_input_that_is_not_otlp(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["import-otlp", str(bad), "--suite", str(suite)])
     assert result.exit_code == 2
     assert "line 2: not JSON" in result.output
+
+
+async def test_import_otlp_reads_back_wopeval_s_own_export(
+    store: EventStore, tmp_path: Path
+) -> None:
+    """The task ids and trial indexes come from the attributes ``export --format otel`` writes."""
+    from tests.engine.helpers import make_suite, run_suite, scripted_task
+    from wopeval.exports.otel import otlp_json_lines
+    from wopeval.suite import suite_to_document
+
+    calls = [{"tool": "crm:lookup", "args": {"q": 1}}, {"tool": "crm:refund"}]
+    trajectory = {
+        "kind": "trajectory",
+        "trajectory": {"match": "exact", "calls": [{"tool": "crm:lookup"}, {"tool": "crm:refund"}]},
+    }
+    script = {"calls": calls, "trials": {"1": {"calls": calls[:1]}}}
+    suite = make_suite([scripted_task("path", script, trajectory)], trials={"count": 2})
+    ran = await run_suite(store, suite)
+    traces = tmp_path / "export.jsonl"
+    traces.write_text(otlp_json_lines(suite.suiteId, ran.run_id, ran.events))
+    suite_path = tmp_path / "suite.json"
+    suite_path.write_text(json.dumps(suite_to_document(suite)))
+    result = CliRunner().invoke(
+        app,
+        [
+            "import-otlp",
+            str(traces),
+            "--suite",
+            str(suite_path),
+            "--agent",
+            "core.conformance.agents.scripted",
+            "--json",
+        ],
+    )
+    imported = json.loads(result.stdout.splitlines()[-1])
+    stored, again = ran.done.tasks[0], imported["tasks"][0]
+    assert stored.trials is not None
+    assert stored.trajectory is not None
+    assert again["trials"] == stored.trials.model_dump()
+    assert again["trials"]["passedCount"] == 1  # trial 1 made only the first call
+    assert again["trajectory"] == stored.trajectory.model_dump()
