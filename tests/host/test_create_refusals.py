@@ -185,7 +185,7 @@ async def test_0081_rubric_suite_with_configured_judge_runs(store_url: str) -> N
         (eval_body(callbackUrl="https://example.test/hook"), "callbackUrl"),
         (eval_body(tenantId="other"), "tenantId"),
         (eval_body(scopeId="has space"), "scopeId"),
-        (eval_body(fixtureRuns={"echo": "acme/r0000000000000000"}), "fixtureRuns"),
+        (eval_body(fixtureRuns=["acme/r0000000000000000"]), "fixtureRuns"),
         (eval_body(baselineRunId="acme/r0000000000000000"), "baselineRunId"),
         (eval_body(workflowId="core.wopeval.evals.other"), "workflowId"),
     ],

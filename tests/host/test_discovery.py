@@ -51,6 +51,7 @@ async def test_discovery_default_advertises_every_implemented_facet(store_url: s
         "fixtureMatching": True,
         "regressionVerdict": True,
         "baselineSelection": True,
+        "recordedFixtures": True,
     }
     assert doc["providerUsage"]["witness"] == "witnessable-gated"
     validate_agents_record(doc["agents"])

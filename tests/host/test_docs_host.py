@@ -11,7 +11,8 @@ import yaml
 from wopeval.host.config import HostConfig, parse_config
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "host.md").read_text(encoding="utf-8")
-SWITCHES = ("enabled", "trajectory", "fixtureMatching", "regressionVerdict", "baselineSelection")
+SWITCHES = ("enabled", "trajectory", "fixtureMatching", "regressionVerdict", "baselineSelection",
+            "recordedFixtures")  # fmt: skip
 
 
 def _example() -> dict[str, object]:

@@ -10,7 +10,10 @@ here by hand from the RFC text (not from wopeval's own models):
 - ``eval.scored``: ``trialIndex``, ``scoreLabel``, ``evaluatorType`` (§B, §E);
   ``eval.started``: ``trialCount`` (§B).
 - ``agents.evalSuite``: ``trajectory``, ``trials``, ``fixtureMatching``, ``regressionVerdict``
-  (§G), plus RFC 0251's ``baselineSelection``, whose shape is not published (taken as boolean).
+  (§G), plus RFC 0251's ``baselineSelection`` and RFC 0252's ``recordedFixtures``, whose
+  shapes are not published (taken as booleans).
+- ``eval.started``: RFC 0252's ``fixtureRuns`` echo (not published; taken as an object of
+  run ids with at least one entry).
 
 Formats are checked (``date-time``), as the conformance suite checks with Ajv.
 """
@@ -100,6 +103,11 @@ def _payloads() -> dict[str, Any]:
         evaluatorType={"enum": ["deterministic", "llm_judge", "human"]},
     )
     defs["evalStarted"]["properties"]["trialCount"] = {"type": "integer", "minimum": 1}
+    defs["evalStarted"]["properties"]["fixtureRuns"] = {
+        "type": "object",
+        "minProperties": 1,
+        "additionalProperties": {"type": "string", "minLength": 1},
+    }
     return schema
 
 
@@ -112,6 +120,7 @@ def _capabilities() -> dict[str, Any]:
     facet["fixtureMatching"] = {"type": "boolean"}
     facet["regressionVerdict"] = {"type": "boolean"}
     facet["baselineSelection"] = {"type": "boolean"}
+    facet["recordedFixtures"] = {"type": "boolean"}
     return schema
 
 

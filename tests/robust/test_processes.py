@@ -113,7 +113,7 @@ def _terminals(events: list[dict[str, Any]]) -> list[str]:
 def test_two_hosts_share_a_store_and_only_take_over_abandoned_runs(
     tmp_path: Path, store_url: str
 ) -> None:
-    # Take-over fails an abandoned run here; resuming it instead is tests/host/test_resume_restart.py.
+    # Take-over fails an abandoned run here (resuming it: tests/host/test_resume_restart.py).
     config = _config(tmp_path, 3.0, leaseSeconds=2, resumeInterrupted=False)
     first = Serve(config, store_url)
     second: Serve | None = None

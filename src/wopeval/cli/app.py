@@ -56,6 +56,14 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.view_cmd",
         "Browse stored runs, trials, trajectories and comparisons in a web browser.",
     ),
+    "record": LazyCommand(
+        "wopeval.cli.record_cmd",
+        "Record a run's tool calls as its suite's fixtures (onMiss: fail) for strict replay.",
+    ),
+    "import-otlp": LazyCommand(
+        "wopeval.cli.otlp_cmd",
+        "Grade OpenTelemetry traces (GenAI, OpenInference, pydantic-ai) with the pure grader.",
+    ),
     "serve": LazyCommand(
         "wopeval.cli.serve_cmd",
         "Serve eval runs to any OpenWOP v2 client (discovery, POST /runs, SSE, eval summaries).",

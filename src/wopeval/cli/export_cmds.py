@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -13,9 +14,11 @@ import typer
 from wopeval.cli.common import fail_input, opened_store, store_option, write_text
 from wopeval.events.store import RunRecord
 from wopeval.exports.ci import junit_xml, markdown
+from wopeval.exports.eee import eee_export, write_eee
 from wopeval.exports.html import render_report
-from wopeval.exports.otel import run_spans
+from wopeval.exports.otel import otlp_json_lines
 from wopeval.grading.detail import RunDetail, run_detail
+from wopeval.grading.views import collect_trials
 from wopeval.service.runs import grading_options
 from wopeval.suite import parse_suite
 from wopeval.wire.events import RunEvent
@@ -33,6 +36,7 @@ class ExportFormat(StrEnum):
     events = "events"
     junit = "junit"
     markdown = "markdown"
+    eee = "eee"
 
 
 async def _load(url: str | None, run_id: str) -> tuple[RunRecord | None, list[RunEvent]]:
@@ -68,10 +72,11 @@ def export(
         typer.Option(
             "--format",
             "-f",
-            help="otel: OpenTelemetry spans as JSON lines "
+            help="otel: OTLP/JSON lines, traces then logs "
             "(gen_ai.evaluation.result events); summary: the EvalSummary; "
             "events: the event log as JSON lines; junit: JUnit XML, a testcase per task; "
-            "markdown: a table for CI job summaries.",
+            "markdown: a table for CI job summaries; eee: Every Eval Ever "
+            "aggregate + samples files into the -o directory.",
         ),
     ] = ExportFormat.otel,
     output: OutputOpt = None,
@@ -79,7 +84,10 @@ def export(
 ) -> None:
     """Export a stored run for other tools."""
     record, events = _loaded(store, run_id)
-    if fmt in (ExportFormat.summary, ExportFormat.junit, ExportFormat.markdown):
+    if fmt is ExportFormat.eee:
+        for path in _eee(record, events, output):
+            typer.echo(str(path))
+    elif fmt in (ExportFormat.summary, ExportFormat.junit, ExportFormat.markdown):
         if record.summary is None:
             fail_input(f"run {run_id!r} has no summary (status {record.status})")
         summary = EvalSummary.model_validate(record.summary)
@@ -92,9 +100,24 @@ def export(
     elif fmt is ExportFormat.events:
         _write("\n".join(json.dumps(e.to_wire()) for e in events), output)
     else:
-        spans = run_spans(record.suite_id, run_id, events)
-        lines = [json.dumps(json.loads(span.to_json())) for span in spans]
-        _write("\n".join(lines), output)
+        _write(otlp_json_lines(record.suite_id, run_id, events), output)
+
+
+def _eee(record: RunRecord, events: list[RunEvent], output: Path | None) -> list[Path]:
+    if output is None:
+        fail_input("--format eee writes two files: name their directory with -o")
+    if record.summary is None:
+        fail_input(f"run {record.run_id!r} has no summary (status {record.status})")
+    summary = EvalSummary.model_validate(record.summary)
+    export = eee_export(
+        summary,
+        _detail(record, events),
+        collect_trials(events),
+        run_id=record.run_id,
+        agent_id=record.agent_id,
+        retrieved_timestamp=str(int(time.time())),
+    )
+    return write_eee(export, output)
 
 
 def report(

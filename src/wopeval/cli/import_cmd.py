@@ -16,6 +16,7 @@ from wopeval.errors import UserError
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.grading.views import collect_trials
 from wopeval.suite import SuiteError, load_suite
+from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import RunEvent
 
 
@@ -69,6 +70,11 @@ def grade_log(
         fail_input(f"{events_path}: {exc.strerror or exc}", title="unreadable event log")
     except (EventLogError, UnicodeDecodeError) as exc:
         fail_input(f"{events_path}: {exc}", title="unreadable event log")
+    grade_events(suite, events, agent, as_json)
+
+
+def grade_events(suite: AgentEvalSuite, events: list[RunEvent], agent: str, as_json: bool) -> None:
+    """Grade an event log against its suite, print, exit 0/1 (grade-log and import-otlp)."""
     task_ids = {task.taskId for task in suite.tasks}
     views = collect_trials(events)
     if not any(task_id in task_ids for task_id, _ in views):

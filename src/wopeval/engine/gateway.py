@@ -10,6 +10,9 @@ One gateway per trial, so the fixture cursor resets per trial. For each call:
 4. In an unfixtured trial (no ``toolResponses`` and no ``onMiss``), or in ``live-shadow``, call
    the live tool.
 
+A served entry whose ``response`` is exactly ``{"x-wopeval-toolError": {"code", "message"}}`` is
+returned as that tool error (a recorded tool error, :mod:`wopeval.exports.record`).
+
 Live results and fixture responses leave through the same :func:`_untrusted` wrapper (§H).
 """
 
@@ -29,6 +32,9 @@ from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, FixtureOutcome
 LiveTool = Callable[[Any], Awaitable[Any]]
 TOOL_UNAVAILABLE = "wopeval.tool_unavailable"
 TOOL_FAILED = "wopeval.tool_failed"
+# A fixture ``response`` that is exactly ``{FIXTURE_ERROR_KEY: {"code", "message"}}`` is served
+# as that tool error (a recorded tool error, :mod:`wopeval.exports.record`).
+FIXTURE_ERROR_KEY = "x-wopeval-toolError"
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,7 @@ class ToolGateway:
             self._consumed[index] = True
             # A copy: an agent mutating what it was served must not change the suite (§B, §H).
             response = copy.deepcopy(self._responses[index].response)
-            return Served(_untrusted(response), "served", None, index)
+            return Served(_fixture_result(response), "served", None, index)
         self.miss_count += 1
         if self._on_miss == "live":
             return await self._live(tool, args, "miss-live")
@@ -110,6 +116,20 @@ class ToolGateway:
             failed = ToolResult(ok=False, error_code=TOOL_FAILED, error_message=message)
             return Served(failed, how, _elapsed_ms(started))
         return Served(_untrusted(value), how, _elapsed_ms(started))
+
+
+def _fixture_result(response: Any) -> ToolResult:
+    """A served fixture: its response, or the recorded tool error it stands for."""
+    if isinstance(response, dict) and set(response) == {FIXTURE_ERROR_KEY}:
+        error = response[FIXTURE_ERROR_KEY]
+        if isinstance(error, dict) and isinstance(error.get("code"), str) and error["code"]:
+            message = error.get("message")
+            return ToolResult(
+                ok=False,
+                error_code=error["code"],
+                error_message=message if isinstance(message, str) else "",
+            )
+    return _untrusted(response)
 
 
 def _elapsed_ms(started: float) -> int:

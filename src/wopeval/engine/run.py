@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,7 @@ class RunSettings:
     host_max_cost_usd: float | None = None
     modes: Sequence[EvalMode] | None = None
     baseline_run_id: str | None = None
+    fixture_runs: Mapping[str, str] | None = None  # RFC 0252, echoed on eval.started
     regression_method: str = "paired-bootstrap"
     alpha: float = 0.05
     regression_verdict: bool = True
@@ -74,6 +75,7 @@ class RunSettings:
             hostMaxCostUsd=self.host_max_cost_usd,
             evalModes=list(self.modes) if self.modes is not None else None,
             baselineRunId=self.baseline_run_id,
+            fixtureRuns=dict(self.fixture_runs) if self.fixture_runs else None,
             regressionMethod=self.regression_method,
             alpha=self.alpha,
             regressionVerdict=self.regression_verdict,
@@ -220,6 +222,7 @@ def _eval_started(suite: AgentEvalSuite, settings: RunSettings) -> EvalStarted:
         taskCount=len(suite.tasks),
         modes=list(settings.modes or suite.modes),
         baselineRunId=settings.baseline_run_id,
+        fixtureRuns=dict(settings.fixture_runs) if settings.fixture_runs else None,
         trialCount=count if count > 1 else None,
     )
 

@@ -1,11 +1,19 @@
-"""Export a stored run as OpenTelemetry spans (non-normative mapping, docs/eval-otel-mapping.md).
+"""Export a stored run as OpenTelemetry traces and logs (mapping: docs/eval-otel-mapping.md).
 
 One trace per run::
 
     evaluate <suiteId>                        (root; the whole run)
-      invoke_agent <agentId>                  (one per trial bracket)
-        execute_tool <toolName>               (agent.tool-called → agent.tool-returned)
-        event gen_ai.evaluation.result        (the trial's eval.scored)
+      invoke_agent <agentId>                  (one per trial bracket; ERROR status unless passed)
+        execute_tool <toolName>               (tool-called → tool-returned; ERROR on a tool error)
+
+and one log-based event ``gen_ai.evaluation.result`` per ``eval.scored`` (the GenAI semantic
+conventions' evaluation event, an event-named log record in the trial span's context; span
+events are being deprecated). The trial spans carry ``openwop.eval.task_id`` and
+``openwop.eval.trial_index`` — the names ``wopeval import-otlp`` reads back.
+
+:func:`otlp_json_lines` writes OTLP/JSON as the OpenTelemetry SDK encodes it (its
+``otlp-json-common`` encoder): one ``ExportTraceServiceRequest`` line and one
+``ExportLogsServiceRequest`` line, the file format a collector's ``otlpjsonfile`` receiver reads.
 
 Content-free like the wire: tool names and ids only, never arguments, outputs or prompts.
 Timestamps are the recorded event timestamps, so an export of a stored run is reproducible.
@@ -13,16 +21,21 @@ Timestamps are the recorded event timestamps, so an export of a stored run is re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.json.common._log_encoder import encode_logs
+from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, Status, StatusCode
 
 from wopeval.wire.events import (
     EVAL_SCORED,
@@ -68,6 +81,8 @@ class _Exporter:
         self.tools: dict[str, Span] = {}
         self.invocations: dict[str, str] = {}
         self.ended: set[str] = set()
+        # (timestamp, attributes, the span whose context the evaluation event carries)
+        self.results: list[tuple[int, dict[str, Any], Span]] = []
 
     def run(self, events: Sequence[RunEvent]) -> None:
         root = self.tracer.start_span(
@@ -122,18 +137,29 @@ class _Exporter:
                 },
             )
         elif event.type == TOOL_RETURNED:
-            tool = self.tools.pop(str(payload.get("callId")), None)
-            if tool is not None:
-                tool.set_attribute("openwop.tool.status", str(payload.get("status", "ok")))
-                tool.end(end_time=at)
+            self._returned(payload, at)
         elif event.type == PROVIDER_USAGE and parent is not None:
             _add_usage(parent, payload)
         elif event.type == EVAL_SCORED:
             target = parent or root
-            target.add_event(EVALUATION_EVENT, evaluation_attributes(self.suite_id, payload), at)
+            self.results.append((at, evaluation_attributes(self.suite_id, payload), target))
+            if parent is not None and not payload.get("passed"):
+                label = payload.get("scoreLabel") or "fail"
+                parent.set_status(Status(StatusCode.ERROR, f"trial did not pass ({label})"))
             if parent is not None and event.causationId is not None:
                 parent.end(end_time=at)  # a trial span covers its run and its scoring
                 self.ended.add(event.causationId)
+
+    def _returned(self, payload: dict[str, Any], at: int) -> None:
+        tool = self.tools.pop(str(payload.get("callId")), None)
+        if tool is None:
+            return
+        status = str(payload.get("status", "ok"))
+        tool.set_attribute("openwop.tool.status", status)
+        if status != "ok":
+            code = (payload.get("error") or {}).get("code", status)
+            tool.set_status(Status(StatusCode.ERROR, str(code)))
+        tool.end(end_time=at)
 
 
 def _add_usage(span: Span, payload: dict[str, Any]) -> None:
@@ -146,19 +172,60 @@ def _add_usage(span: Span, payload: dict[str, Any]) -> None:
 
 
 def export_run(
-    suite_id: str, run_id: str, events: Iterable[RunEvent], provider: TracerProvider
+    suite_id: str,
+    run_id: str,
+    events: Iterable[RunEvent],
+    provider: TracerProvider,
+    logs: LoggerProvider | None = None,
 ) -> None:
-    """Emit a stored run's spans through ``provider`` (plug in any SpanExporter)."""
+    """Emit a stored run's spans through ``provider`` and its evaluation events through
+    ``logs`` (plug in any SpanExporter / LogRecordExporter)."""
     ordered = list(events)
-    if ordered:
-        _Exporter(provider.get_tracer("wopeval"), suite_id, run_id).run(ordered)
+    if not ordered:
+        return
+    exporter = _Exporter(provider.get_tracer("wopeval"), suite_id, run_id)
+    exporter.run(ordered)
+    if logs is None:
+        return
+    logger = logs.get_logger("wopeval")
+    for at, attributes, span in exporter.results:
+        logger.emit(
+            timestamp=at,
+            observed_timestamp=at,
+            context=trace.set_span_in_context(span),
+            event_name=EVALUATION_EVENT,
+            attributes=attributes,
+        )
+
+
+def run_telemetry(
+    suite_id: str, run_id: str, events: Iterable[RunEvent]
+) -> tuple[list[ReadableSpan], list[ReadableLogRecord]]:
+    """The run's spans and evaluation events, collected in memory."""
+    resource = Resource.create({"service.name": "wopeval", "openwop.run.id": run_id})
+    spans = InMemorySpanExporter()
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    records = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
+    logs = LoggerProvider(resource=resource)
+    logs.add_log_record_processor(SimpleLogRecordProcessor(records))
+    export_run(suite_id, run_id, events, provider, logs)
+    provider.shutdown()
+    logs.shutdown()
+    return list(spans.get_finished_spans()), list(records.get_finished_logs())
 
 
 def run_spans(suite_id: str, run_id: str, events: Iterable[RunEvent]) -> list[ReadableSpan]:
-    """The run's spans, collected in memory (used by ``wopeval export --format otel``)."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "wopeval"}))
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    export_run(suite_id, run_id, events, provider)
-    provider.shutdown()
-    return list(exporter.get_finished_spans())
+    """The run's spans only."""
+    return run_telemetry(suite_id, run_id, events)[0]
+
+
+def otlp_json_lines(suite_id: str, run_id: str, events: Iterable[RunEvent]) -> str:
+    """OTLP/JSON lines (``wopeval export --format otel``): the traces, then the logs."""
+    spans, records = run_telemetry(suite_id, run_id, events)
+    lines = []
+    if spans:
+        lines.append(encode_spans(spans).to_dict())
+    if records:
+        lines.append(encode_logs(records).to_dict())
+    return "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)

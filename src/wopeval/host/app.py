@@ -27,7 +27,7 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry, import_object
 from wopeval.errors import WopevalError
 from wopeval.events.store import EventStore
-from wopeval.host import discovery, events_api, runs
+from wopeval.host import discovery, events_api, otlp_api, runs
 from wopeval.host.auth import KeyRing
 from wopeval.host.config import HostConfig
 from wopeval.host.errors import (
@@ -162,6 +162,7 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
     app.include_router(events_api.router)  # before runs: /runs/{id}/events* ahead of /runs/{id}
     app.include_router(runs.router)
     mount_pages(app)  # the viewer's pages under /view, same keys and tenancy
+    app.include_router(otlp_api.router)
     app.add_exception_handler(HostError, host_error_handler)
     app.add_exception_handler(WopevalError, wopeval_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)

@@ -16,6 +16,8 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
       fixtureMatching: true
       regressionVerdict: true           # RFC 0244 §F verdicts on regression runs
       baselineSelection: true           # RFC 0251 evalModes / baselineRunId on POST /runs
+      recordedFixtures: true            # RFC 0252 fixtureRuns on POST /runs
+    otlpTraces: loopback                # POST /v1/traces from loopback only (any | off)
     concurrency: 4                      # eval runs executing at once
     trialConcurrency: 8                 # trials at once inside one run
     store: postgresql://wopeval@db/wopeval
@@ -107,6 +109,7 @@ class EvalSuiteConfig(_Closed):
     fixtureMatching: bool = True
     regressionVerdict: bool = True
     baselineSelection: bool = True
+    recordedFixtures: bool = True
 
     @field_validator("trials", mode="before")
     @classmethod
@@ -142,6 +145,8 @@ class HostConfig(_Closed):
     suiteDirectories: list[Path] = Field(default_factory=list)
     builtinSuites: bool = True
     evalSuite: EvalSuiteConfig = EvalSuiteConfig()
+    # POST /v1/traces (OTLP import, host/otlp_api.py): loopback clients only, any, or off
+    otlpTraces: Literal["loopback", "any", "off"] = "loopback"
     concurrency: Annotated[int, Field(ge=1)] = 4
     resumeInterrupted: bool = True  # at start-up, resume runs a crashed host left (issue 13)
     trialConcurrency: Annotated[int, Field(ge=1)] = 8

@@ -7,13 +7,14 @@ Every refusal names its field (``details.field``). The order of checks, first re
    :data:`~wopeval.host.jsonbody.MAX_DEPTH` levels) with only the create-run keys (closed body,
    runs.md §Create);
 2. each member's type; members this host cannot honour are refused, never ignored
-   (``residency``, ``callbackUrl``, non-empty ``inputs``, ``fixtureRuns``);
+   (``residency``, ``callbackUrl``, non-empty ``inputs``);
 3. ``mode``: absent with the ``workflowId`` of a seeded workflow fixture starts a fixture run
    (:mod:`wopeval.host.workflows`; its inputs are checked there); absent with any other
    ``workflowId`` is ``404 not_found`` naming it; ``mode: "eval"`` without ``agents.evalSuite``
    advertised is ``422 capability_required``;
 4. ``baselineRunId`` (RFC 0251), the suite reference (unknown → ``404 not_found``), the suite
-   itself, the agent, the modes, ``maxTasksPerSuite``, the RFC 0244 §G facets, the judge.
+   itself, the agent, the modes, ``maxTasksPerSuite``, the RFC 0244 §G facets, the judge,
+   ``fixtureRuns`` (RFC 0252, :mod:`wopeval.host.fixture_runs`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from wopeval.events.ids import RUN_ID_PATTERN
 from wopeval.host.auth import Principal
 from wopeval.host.config import HostConfig
 from wopeval.host.errors import HostError, invalid, invalid_suite
+from wopeval.host.fixture_runs import check_fixture_runs, with_recorded_fixtures
 from wopeval.host.jsonbody import loads_strict
 from wopeval.host.state import HostState
 from wopeval.host.suites import BadSuiteRef, SuiteGone, parse_ref
@@ -148,8 +150,6 @@ def _check_unhonoured(body: dict[str, Any], principal: Principal, workflow: bool
         raise invalid("residency", "data residency is not offered by this host")
     if _string(body, "callbackUrl") is not None:
         raise invalid("callbackUrl", "run callbacks are not offered by this host")
-    if "fixtureRuns" in body:
-        raise invalid("fixtureRuns", "recorded fixtures (RFC 0252) are not advertised by this host")
     tenant = _string(body, "tenantId")
     if tenant is not None and tenant != principal.tenant:
         raise invalid("tenantId", "must be the tenant of the API key (or omitted)")
@@ -173,7 +173,7 @@ def check_body(
     _object(body, "metadata")
     _check_tags(body)
     if seeded:
-        for key in ("evalSuiteRef", "agentId", "evalModes", "baselineRunId"):
+        for key in ("evalSuiteRef", "agentId", "evalModes", "baselineRunId", "fixtureRuns"):
             if key in body:
                 raise invalid(key, 'only with mode: "eval"; a workflow run takes inputs')
         return workflow_id
@@ -283,6 +283,8 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         raise invalid(
             "baselineRunId", "baseline selection (RFC 0251) is not advertised by this host"
         )
+    if "fixtureRuns" in body and not config.evalSuite.recordedFixtures:
+        raise invalid("fixtureRuns", "recorded fixtures (RFC 0252) are not advertised by this host")
     # In a worker thread: reading and validating a big suite must not stall the event loop.
     suite = await anyio.to_thread.run_sync(load_suite_ref, state, str(body["evalSuiteRef"]))
     workflow_id = body.get("workflowId")
@@ -299,12 +301,17 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         if "regression" not in modes:
             raise invalid("baselineRunId", 'needs "regression" in evalModes')
         baseline = check_baseline(body["baselineRunId"])
+    fixture_runs = None
+    if "fixtureRuns" in body:
+        fixture_runs = check_fixture_runs(body["fixtureRuns"], suite)
+        suite = await with_recorded_fixtures(state.store, principal.tenant, suite, fixture_runs)
     settings = RunSettings(
         concurrency=config.trialConcurrency,
         trial_timeout_s=config.trialTimeoutSeconds,
         host_max_cost_usd=config.evalSuite.maxCostUsdPerSuite,
         modes=modes,
         baseline_run_id=baseline,
+        fixture_runs=fixture_runs,
         regression_verdict=config.evalSuite.regressionVerdict,
         owner=principal.owner(),
         tags=_check_tags(body),

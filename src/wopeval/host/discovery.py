@@ -56,6 +56,8 @@ def eval_suite_facet(config: HostConfig) -> dict[str, Any]:
         facet["regressionVerdict"] = True
     if settings.baselineSelection:
         facet["baselineSelection"] = True
+    if settings.recordedFixtures:
+        facet["recordedFixtures"] = True
     return facet
 
 

@@ -144,6 +144,8 @@ class EvalStarted(Payload):
     modes: list[EvalMode]
     baselineRunId: str | None = None
     trialCount: Annotated[int, Field(ge=1)] | None = None
+    # RFC 0252: the accepted ``fixtureRuns`` map (taskId → source runId), ids only.
+    fixtureRuns: Annotated[dict[str, str], Field(min_length=1)] | None = None
 
 
 class EvalScored(Payload):

@@ -42,6 +42,7 @@ class RunRequest(BaseModel):
     hostMaxCostUsd: Annotated[float, Field(ge=0)] | None = None
     evalModes: list[EvalMode] | None = None
     baselineRunId: str | None = None
+    fixtureRuns: dict[str, str] | None = None  # RFC 0252: taskId → the run its fixtures came from
     regressionMethod: str = "paired-bootstrap"
     alpha: Annotated[float, Field(ge=0, le=1)] = 0.05
     regressionVerdict: bool = True

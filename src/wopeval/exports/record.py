@@ -1,0 +1,148 @@
+"""Record a run's tool boundary as fixtures: the cassette a replay serves (pure).
+
+``record_suite(document, events)`` writes a run's suite back with each task's tool calls, as one
+trial made them, as ``fixtures.toolResponses`` under ``onMiss: "fail"`` (RFC 0244 §D):
+
+- one entry per call, in call order (the order of the trial's ``agent.tool-called`` events), with
+  the call's ``args`` and ``argsMatch: "exact"``; repeated calls become a scripted sequence,
+  because the gateway serves the first *unconsumed* matching entry;
+- a successful call records its ``outcome`` as ``response``; a tool error is recorded as an
+  error — ``response: {"x-wopeval-toolError": {"code", "message"}}``, which the gateway serves
+  back as the same tool error (:data:`~wopeval.engine.gateway.FIXTURE_ERROR_KEY`);
+- a call no tool answered (a fail-closed miss, no live tool registered, no ``tool-returned``)
+  is not recorded, so the replay misses it too and fails closed, as the source did.
+
+The source is typically a run that called live tools (unfixtured, or ``onMiss: "live"`` misses);
+calls a fixture served are recorded as served. The trial used is the one asked for, or each
+task's lowest trial index that ran; :class:`RecordedTask` says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from wopeval.engine.gateway import FIXTURE_ERROR_KEY, TOOL_UNAVAILABLE
+from wopeval.errors import UserError
+from wopeval.grading.views import collect_trials
+from wopeval.wire.events import RunEvent, ToolCalled, ToolReturned
+
+__all__ = ["FIXTURE_ERROR_KEY", "RecordError", "RecordedCall", "RecordedTask", "record_suite"]
+
+
+class RecordError(UserError):
+    """The run cannot be recorded as asked (no such task, the trial did not run)."""
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    tool: str
+    args: Any
+    response: Any = None
+    error_code: str | None = None
+    error_message: str | None = None
+
+    def entry(self) -> dict[str, Any]:
+        """The ``toolResponses`` entry that replays this call."""
+        response = self.response
+        if self.error_code is not None:
+            error = {"code": self.error_code, "message": self.error_message or ""}
+            response = {FIXTURE_ERROR_KEY: error}
+        if self.args is None:  # a suite may not compare ``null`` exactly: any args match
+            return {"tool": self.tool, "response": response}
+        return {"tool": self.tool, "args": self.args, "argsMatch": "exact", "response": response}
+
+
+@dataclass(frozen=True)
+class RecordedTask:
+    """One task's recorded boundary, and the trial it came from."""
+
+    task_id: str
+    trial_index: int
+    calls: tuple[RecordedCall, ...]
+
+    @property
+    def error_count(self) -> int:
+        return sum(1 for call in self.calls if call.error_code is not None)
+
+    def fixtures(self, previous: dict[str, Any] | None) -> dict[str, Any]:
+        kept = {k: v for k, v in (previous or {}).items() if k == "memorySeed"}
+        return {**kept, "onMiss": "fail", "toolResponses": [c.entry() for c in self.calls]}
+
+
+def trial_calls(events: Sequence[RunEvent], root_event_id: str) -> tuple[RecordedCall, ...]:
+    """The answered tool calls of the trial rooted at ``root_event_id``, in call order."""
+    called: dict[str, ToolCalled] = {}
+    answered: dict[str, RecordedCall] = {}
+    for event in events:
+        if event.causationId != root_event_id:
+            continue
+        payload = event.typed
+        if isinstance(payload, ToolCalled):
+            called[payload.callId] = payload
+        elif isinstance(payload, ToolReturned) and payload.callId in called:
+            call = _answer(called[payload.callId], payload)
+            if call is not None:
+                answered[payload.callId] = call
+    return tuple(answered[call_id] for call_id in called if call_id in answered)
+
+
+def _answer(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
+    if returned.fixture == "miss-failed":
+        return None  # no tool answered: the replay misses it too
+    if returned.status == "ok":
+        return RecordedCall(called.toolName, called.inputs, response=returned.outcome)
+    error = returned.error
+    if error is None or error.code == TOOL_UNAVAILABLE:
+        return None
+    return RecordedCall(called.toolName, called.inputs, None, error.code, error.message)
+
+
+def record_tasks(
+    events: Sequence[RunEvent], task_ids: Iterable[str], trial: int | None = None
+) -> list[RecordedTask]:
+    """Each task's boundary from ``trial`` (or its lowest trial index that ran)."""
+    roots: dict[str, dict[int, str]] = {}
+    for (task_id, index), view in collect_trials(events).items():
+        if view.root_event_id is not None:
+            roots.setdefault(task_id, {})[index] = view.root_event_id
+    recorded = []
+    for task_id in task_ids:
+        ran = roots.get(task_id, {})
+        if not ran:
+            raise RecordError(f"task {task_id!r}: no trial of it ran in this run")
+        index = min(ran) if trial is None else trial
+        if index not in ran:
+            raise RecordError(
+                f"--trial: task {task_id!r} has no trial {index} that ran "
+                f"(trials that ran: {', '.join(str(i) for i in sorted(ran))})"
+            )
+        recorded.append(RecordedTask(task_id, index, trial_calls(events, ran[index])))
+    return recorded
+
+
+def record_suite(
+    document: dict[str, Any],
+    events: Sequence[RunEvent],
+    *,
+    trial: int | None = None,
+    task_ids: Sequence[str] | None = None,
+) -> tuple[dict[str, Any], list[RecordedTask]]:
+    """The suite document with the chosen tasks' fixtures recorded from ``events``.
+
+    Tasks not chosen are kept as they were. Raises :class:`RecordError` naming an unknown task.
+    """
+    tasks = [dict(task) for task in document.get("tasks") or ()]
+    known = [str(task.get("taskId")) for task in tasks]
+    chosen = list(task_ids) if task_ids else known
+    for task_id in chosen:
+        if task_id not in known:
+            raise RecordError(f"--task: the run's suite has no task {task_id!r}")
+    recorded = record_tasks(events, chosen, trial)
+    by_id = {item.task_id: item for item in recorded}
+    for task in tasks:
+        item = by_id.get(str(task.get("taskId")))
+        if item is not None:
+            task["fixtures"] = item.fixtures(task.get("fixtures"))
+    return {**document, "tasks": tasks}, recorded

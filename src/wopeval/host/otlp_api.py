@@ -1,0 +1,124 @@
+"""``POST /v1/traces``: OTLP/HTTP trace export into a stored, graded eval run.
+
+An OpenTelemetry exporter pointed at the host (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) sends
+``ExportTraceServiceRequest`` bodies, as JSON (``application/json``) or protobuf
+(``application/x-protobuf``, with ``opentelemetry-proto``). The request must carry an API key
+(``Authorization: Bearer …``, set with ``OTEL_EXPORTER_OTLP_HEADERS``) and name the suite to
+grade against: the ``X-Wopeval-Suite`` header (an ``evalSuiteRef``) or the resource attribute
+``openwop.eval.suite_ref``; the agent is ``X-Wopeval-Agent`` or the suite's ``targetAgentId``.
+
+The spans are converted and scored by :func:`wopeval.service.otlp_trials.import_spans` (the
+``wopeval import-otlp`` path) and stored as a completed eval run of the key's tenant, with its
+summary; the answer is the OTLP ``ExportTraceServiceResponse`` (``{}``, or ``partialSuccess``
+counting the spans of traces that name no task of the suite), with the run in
+``OpenWOP-Run-Id``. Config ``otlpTraces``: ``loopback`` (the default: only loopback clients,
+others get ``404``), ``any``, or ``off`` (``404``).
+"""
+
+from __future__ import annotations
+
+from ipaddress import ip_address
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from wopeval.events.ids import new_run_id, utc_now
+from wopeval.events.store import RunRecord
+from wopeval.grading.summary import GradingOptions, build_summary
+from wopeval.host.create import load_suite_ref
+from wopeval.host.errors import HostError, invalid
+from wopeval.host.state import HostState, state_of
+from wopeval.service.otlp_read import OtlpError, OtlpSpan, read_otlp
+from wopeval.service.otlp_trials import import_spans
+from wopeval.suite import suite_to_document
+from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.events import RunEvent
+from wopeval.wire.request import RunRequest
+
+router = APIRouter()
+SUITE_HEADER, AGENT_HEADER, SUITE_ATTR = (
+    "x-wopeval-suite",
+    "x-wopeval-agent",
+    "openwop.eval.suite_ref",
+)
+PROTOBUF, JSON = "application/x-protobuf", "application/json"
+
+__all__ = ["router"]
+
+
+def _check_client(state: HostState, request: Request) -> None:
+    mode = state.config.otlpTraces
+    client = request.client.host if request.client is not None else ""
+    try:
+        loopback = ip_address(client).is_loopback
+    except ValueError:
+        loopback = client in ("localhost", "testclient")
+    if mode == "off" or (mode == "loopback" and not loopback):
+        raise HostError("not_found", "POST /v1/traces is not served to this client")
+
+
+def _spans(request_body: bytes, content_type: str) -> list[OtlpSpan]:
+    media = content_type.split(";")[0].strip().lower()
+    if media not in (PROTOBUF, JSON):
+        raise HostError("unsupported_media_type", f"Content-Type must be {JSON} or {PROTOBUF}")
+    try:
+        return read_otlp(request_body, protobuf=media == PROTOBUF)
+    except (OtlpError, UnicodeDecodeError) as exc:
+        raise invalid("$", str(exc)) from exc
+
+
+def _suite(state: HostState, request: Request, spans: list[OtlpSpan]) -> AgentEvalSuite:
+    ref = request.headers.get(SUITE_HEADER)
+    if ref is None:
+        ref = next((str(s.resource[SUITE_ATTR]) for s in spans if SUITE_ATTR in s.resource), None)
+    if ref is None:
+        raise invalid(SUITE_HEADER, f"name the suite: the header or resource {SUITE_ATTR}")
+    return load_suite_ref(state, ref)
+
+
+async def _store(
+    state: HostState, tenant: str, suite: AgentEvalSuite, agent: str, events: list[RunEvent]
+) -> str:
+    now = utc_now()
+    request = RunRequest(agentId=agent, tags=["otlp-import"])
+    record = RunRecord(
+        run_id=new_run_id(tenant), tenant=tenant, kind="eval", status="running",
+        suite_id=suite.suiteId, suite_version=suite.version, agent_id=agent,
+        suite_document=suite_to_document(suite), request=request.to_stored(), summary=None,
+        error=None, created_at=now, updated_at=now, idempotency_key=None, scope_id=None,
+    )  # fmt: skip
+    store = state.store
+    await store.create_run(record)
+    ids: dict[str, str] = {}
+    for event in events:
+        cause = ids.get(event.causationId or "")
+        stored = await store.append(
+            record.run_id, event.type, event.payload, causation_id=cause, timestamp=event.timestamp
+        )
+        ids[event.eventId] = stored.eventId
+    logged = await store.events(record.run_id)
+    summary = build_summary(suite, logged, GradingOptions(target_agent_id=agent))
+    await store.set_status(record.run_id, "completed", summary=summary.to_wire())
+    return record.run_id
+
+
+@router.post("/v1/traces")
+async def post_traces(request: Request) -> Response:
+    state = state_of(request)
+    principal = state.keys.authenticate(request)
+    _check_client(state, request)
+    spans = _spans(await request.body(), request.headers.get("content-type", ""))
+    suite = _suite(state, request, spans)
+    agent = request.headers.get(AGENT_HEADER) or suite.targetAgentId or "imported.agent"
+    imported = import_spans(suite, spans, target_agent_id=agent)
+    run_id = await _store(state, principal.tenant, suite, agent, imported.events)
+    graded = {s.span_id for trial in imported.trials for s in trial.spans}
+    rejected = sum(1 for span in spans if span.span_id not in graded)
+    body: dict[str, Any] = {}
+    if rejected:
+        body["partialSuccess"] = {
+            "rejectedSpans": str(rejected),
+            "errorMessage": "spans of traces that name no task of the suite were not graded",
+        }
+    return JSONResponse(body, headers={"OpenWOP-Run-Id": run_id})

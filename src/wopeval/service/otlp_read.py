@@ -1,0 +1,144 @@
+"""Read OTLP traces: OTLP/JSON (one request per line, the SDK file exporter's format, or one
+document) and OTLP protobuf (an ``ExportTraceServiceRequest``, with ``opentelemetry-proto``).
+
+Every span becomes a flat :class:`OtlpSpan` (hex ids, plain attribute values, its resource's
+attributes alongside). Pure apart from the optional protobuf import.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from wopeval.errors import UserError
+
+STATUS_ERROR = 2  # STATUS_CODE_ERROR
+
+__all__ = ["STATUS_ERROR", "OtlpError", "OtlpSpan", "read_otlp", "spans_of"]
+
+
+class OtlpError(UserError):
+    """Input that is not OTLP traces; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class OtlpSpan:
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    resource: dict[str, Any] = field(default_factory=dict)
+    status_code: int = 0
+    status_message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status_code == STATUS_ERROR
+
+
+def _value(value: Any) -> Any:
+    """An OTLP ``AnyValue`` as plain JSON."""
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in value:
+        return _attributes((value["kvlistValue"] or {}).get("values", []))
+    return None
+
+
+def _attributes(rows: Iterable[Any]) -> dict[str, Any]:
+    return {row["key"]: _value(row.get("value")) for row in rows or () if "key" in row}
+
+
+def _id(value: Any) -> str:
+    return str(value or "").lower()
+
+
+def spans_of(request: dict[str, Any]) -> Iterator[OtlpSpan]:
+    """The spans of one ``ExportTraceServiceRequest`` / ``TracesData`` in OTLP/JSON."""
+    for resource_spans in request.get("resourceSpans") or ():
+        resource = _attributes((resource_spans.get("resource") or {}).get("attributes", []))
+        for scope_spans in resource_spans.get("scopeSpans") or ():
+            for span in scope_spans.get("spans") or ():
+                status = span.get("status") or {}
+                yield OtlpSpan(
+                    trace_id=_id(span.get("traceId")),
+                    span_id=_id(span.get("spanId")),
+                    parent_span_id=_id(span.get("parentSpanId")) or None,
+                    name=str(span.get("name", "")),
+                    start_ns=int(span.get("startTimeUnixNano") or 0),
+                    end_ns=int(span.get("endTimeUnixNano") or 0),
+                    attributes=_attributes(span.get("attributes", [])),
+                    resource=resource,
+                    status_code=_status_code(status.get("code")),
+                    status_message=str(status.get("message", "")),
+                )
+
+
+def _status_code(code: Any) -> int:
+    if code == "STATUS_CODE_ERROR":
+        return STATUS_ERROR
+    return int(code) if isinstance(code, int) else 0
+
+
+def _from_protobuf(data: bytes) -> dict[str, Any]:
+    try:
+        from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+    except ImportError as exc:  # pragma: no cover - the [otlp] extra
+        raise OtlpError(
+            "protobuf input needs opentelemetry-proto: pip install wopeval[otlp]"
+        ) from exc
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(data)
+    except Exception as exc:  # the protobuf runtime's DecodeError
+        raise OtlpError(f"not an OTLP protobuf ExportTraceServiceRequest ({exc})") from exc
+    doc: dict[str, Any] = MessageToDict(request)
+    for resource_spans in doc.get("resourceSpans", []):  # protobuf JSON ids are base64
+        for scope_spans in resource_spans.get("scopeSpans", []):
+            for span in scope_spans.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    return doc
+
+
+def read_otlp(data: bytes, *, protobuf: bool | None = None) -> list[OtlpSpan]:
+    """Every span in ``data``: OTLP/JSON lines or document, or (``protobuf``) OTLP protobuf.
+
+    ``protobuf=None`` decides by content: input that is not UTF-8 JSON is read as protobuf.
+    """
+    if protobuf is None:
+        protobuf = data.lstrip()[:1] not in (b"{", b"[")
+    if protobuf:
+        return list(spans_of(_from_protobuf(data)))
+    text = data.decode("utf-8")
+    try:
+        docs: list[Any] = [json.loads(text)]
+    except json.JSONDecodeError:
+        docs = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    docs.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise OtlpError(f"line {number}: not JSON ({exc.msg})") from exc
+    flat = [d for doc in docs for d in (doc if isinstance(doc, list) else [doc])]
+    if not all(isinstance(doc, dict) for doc in flat):
+        raise OtlpError('expected OTLP/JSON objects ({"resourceSpans": [...]}), one per line')
+    return [span for doc in flat for span in spans_of(doc)]

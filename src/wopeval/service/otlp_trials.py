@@ -1,0 +1,369 @@
+"""OTLP spans → a run's event log, graded by the same pure grader as stored runs.
+
+Dialects, normalised span by span (:func:`classify`):
+
+==================  ===========================================  =================================
+                    agent (a trial, or a delegate when nested)   tool call
+==================  ===========================================  =================================
+OTel GenAI          ``gen_ai.operation.name = invoke_agent``     ``execute_tool``; ``gen_ai.tool.
+                                                                 name``, ``gen_ai.tool.call.
+                                                                 arguments`` / ``.result``
+OpenInference       ``openinference.span.kind = AGENT``          ``TOOL``; ``tool.name``,
+                                                                 ``input.value`` / ``output.value``
+pydantic-ai/        ``agent run`` / ``invoke_agent …``           ``running tool`` with
+Logfire             (``final_result`` is the output)             ``tool_arguments`` /
+                                                                 ``tool_response`` (older
+                                                                 releases); GenAI names (newer)
+==================  ===========================================  =================================
+
+One trial is one root agent span (an agent span with no agent ancestor), or a whole trace when
+it has none. Its task id and trial index are the ``openwop.eval.task_id`` /
+``openwop.eval.trial_index`` attributes (span, then resource: the names wopeval exports under),
+else the ``mapping`` (trace id → task id; ``*`` for every other trace); trials without an index
+are numbered per task in start order. A nested agent span is a delegate: its tool calls carry its
+agent id (``includeDelegates``). A span with an error status is a tool error (or, on the root,
+a failed invocation). Model-call spans with token usage become ``provider.usage``.
+
+**Fail closed on missing content.** Argument capture is opt-in in these instrumentations; a tool
+span without arguments is recorded with no ``inputs`` and marked. A task that compares arguments
+(any expected call with ``argsMatch`` ≠ ``ignore``) is then *unscored* for that trial
+(``scoreLabel: unscored``, score 0, with the reason), never passed on tool names alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from wopeval.grading.reasons import Verdict, explain
+from wopeval.grading.summary import GradingOptions, pass_score_of
+from wopeval.grading.trial import LABEL_UNSCORED, grade_trial
+from wopeval.grading.views import collect_trials
+from wopeval.service.otlp_read import OtlpSpan
+from wopeval.suite.models import AgentEvalSuite, Task
+from wopeval.wire.events import (
+    Decided,
+    ErrorObject,
+    EvalScored,
+    InvocationCompleted,
+    InvocationStarted,
+    Payload,
+    ProviderUsage,
+    RunEvent,
+    ToolCalled,
+    ToolReturned,
+    TrialFailed,
+)
+
+Kind = Literal["agent", "tool", "model", "other"]
+TASK_ATTR, TRIAL_ATTR = "openwop.eval.task_id", "openwop.eval.trial_index"
+IMPORTED_RUN = "imported/otlp"
+_ARGS = ("gen_ai.tool.call.arguments", "input.value", "tool_arguments")
+_RESULT = ("gen_ai.tool.call.result", "output.value", "tool_response")
+_TOOL_NAME = ("gen_ai.tool.name", "tool.name")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._~:-]+")
+
+__all__ = ["IMPORTED_RUN", "ImportedTrial", "classify", "import_spans"]
+
+
+def classify(span: OtlpSpan) -> Kind:
+    """Which dialect role a span plays (see the module table)."""
+    attrs = span.attributes
+    operation = attrs.get("gen_ai.operation.name")
+    kind = str(attrs.get("openinference.span.kind", "")).upper()
+    name = span.name
+    if operation == "invoke_agent" or kind == "AGENT" or name == "agent run":
+        return "agent"
+    if name.startswith("invoke_agent") and operation is None:
+        return "agent"
+    if operation == "execute_tool" or kind == "TOOL" or name.startswith("running tool"):
+        return "tool"
+    usage = ("gen_ai.usage.input_tokens", "llm.token_count.prompt")
+    if any(key in attrs for key in usage) and kind != "AGENT":
+        return "model"
+    return "other"
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _first(attrs: Mapping[str, Any], keys: Sequence[str]) -> tuple[bool, Any]:
+    for key in keys:
+        if key in attrs:
+            return True, _json(attrs[key])
+    return False, None
+
+
+@dataclass
+class ImportedTrial:
+    task_id: str | None
+    trial_index: int | None
+    root: OtlpSpan | None
+    spans: list[OtlpSpan]
+    missing_args: list[str] = field(default_factory=list)  # tools whose arguments were absent
+
+
+def _agent_of(span: OtlpSpan, target: str) -> str:
+    name = span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name")
+    return _UNSAFE.sub("-", f"{target}.{name or span.span_id}")[:128]
+
+
+def _trials(spans: Sequence[OtlpSpan]) -> list[ImportedTrial]:
+    by_id = {span.span_id: span for span in spans}
+    traces: dict[str, list[OtlpSpan]] = defaultdict(list)
+    for span in spans:
+        traces[span.trace_id].append(span)
+
+    def root_agent(span: OtlpSpan) -> OtlpSpan | None:
+        found: OtlpSpan | None = None
+        current: OtlpSpan | None = span
+        while current is not None:
+            if classify(current) == "agent":
+                found = current
+            current = by_id.get(current.parent_span_id or "")
+        return found
+
+    trials: list[ImportedTrial] = []
+    for members in traces.values():
+        groups: dict[str | None, list[OtlpSpan]] = defaultdict(list)
+        for span in members:
+            root = root_agent(span)
+            groups[root.span_id if root else None].append(span)
+        if len(groups) > 1:  # spans outside every agent (an HTTP parent, …) are no trial
+            groups.pop(None, None)
+        for root_id, group in groups.items():
+            root = by_id.get(root_id or "")
+            trials.append(ImportedTrial(None, None, root, sorted(group, key=_start)))
+    return sorted(trials, key=lambda t: min(_start(s) for s in t.spans))
+
+
+def _start(span: OtlpSpan) -> tuple[int, str]:
+    return span.start_ns, span.span_id
+
+
+def _ts(ns: int) -> str:
+    stamp = datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def _attribute(trial: ImportedTrial, key: str) -> Any:
+    for span in ([trial.root] if trial.root else []) + trial.spans:
+        if key in span.attributes:
+            return span.attributes[key]
+    for span in trial.spans:
+        if key in span.resource:
+            return span.resource[key]
+    return None
+
+
+def _assign(trials: list[ImportedTrial], mapping: Mapping[str, str]) -> None:
+    counters: dict[str, int] = defaultdict(int)
+    for trial in trials:
+        task = _attribute(trial, TASK_ATTR)
+        trace = trial.spans[0].trace_id
+        trial.task_id = str(task) if task else mapping.get(trace) or mapping.get("*")
+        index = _attribute(trial, TRIAL_ATTR)
+        if trial.task_id is not None:
+            trial.trial_index = int(index) if index is not None else counters[trial.task_id]
+            counters[trial.task_id] = max(counters[trial.task_id], trial.trial_index + 1)
+
+
+class _Log:
+    """Builds the event log: contiguous sequences, deterministic ids, span timestamps."""
+
+    def __init__(self) -> None:
+        self.events: list[RunEvent] = []
+
+    def add(self, payload: Payload, ns: int, cause: str | None = None) -> str:
+        sequence = len(self.events)
+        event_id = f"ev_otlp_{sequence:016d}"
+        self.events.append(
+            RunEvent(
+                eventId=event_id,
+                runId=IMPORTED_RUN,
+                type=payload.event_type,
+                payload=payload.to_wire(),
+                timestamp=_ts(ns),
+                sequence=sequence,
+                causationId=cause,
+            )
+        )
+        return event_id
+
+
+def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
+    assert trial.task_id is not None
+    assert trial.trial_index is not None
+    first = trial.root or trial.spans[0]
+    invocation = f"otlp-{first.trace_id}-{first.span_id}"
+    start = min(s.start_ns for s in trial.spans)
+    root = log.add(
+        InvocationStarted(
+            invocationId=invocation,
+            agentId=target,
+            source="run-api",
+            task_id=trial.task_id,
+            trial_index=trial.trial_index,
+        ),
+        start,
+    )
+    for span in trial.spans:
+        kind = classify(span)
+        if kind == "tool":
+            _emit_tool(log, trial, span, target, root)
+        elif kind == "model":
+            log.add(_usage(span), span.end_ns, root)
+    found, output = _first(
+        trial.root.attributes if trial.root else {}, ("final_result", "output.value")
+    )
+    end = max(s.end_ns for s in trial.spans)
+    if found:
+        log.add(Decided(agentId=target, decision=output), end, root)
+    failed = trial.root is not None and trial.root.failed
+    completed = InvocationCompleted(
+        invocationId=invocation,
+        agentId=target,
+        outcome="failed" if failed else "completed",
+        error_label="agent-error" if failed else None,
+    )
+    log.add(completed, end, root)
+
+
+def _emit_tool(log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, root: str) -> None:
+    _, name = _first(span.attributes, _TOOL_NAME)
+    tool = str(name or span.name.removeprefix("execute_tool ").removeprefix("running tool: "))
+    has_args, args = _first(span.attributes, _ARGS)
+    if not has_args:
+        trial.missing_args.append(tool)
+    agent = target
+    if trial.root is not None:
+        agent = _delegate(trial, span, target)
+    base = {"agentId": agent, "toolName": tool, "callId": f"otlp-{span.span_id}"}
+    log.add(ToolCalled(**base, inputs=args), span.start_ns, root)
+    if span.failed:
+        error = ErrorObject(code="otlp.error", message=span.status_message)
+        log.add(ToolReturned(**base, status="error", error=error), span.end_ns, root)
+    else:
+        _, result = _first(span.attributes, _RESULT)
+        log.add(ToolReturned(**base, status="ok", outcome=result), span.end_ns, root)
+
+
+def _delegate(trial: ImportedTrial, span: OtlpSpan, target: str) -> str:
+    """The target agent, or a nested agent span's id: the nearest agent ancestor."""
+    by_id = {s.span_id: s for s in trial.spans}
+    current = by_id.get(span.parent_span_id or "")
+    while current is not None and current is not trial.root:
+        if classify(current) == "agent":
+            return _agent_of(current, target)
+        current = by_id.get(current.parent_span_id or "")
+    return target
+
+
+def _usage(span: OtlpSpan) -> ProviderUsage:
+    attrs = span.attributes
+    inputs = attrs.get("gen_ai.usage.input_tokens", attrs.get("llm.token_count.prompt", 0))
+    outputs = attrs.get("gen_ai.usage.output_tokens", attrs.get("llm.token_count.completion", 0))
+    provider = attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system") or "unknown"
+    model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
+    model = model or attrs.get("llm.model_name") or "unknown"
+    return ProviderUsage(
+        provider=str(provider),
+        model=str(model),
+        inputTokens=int(inputs or 0),
+        outputTokens=int(outputs or 0),
+    )
+
+
+def compares_args(task: Task) -> bool:
+    trajectory = task.expected.trajectory
+    return trajectory is not None and any(c.args_match != "ignore" for c in trajectory.calls)
+
+
+def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str) -> None:
+    """``eval.scored`` (+ ``wopeval.trial-failed``) for one trial, as the engine records them."""
+    task = suite.task(str(trial.task_id))
+    views = collect_trials(log.events)
+    view = views[(str(trial.task_id), int(trial.trial_index or 0))]
+    end = max(s.end_ns for s in trial.spans)
+    pass_score = pass_score_of(suite, GradingOptions(target_agent_id=target))
+    if trial.missing_args and compares_args(task):
+        scored = EvalScored(
+            taskId=task.taskId,
+            score=0.0,
+            passed=False,
+            trialIndex=trial.trial_index,
+            scoreLabel=LABEL_UNSCORED,
+            evaluatorType="deterministic",
+        )
+        log.add(scored, end, view.root_event_id)
+        missing = sorted(set(trial.missing_args))
+        message = (
+            f"unscored: the trace carries no arguments for {', '.join(missing)}"
+            " (argument capture is off in this instrumentation), and this task compares "
+            "arguments (argsMatch is not ignore); it is never passed on tool names alone"
+        )
+        failed = TrialFailed(
+            taskId=task.taskId,
+            trialIndex=int(trial.trial_index or 0),
+            kind="grader-error",
+            message=message[:300],
+            details={"missingArguments": missing},
+        )
+        log.add(failed, end, view.root_event_id)
+        return
+    grade = grade_trial(task, view, target_agent_id=target, pass_score=pass_score)
+    scored = EvalScored(
+        taskId=task.taskId,
+        score=grade.score,
+        passed=grade.passed,
+        latencyMs=view.latency_ms,
+        trialIndex=trial.trial_index,
+        scoreLabel=grade.label,
+        evaluatorType=grade.evaluator_type,
+    )
+    log.add(scored, end, view.root_event_id)
+    matched = grade.trajectory.matched if grade.trajectory is not None else None
+    verdict = Verdict(grade.passed, grade.score, grade.label, matched, pass_score)
+    reason = explain(task, view, verdict, target_agent_id=target)
+    if reason is not None:
+        log.add(reason, end, view.root_event_id)
+
+
+@dataclass(frozen=True)
+class Imported:
+    events: list[RunEvent]
+    trials: list[ImportedTrial]
+    unattributed: int  # trials with no task id (no attribute, no mapping)
+    unknown_tasks: list[str]  # task ids the suite does not have
+
+
+def import_spans(
+    suite: AgentEvalSuite,
+    spans: Sequence[OtlpSpan],
+    *,
+    target_agent_id: str,
+    mapping: Mapping[str, str] | None = None,
+) -> Imported:
+    """The event log of the trials in ``spans``, each scored (pure)."""
+    trials = _trials(spans)
+    _assign(trials, mapping or {})
+    known = {task.taskId for task in suite.tasks}
+    chosen = [t for t in trials if t.task_id in known]
+    unknown = sorted({str(t.task_id) for t in trials if t.task_id and t.task_id not in known})
+    log = _Log()
+    for trial in chosen:
+        _emit_trial(log, trial, target_agent_id)
+        _score(log, suite, trial, target_agent_id)
+    unattributed = sum(1 for t in trials if t.task_id is None)
+    return Imported(log.events, chosen, unattributed, unknown)

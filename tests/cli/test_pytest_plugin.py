@@ -1,0 +1,95 @@
+"""The pytest plugin: ``pytest --wopeval-suite SUITE --wopeval-agent pkg:agent`` gives one test per
+task, failing with the task's failure reasons (wopeval.grading.detail). Run in a subprocess in
+a throwaway directory, as a team's CI would run it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import yaml
+
+AGENT = '''
+async def agent(task_input, ctx):
+    """Looks the order up, then answers what the input asks for."""
+    await ctx.call_tool("crm:lookup-order", {"orderId": task_input["orderId"]})
+    return task_input["say"]
+'''
+
+FIXTURES = {
+    "onMiss": "fail",
+    "toolResponses": [
+        {"tool": "crm:lookup-order", "args": {"orderId": "A-1"}, "argsMatch": "exact",
+         "response": {"status": "delivered"}},
+    ],
+}  # fmt: skip
+
+
+def _task(task_id: str, order: str, say: str) -> dict[str, object]:
+    return {
+        "taskId": task_id,
+        "input": {"orderId": order, "say": say},
+        "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "fine"}},
+        "fixtures": FIXTURES,
+    }
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_pytest_plugin_gives_one_test_per_task_with_the_failure_reason(tmp_path: Path) -> None:
+    (tmp_path / "myagent.py").write_text(textwrap.dedent(AGENT))
+    suite = {
+        "suiteId": "core.test.evals.pytest",
+        "version": "1.0.0",
+        "modes": ["golden"],
+        "trials": {"count": 2},
+        "tasks": [
+            _task("answers", "A-1", "fine"),
+            _task("wrong-answer", "A-1", "not fine"),
+            _task("misses-fixture", "B-2", "fine"),
+        ],
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    done = _pytest(
+        tmp_path, "--wopeval-suite", "suite.yaml", "--wopeval-agent", "myagent:agent",
+        "--junitxml", "out.xml", "-q",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "out.xml").iter("testcase")}
+    assert set(cases) == {"answers", "wrong-answer", "misses-fixture"}
+    assert cases["answers"].find("failure") is None
+    wrong = cases["wrong-answer"].find("failure")
+    missed = cases["misses-fixture"].find("failure")
+    assert wrong is not None
+    assert missed is not None
+    assert "0/2 trials passed" in (wrong.text or "")
+    assert "output-mismatch" in (wrong.text or "")
+    assert "fixture-miss" in (missed.text or "")
+    assert "crm:lookup-order" in (missed.text or "")
+    assert "1 passed" in done.stdout
+    assert "2 failed" in done.stdout
+
+
+def test_pytest_plugin_needs_an_agent_and_stays_out_of_the_way_without_a_suite(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "suite.yaml").write_text("suiteId: x\n")
+    usage = _pytest(tmp_path, "--wopeval-suite", "suite.yaml")
+    assert usage.returncode == 4  # pytest's usage error
+    assert "--wopeval-suite needs --wopeval-agent" in usage.stderr
+    (tmp_path / "test_plain.py").write_text("def test_ok():\n    assert True\n")
+    plain = _pytest(
+        tmp_path, "-q", "-W", "error", "-o", "asyncio_default_fixture_loop_scope=function"
+    )
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert "1 passed" in plain.stdout
+    helped = _pytest(tmp_path, "--help")
+    assert "--wopeval-suite=SUITE" in helped.stdout
