@@ -148,8 +148,10 @@ def _trials(spans: Sequence[OtlpSpan]) -> list[ImportedTrial]:
     return sorted(trials, key=lambda t: min(_start(s) for s in t.spans))
 
 
-def _start(span: OtlpSpan) -> tuple[int, str]:
-    return span.start_ns, span.span_id
+def _start(span: OtlpSpan) -> int:
+    """Spans in start order; a tie (the same clock tick) keeps the file's order (a stable
+    sort), never a random one such as the span id's."""
+    return span.start_ns
 
 
 def _ts(ns: int) -> str:
