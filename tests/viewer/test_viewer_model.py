@@ -56,6 +56,11 @@ async def test_the_grid_from_outcomes_agrees_with_the_pure_detail(store: EventSt
     assert page.finished == 9
     # pass@1 is the mean per-trial pass rate over tasks: (2/3 + 1 + 0) / 3
     assert page.suite_curve[0][1] == pytest.approx(5 / 9)
+    # The number the verdict reads (RFC 0246) is the pure detail's gating aggregate.
+    suite = parse_suite(record.suite_document, source="test")
+    events = await store.events(record.run_id)
+    detail = run_detail(suite, events, grading_options(record.run_request))
+    assert page.gating_aggregate == pytest.approx(detail.gating_aggregate)
 
 
 async def test_a_log_without_reasons_is_graded_in_full(store: EventStore) -> None:

@@ -27,6 +27,9 @@ from wopeval.viewer.queries import Outcome, Reason, Scored, all_events, outcomes
 from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
+# Reasons whose trial counts 0 for the pass decisions (RFC 0246), whatever its output score.
+GATING_KINDS = frozenset({"trajectory", "fixture-miss", "skipped-budget", "not-run", "interrupted",
+                          "grader-error", "judge-error"})  # fmt: skip
 MARKS: dict[str, str] = {**{str(k): v for k, v in STATUS_MARK.items()}, "pending": "·"}
 
 
@@ -36,6 +39,13 @@ class Cell:
     status: str  # pass, fail, fail-closed, error, skipped, missing, pending
     score: float | None
     message: str | None
+    gated: bool = False  # counts 0 for the pass decisions (RFC 0246): path missed, failed closed
+
+    @property
+    def gating_score(self) -> float:
+        if self.gated or self.status in ("fail-closed", "skipped", "missing"):
+            return 0.0
+        return self.score or 0.0
 
     @property
     def mark(self) -> str:
@@ -101,6 +111,8 @@ class RunPage:
     def task_count(self) -> int:
         return len(self.outline.task_ids)
 
+    gating_aggregate: float | None = None  # RFC 0246: what the suite's pass decision reads
+
 
 def status_of(outcome: Outcome | None, terminal: bool) -> str | None:
     """The cell's status (as :mod:`wopeval.grading.detail` decides it), or None when a failing
@@ -123,7 +135,8 @@ def cell_of(index: int, outcome: Outcome | None, terminal: bool) -> Cell | None:
         return None
     score = outcome.scored.score if outcome is not None and outcome.scored else None
     message = outcome.reason.message if outcome is not None and outcome.reason else None
-    return Cell(index, status, score, message)
+    kind = outcome.reason.kind if outcome is not None and outcome.reason else None
+    return Cell(index, status, score, message, gated=kind in GATING_KINDS)
 
 
 @lru_cache(maxsize=4096)
@@ -175,7 +188,13 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
         for row in shown:
             row.curve = list(_curve(n, row.passed_count))
         curve = suite_curve([row.passed_count for row in tasks], n)
-    return RunPage(record, outline, summary, shown, page, pages, offset, finished, last, curve)
+    gating = None
+    if record.terminal and tasks and all(row.cells for row in tasks):
+        means = [math.fsum(c.gating_score for c in row.cells) / len(row.cells) for row in tasks]
+        gating = math.fsum(means) / len(means)
+    return RunPage(
+        record, outline, summary, shown, page, pages, offset, finished, last, curve, gating
+    )
 
 
 async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:
@@ -185,7 +204,9 @@ async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:
                         grading_options(record.run_request))  # fmt: skip
     return [
         TaskRow(t.task_id, [Cell(c.trial_index, c.status, c.score,
-                                 c.reason.message if c.reason else None) for c in t.cells])
+                                 c.reason.message if c.reason else None,
+                                 gated=c.reason is not None and c.reason.kind in GATING_KINDS)
+                            for c in t.cells])
         for t in detail.tasks
     ]  # fmt: skip
 
