@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.agents.helpers import agent_registry, fixture, run_agent_suite
+from tests.agents.helpers import AGENT_ID, agent_registry, fixture, one_task_suite, run_agent_suite
+from tests.engine.helpers import run_suite
 from wopeval.agents.openai_compat import DATA_NOTE
 from wopeval.agents.scripted_openai import HttpError, Reply, ScriptedOpenAI, call
 from wopeval.agents.toolnames import ToolNames
+from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
-from wopeval.wire.vocab import PROVIDER_USAGE, TOOL_CALLED, TOOL_RETURNED, X_FIXTURE
+from wopeval.wire.vocab import PROVIDER_USAGE, TOOL_CALLED, TOOL_RETURNED, TRIAL_FAILED, X_FIXTURE
 
 LOOKUP = "crm:lookup-order"
 API = ToolNames([LOOKUP]).api(LOOKUP)
@@ -155,3 +157,17 @@ async def test_declared_tools_are_offered_with_their_specs(store: EventStore) ->
         "description": "Look an order up.",
         "parameters": params,
     }
+
+
+async def test_0244_B_the_run_wide_cost_ceiling_stops_a_looping_model(store: EventStore) -> None:
+    """No per-trial bound at all: the run's own ceiling (``--max-cost``) stops the loop."""
+    looping = Reply(tool_calls=(call(API, {}),), prompt_tokens=1_000_000, completion_tokens=0)
+    agent = {"price": {"inputPerMTok": 1.0, "outputPerMTok": 1.0}, "maxTurns": 50}
+    with ScriptedOpenAI([looping], repeat_last=True) as server:
+        registry = agent_registry(server, agent=agent)
+        suite = one_task_suite([], "refund")
+        settings = RunSettings(host_max_cost_usd=2.5)
+        ran = await run_suite(store, suite, agent_id=AGENT_ID, registry=registry, settings=settings)
+    assert len(server.requests) == 3  # $1, $2, $3: past the $2.50 ceiling after the third call
+    (reason,) = [e.payload for e in ran.of_type(TRIAL_FAILED)]
+    assert "AgentStopped: cost ceiling" in reason["message"]

@@ -136,6 +136,11 @@ class _Loop:
         await self.ctx.report_usage(Usage(PROVIDER, model, tokens_in, tokens_out, cost))
 
     def _check_cost(self) -> None:
+        if getattr(self.ctx, "budget_exceeded", False):  # the run-wide ceilings (RFC 0244 §B)
+            raise AgentStopped(
+                f"cost ceiling: the run's spend passed its ceiling (this trial spent "
+                f"${self.cost_usd:.6f}); the model loop stopped"
+            )
         ceiling = self.agent.max_cost_usd
         if ceiling is not None and self.cost_usd > ceiling:
             raise AgentStopped(

@@ -98,6 +98,12 @@ class AgentContext(Protocol):
     @property
     def memory(self) -> Memory: ...
 
+    @property
+    def budget_exceeded(self) -> bool:
+        """True once the run's spend passed a cost ceiling (``--max-cost``, the suite's
+        ``thresholds.maxCostUsd``, the host's): a model-backed agent stops its loop then."""
+        ...
+
     def tools(self) -> list[ToolSpec]:
         """The tools this trial offers: live tools with their specs, then the task's fixtured
         tools (a permissive schema unless a spec is known)."""

@@ -62,6 +62,10 @@ class SyncAgentContext:
     def memory(self) -> Memory:
         return self._ctx.memory
 
+    @property
+    def budget_exceeded(self) -> bool:
+        return self._ctx.budget_exceeded
+
     def tools(self) -> list[ToolSpec]:
         return self._ctx.tools()
 

@@ -131,6 +131,10 @@ class TrialContext:
     def memory(self) -> TrialMemory:
         return self._trial.memory
 
+    @property
+    def budget_exceeded(self) -> bool:
+        return self._trial.env.meter.exceeded
+
     def tools(self) -> list[ToolSpec]:
         known = self._trial.env.registry.tool_specs.values()
         return merge_specs(known, fixture_tool_names([self._trial.task]))
