@@ -92,3 +92,27 @@ async def test_a_judge_server_failure_is_a_judge_error_with_its_reason(store: Ev
     (reason,) = [e.payload for e in ran.of_type(TRIAL_FAILED)]
     assert reason["kind"] == "judge-error"
     assert "InternalServerError" in reason["message"] or "503" in reason["message"]
+
+
+async def test_0244_E_the_judge_sees_the_trajectory_only_when_asked(store: EventStore) -> None:
+    verdict = Reply(content=json.dumps({"c1": 1, "c2": 1}))
+    with ScriptedOpenAI([verdict]) as server:
+        await _run(store, server)
+        (plain,) = server.requests
+    assert "Tool calls the agent made" not in json.dumps(plain["messages"])
+    with ScriptedOpenAI([verdict]) as server:
+        judge = _judge(server)
+        seeing = LLMJudge(judge.definition, include_trajectory=True)
+        calls = [{"tool": "kb:search", "args": {"q": "refund policy"}}]
+        task = {
+            "taskId": "polite",
+            "expected": {"kind": "rubric", "rubric": RUBRIC},
+            "input": {"output": "Sorry.", "calls": calls},
+            "fixtures": {"toolResponses": [{"tool": "kb:search", "response": "ok"}]},
+        }
+        await run_suite(store, make_suite([task]), judge=seeing)
+        (asked,) = server.requests
+    user = next(m["content"] for m in asked["messages"] if m["role"] == "user")
+    path = user.split("Tool calls the agent made, in order:")[1].split("Rubric:")[0]
+    assert "kb:search" in path
+    assert "refund policy" in path

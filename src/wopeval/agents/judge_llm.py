@@ -61,9 +61,14 @@ def weighted_score(rubric: list[RubricCriterion], verdict: dict[str, float]) -> 
     return min(1.0, max(0.0, earned / total))
 
 
-def judge_prompt(task: Task, output: Any) -> str:
+def judge_prompt(task: Task, output: Any, trajectory: list[dict[str, Any]] | None = None) -> str:
+    """The judge's message; with ``trajectory``, the tool calls the agent made, in order (the
+    tenant's own content, sent only to the tenant's own judge, and marked as data)."""
     rubric = task.expected.rubric or []
     lines = [f"c{i + 1} (weight {c.weight:g}): {c.criterion}" for i, c in enumerate(rubric)]
+    path = []
+    if trajectory is not None:
+        path = ["", "Tool calls the agent made, in order:", user_content(trajectory)]
     return "\n".join(
         [
             "Task input:",
@@ -71,6 +76,7 @@ def judge_prompt(task: Task, output: Any) -> str:
             "",
             "Agent output:",
             user_content(output),
+            *path,
             "",
             "Rubric:",
             *lines,
@@ -81,20 +87,30 @@ def judge_prompt(task: Task, output: Any) -> str:
 class LLMJudge:
     """A :class:`~wopeval.engine.judge.Judge` backed by an OpenAI-compatible model."""
 
-    def __init__(self, definition: AgentDefinition) -> None:
+    def __init__(self, definition: AgentDefinition, *, include_trajectory: bool = False) -> None:
         self.definition = definition
         self._client_owner = OpenAICompatAgent(definition)
+        # The engine then passes the trial's tool calls (``trajectory=``) to :meth:`score`.
+        self.wants_trajectory = include_trajectory
 
     @property
     def evaluator_type(self) -> Literal["llm_judge", "human", "deterministic"]:
         return "llm_judge"
 
-    async def score(self, task: Task, output: Any, sink: EventSink, run_id: str) -> float:
+    async def score(
+        self,
+        task: Task,
+        output: Any,
+        sink: EventSink,
+        run_id: str,
+        *,
+        trajectory: list[dict[str, Any]] | None = None,
+    ) -> float:
         rubric = task.expected.rubric or []
         schema = verdict_schema(rubric)
         messages = [
             {"role": "system", "content": INSTRUCTIONS},
-            {"role": "user", "content": judge_prompt(task, output)},
+            {"role": "user", "content": judge_prompt(task, output, trajectory)},
         ]
         format_ = {
             "type": "json_schema",

@@ -40,6 +40,12 @@ JudgeModelOpt = Annotated[
 JudgeBaseUrlOpt = Annotated[
     str | None, typer.Option(help="The judge's server (default: --base-url).")
 ]
+JudgeTrajectoryOpt = Annotated[
+    bool,
+    typer.Option(
+        "--judge-trajectory", help="Also show the --judge-model judge the trial's tool calls."
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,10 @@ def install_cli_agent(
 
 
 def cli_judge(
-    judge_model: str | None, judge_base_url: str | None, options: AgentOptions
+    judge_model: str | None,
+    judge_base_url: str | None,
+    options: AgentOptions,
+    include_trajectory: bool = False,
 ) -> Judge | None:
     """The LLM judge ``--judge-model`` describes (its server defaults to ``--base-url``)."""
     if judge_model is None:
@@ -126,4 +135,4 @@ def cli_judge(
         definition = model_definition(judge_model, base_url, options.api_key_env)
     except DefinitionError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title="invalid --judge-model")
-    return LLMJudge(definition)
+    return LLMJudge(definition, include_trajectory=include_trajectory)

@@ -22,6 +22,7 @@ from wopeval.cli.agent_opts import (
     BaseUrlOpt,
     JudgeBaseUrlOpt,
     JudgeModelOpt,
+    JudgeTrajectoryOpt,
     ModelOpt,
     cli_judge,
     install_cli_agent,
@@ -161,6 +162,7 @@ def run(
     agent_cmd: AgentCmdOpt = None,
     judge_model: JudgeModelOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
+    judge_trajectory: JudgeTrajectoryOpt = False,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -197,7 +199,7 @@ def run(
                 fail_input(f"--tool: {spec!r} is not NAME=package.module:attr")
             registry.register_tool(name, import_object(ref))
         judge_obj: Judge | None = import_object(judge) if judge else None
-        judge_obj = judge_obj or cli_judge(judge_model, judge_base_url, options)
+        judge_obj = judge_obj or cli_judge(judge_model, judge_base_url, options, judge_trajectory)
         check_runnable(suite, judge_obj)
         mcp_specs = [parse_mcp_spec(spec) for spec in mcp or ()]
     except (AgentNotFound, JudgeRequired, ValueError) as exc:

@@ -275,7 +275,15 @@ async def _grade(
             if env.judge is None:
                 raise RuntimeError("rubric task without a judge")
             sink = MeteredSink(env.sink, env.meter)  # judge spend counts against the ceilings
-            judge_score = await env.judge.score(task, view.output, sink, env.run_id)
+            if getattr(env.judge, "wants_trajectory", False):  # a judge that reads the path too
+                calls = [{"tool": c.tool, "args": c.inputs} for c in view.calls
+                         if c.agent_id == env.agent_id]  # fmt: skip
+                scorer: Any = env.judge
+                judge_score = await scorer.score(
+                    task, view.output, sink, env.run_id, trajectory=calls
+                )
+            else:
+                judge_score = await env.judge.score(task, view.output, sink, env.run_id)
         grade = grade_trial(
             task,
             view,
