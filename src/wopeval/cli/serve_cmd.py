@@ -67,7 +67,10 @@ def _listen(host: str, port: int) -> socket.socket:
     (IPv6 for a host with ``:``, ``SO_REUSEADDR``); every failure is the caller's, exit 2."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only for a
+    # socket whose proto is TCP, and without it every keep-alive request waits ~40 ms (Nagle
+    # against delayed ACKs).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         if sys.platform != "win32":  # Windows' SO_REUSEADDR would let two servers share a port
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

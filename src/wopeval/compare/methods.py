@@ -6,20 +6,23 @@ Every method reads only the list of :class:`~wopeval.compare.pairing.PairedTask`
 ``p_value`` is two-sided; ``None`` means the test is undefined on this table (too few pairs, or
 nothing to compare), which the verdict reads as "cannot distinguish".
 
-scipy is imported inside the functions that need it, so importing this module stays cheap.
+numpy and scipy are imported inside the functions that need them, so importing this module (and
+``wopeval run``, which lists the method names) stays cheap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from wopeval.compare.pairing import PairedTask
 
-FloatArray = npt.NDArray[np.float64]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
 
 ZERO_TOLERANCE = 1e-12
 """Two per-task means closer than this are equal (guards float noise in host-computed means)."""
@@ -48,11 +51,15 @@ class MethodResult:
 
 def differences(pairs: Sequence[PairedTask]) -> FloatArray:
     """Per-task mean differences, candidate minus baseline, in pairing order."""
+    import numpy as np
+
     return np.array([pair.difference for pair in pairs], dtype=np.float64)
 
 
 def _constant(diffs: FloatArray) -> bool:
     """True when every difference is the same number (the spread is zero up to float noise)."""
+    import numpy as np
+
     return diffs.size > 0 and float(np.ptp(diffs)) <= ZERO_TOLERANCE
 
 
@@ -67,6 +74,8 @@ def paired_t(pairs: Sequence[PairedTask], *, confidence: float = 0.95) -> Method
     When every difference is the same non-zero number, sd(d) = 0 and t = ±∞: the limit is taken,
     as scipy does, so ``p_value=0.0`` and the interval is that single number.
     """
+    import numpy as np
+
     diffs = differences(pairs)
     name = "mean-task-score-difference"
     estimate = float(diffs.mean()) if diffs.size else 0.0
@@ -120,6 +129,8 @@ def sign_test(pairs: Sequence[PairedTask], *, confidence: float = 0.95) -> Metho
     [−1, 1]; the interval is the Clopper–Pearson interval for pos / n_used mapped onto that
     scale (2·p − 1). Undefined when no difference is non-zero.
     """
+    import numpy as np
+
     diffs = differences(pairs)
     nonzero = diffs[np.abs(diffs) > ZERO_TOLERANCE]
     n_used = int(nonzero.size)
@@ -172,6 +183,8 @@ def bootstrap_resamples(
     its mean and its sample standard deviation (ddof = 1; 0.0 when n = 1). The same seed, inputs
     and B always give the same arrays.
     """
+    import numpy as np
+
     n = int(diffs.size)
     rng = np.random.default_rng(seed)
     rows = max(1, _CHUNK_ELEMENTS // max(n, 1))
@@ -192,6 +205,8 @@ def _studentized_p(diffs: FloatArray, means: FloatArray, sds: FloatArray) -> flo
     1997, §4.2). The comparison is cross-multiplied so a resample with se*_b = 0 counts as
     extreme rather than dividing by zero.
     """
+    import numpy as np
+
     se = float(diffs.std(ddof=1))
     observed = abs(float(diffs.mean())) * sds
     deviation = np.abs(means - float(diffs.mean())) * se
@@ -220,6 +235,8 @@ def paired_bootstrap(
     is zero; with one non-zero constant difference on every task it is 1 / (B + 1), the smallest
     p the Monte Carlo can report.
     """
+    import numpy as np
+
     diffs = differences(pairs)
     name = "mean-task-score-difference"
     estimate = float(diffs.mean()) if diffs.size else 0.0
@@ -243,6 +260,8 @@ def paired_bootstrap_equivalence_interval(
     ±margin when this interval lies strictly inside (−margin, +margin). Uses the same resamples
     as :func:`paired_bootstrap` with the same seed. ``None`` with fewer than two pairs.
     """
+    import numpy as np
+
     diffs = differences(pairs)
     if diffs.size < 2:
         return None
