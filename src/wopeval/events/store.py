@@ -25,7 +25,6 @@ and nothing is appended after it (``RunEndedError``; migration 3's triggers refu
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import re
@@ -33,18 +32,30 @@ import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import Row, func, insert, or_, select, update
+from sqlalchemy import Row, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from wopeval.errors import RunNotFound, StoreError
+from wopeval.errors import StoreError
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
 from wopeval.events.notify import PG_FALLBACK_SECONDS, SQLITE_POLL_SECONDS, LogNotifier
+from wopeval.events.records import (
+    LEASE_SECONDS,
+    RUN_STATUSES,
+    TERMINAL_STATUSES,
+    DuplicateRunError,
+    RunEndedError,
+    RunRecord,
+    RunTerminalError,
+    StoreClosedError,
+    UnknownRunError,
+    _check_status,
+)
+from wopeval.events.registry import RunRegistry
 from wopeval.events.schema import (
     ENDED_MESSAGE,
     apply_migrations,
@@ -62,7 +73,6 @@ from wopeval.events.schema import (
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
 from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
-from wopeval.wire.request import RunRequest
 from wopeval.wire.vocab import (
     INTERRUPTED_ERROR_CODE,
     RUN_CANCELLED,
@@ -70,14 +80,24 @@ from wopeval.wire.vocab import (
     RUN_FAILED,
 )
 
-__all__ = ["INTERRUPTED_ERROR_CODE", "EventStore", "RunRecord", "StoreError", "UnknownRunError"]
+__all__ = [
+    "END_STATUS",
+    "INTERRUPTED_ERROR_CODE",
+    "LEASE_SECONDS",
+    "RUN_STATUSES",
+    "TERMINAL_STATUSES",
+    "DuplicateRunError",
+    "EventStore",
+    "RunEndedError",
+    "RunRecord",
+    "RunTerminalError",
+    "StoreClosedError",
+    "StoreError",
+    "UnknownRunError",
+]
 
-RUN_STATUSES: Final = ("pending", "running", "completed", "failed", "cancelling", "cancelled")
-TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 # The terminal event types and the status each one ends its run with (see end_run).
 END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
-# How long an owner's claim on its runs holds without renewal (EventStore.claim_runs).
-LEASE_SECONDS: Final = 30.0
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
 _APPEND_ATTEMPTS: Final = 3
@@ -87,57 +107,6 @@ _TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 _T = TypeVar("_T")
 log = logging.getLogger("wopeval.events")
-
-
-# No run with this id is recorded: the one ``RunNotFound`` of the error tree.
-UnknownRunError = RunNotFound
-
-
-class DuplicateRunError(StoreError):
-    """The run id, or the tenant's idempotency key, is already recorded."""
-
-
-class RunTerminalError(StoreError):
-    """A terminal run's status cannot change any more."""
-
-
-class RunEndedError(RunTerminalError):
-    """The run has its terminal event: nothing may be appended after it."""
-
-
-class StoreClosedError(StoreError):
-    """The store was closed."""
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """One run in the registry. ``created_at``/``updated_at`` come from :func:`utc_now`."""
-
-    run_id: str
-    tenant: str
-    kind: str
-    status: str
-    suite_id: str
-    suite_version: str
-    agent_id: str
-    suite_document: dict[str, Any]
-    request: dict[str, Any]
-    summary: dict[str, Any] | None
-    error: dict[str, Any] | None
-    created_at: str
-    updated_at: str
-    idempotency_key: str | None = None
-    scope_id: str | None = None  # a host run's ``scopeId`` (``OpenWOP-Dedup``), indexed
-    owner: str | None = None  # the process executing it (set by create_run, see claim_runs)
-
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL_STATUSES
-
-    @property
-    def run_request(self) -> RunRequest:
-        """The stored request, typed."""
-        return RunRequest.model_validate(self.request)
 
 
 @dataclass(eq=False, slots=True)
@@ -159,7 +128,7 @@ class _Pending:
         return self.event is not None or self.error is not None
 
 
-class EventStore:
+class EventStore(RunRegistry):
     """Append-only event log plus run registry. Open with :meth:`open`, then :meth:`close`."""
 
     def __init__(self, engine: AsyncEngine, writer: AsyncConnection) -> None:
@@ -239,54 +208,6 @@ class EventStore:
 
     # ---- runs -------------------------------------------------------------------------------
 
-    async def create_run(self, record: RunRecord) -> None:
-        """Record a new run. Raises :class:`DuplicateRunError` on a reused id or key."""
-        _check_record(record)
-        row = _record_row(record)
-        if self.owner is not None:
-            row["owner"] = self.owner
-            row["lease_expires"] = _lease_until(self.lease_seconds)
-        try:
-            await self._locked_write(lambda w: w.execute(insert(runs), row))
-        except IntegrityError as exc:
-            raise DuplicateRunError(
-                f"run {record.run_id!r} or its idempotency key is already recorded"
-            ) from exc
-
-    async def find_by_idempotency_key(self, tenant: str, key: str) -> RunRecord | None:
-        stmt = select(runs).where(runs.c.tenant == tenant, runs.c.idempotency_key == key)
-        rows = await self._read(stmt)
-        return _row_record(rows[0]) if rows else None
-
-    async def find_active_in_scope(
-        self, tenant: str, scope_id: str, active: frozenset[str]
-    ) -> RunRecord | None:
-        """A run of ``tenant`` holding ``scope_id`` whose status is in ``active`` (indexed)."""
-        stmt = (
-            select(runs)
-            .where(
-                runs.c.tenant == tenant,
-                runs.c.scope_id == scope_id,
-                runs.c.status.in_(sorted(active)),
-            )
-            .limit(1)
-        )
-        rows = await self._query(stmt)
-        return _row_record(rows[0]) if rows else None
-
-    async def get_run(self, run_id: str) -> RunRecord | None:
-        rows = await self._read(select(runs).where(runs.c.run_id == run_id))
-        return _row_record(rows[0]) if rows else None
-
-    async def list_runs(self, *, tenant: str | None = None, limit: int = 100) -> list[RunRecord]:
-        """Runs newest first (by ``created_at``, then run id)."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        stmt = select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id.desc()).limit(limit)
-        if tenant is not None:
-            stmt = stmt.where(runs.c.tenant == tenant)
-        return [_row_record(row) for row in await self._read(stmt)]
-
     async def set_status(
         self,
         run_id: str,
@@ -323,119 +244,7 @@ class EventStore:
         if status in TERMINAL_STATUSES:
             self._next_sequence.pop(run_id, None)
 
-    async def unfinished_runs(self, *, request_key: str | None = None) -> list[str]:
-        """The ids of every non-terminal eval run (with ``request_key``: whose stored ``request``
-        has that member), sorted; read only (resume at host start-up, issue 13)."""
-        stmt = select(runs.c.run_id, runs.c.request).where(
-            runs.c.status.not_in(TERMINAL_STATUSES), runs.c.kind == "eval"
-        )
-        rows = await self._read(stmt)
-        pairs = [(str(run_id), str(request)) for run_id, request in map(tuple, rows)]
-        return sorted(
-            run_id for run_id, request in pairs
-            if request_key is None or _has_member(request, request_key)
-        )  # fmt: skip
-
-    async def mark_interrupted(self, *, request_key: str | None = None) -> list[str]:
-        """Fail every non-terminal run (``wopeval.interrupted``); return their ids, sorted.
-
-        With ``request_key``, only the unfinished runs whose stored ``request`` object has that
-        member: the host passes ``"host"`` so that it fails only runs a host created, never a
-        ``wopeval run`` executing in another process. Call at host start-up, when no other
-        process is running the runs concerned. The caller appends each run's terminal
-        ``run.failed`` event so that streams of it can end.
-        """
-        error = dumps_json({
-            "code": INTERRUPTED_ERROR_CODE,
-            "message": "the host stopped before this run finished",
-        })  # fmt: skip
-
-        async def mark(writer: AsyncConnection) -> list[str]:
-            unfinished = runs.c.status.not_in(TERMINAL_STATUSES)
-            if request_key is None:
-                targets = None
-            else:
-                rows = await writer.execute(select(runs.c.run_id, runs.c.request).where(unfinished))
-                targets = [run_id for run_id, request in rows if _has_member(request, request_key)]
-            marked: list[str] = []
-            for chunk in _chunks(targets):
-                stmt = update(runs).where(unfinished)
-                if chunk is not None:
-                    stmt = stmt.where(runs.c.run_id.in_(chunk))
-                stmt = stmt.values(status="failed", error=error, updated_at=utc_now())
-                result = await writer.execute(stmt.returning(runs.c.run_id))
-                marked += result.scalars().all()
-            return marked
-
-        run_ids = sorted(await self._locked_write(mark))
-        for run_id in run_ids:
-            self._next_sequence.pop(run_id, None)
-        return run_ids
-
     # ---- owners -----------------------------------------------------------------------------
-
-    def claim_runs(self, owner: str, lease_seconds: float = LEASE_SECONDS) -> None:
-        """Stamp every run this store creates from now on as ``owner``'s, leased for
-        ``lease_seconds``; the owner keeps its claim with :meth:`renew_leases`. Several hosts
-        share one store this way: each one interrupts only runs whose lease ran out."""
-        self.owner = owner
-        self.lease_seconds = lease_seconds
-
-    async def renew_leases(self) -> int:
-        """Extend the lease of this owner's unfinished runs; return how many."""
-        if self.owner is None:
-            return 0
-        stmt = (
-            update(runs)
-            .where(runs.c.owner == self.owner, runs.c.status.not_in(TERMINAL_STATUSES))
-            .values(lease_expires=_lease_until(self.lease_seconds))
-        )
-        result = await self._locked_write(lambda w: w.execute(stmt))
-        return int(result.rowcount)
-
-    async def adopt_runs(self, run_ids: list[str]) -> list[str]:
-        """Take over abandoned runs for this owner (to resume them): each is claimed only if it
-        is still unfinished and its lease has still run out, so two hosts never both adopt it."""
-        if self.owner is None:
-            return []
-        adopted = []
-        for run_id in run_ids:
-            now = utc_now()
-            stmt = (
-                update(runs)
-                .where(
-                    runs.c.run_id == run_id,
-                    runs.c.status.not_in(TERMINAL_STATUSES),
-                    (runs.c.owner.is_(None)) | (runs.c.lease_expires <= now),
-                )
-                .values(owner=self.owner, lease_expires=_lease_until(self.lease_seconds))
-            )
-            result = await self._locked_write(functools.partial(_execute, stmt))
-            if int(result.rowcount) == 1:
-                adopted.append(run_id)
-        return adopted
-
-    async def abandoned_runs(self, request_key: str) -> list[str]:
-        """Unfinished runs whose stored request has ``request_key`` and whose owner's lease has
-        run out (or that no owner ever claimed), never this store's own; sorted ids."""
-        stmt = select(runs.c.run_id, runs.c.request, runs.c.owner, runs.c.lease_expires).where(
-            runs.c.status.not_in(TERMINAL_STATUSES)
-        )
-        now = utc_now()
-        found = []
-        for row in await self._read(stmt):
-            m = row._mapping
-            run_id, request, owner, lease = (
-                m["run_id"],
-                m["request"],
-                m["owner"],
-                m["lease_expires"],
-            )
-            if owner is not None and (owner == self.owner or (lease or "") > now):
-                continue
-            if _has_member(request, request_key):
-                found.append(run_id)
-        return sorted(found)
 
     # ---- events -----------------------------------------------------------------------------
 
@@ -769,24 +578,6 @@ async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
     return task.result()
 
 
-def _lease_until(seconds: float) -> str:
-    """``utc_now()`` plus ``seconds``, in the same fixed-width (string-sortable) form."""
-    moment = datetime.now(UTC) + timedelta(seconds=seconds)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _has_member(request_json: str, key: str) -> bool:
-    request = json.loads(request_json)
-    return isinstance(request, dict) and key in request
-
-
-def _chunks(run_ids: list[str] | None, size: int = 500) -> list[list[str] | None]:
-    """``None`` (every run) as one unfiltered statement; ids in bounded ``IN`` lists."""
-    if run_ids is None:
-        return [None]
-    return [run_ids[i : i + size] for i in range(0, len(run_ids), size)]
-
-
 def _dump_payload(payload: Any) -> str:
     if isinstance(payload, Payload):
         payload = payload.to_wire()
@@ -801,61 +592,3 @@ def _check_given(event_id: str | None, timestamp: str | None) -> None:
         raise ValueError(f"event_id {event_id!r} does not match {EVENT_ID_PATTERN}")
     if timestamp is not None and not _TIMESTAMP_RE.fullmatch(timestamp):
         raise ValueError(f"timestamp {timestamp!r} is not of the form 2026-01-31T12:00:00.000Z")
-
-
-def _check_status(status: str) -> None:
-    if status not in RUN_STATUSES:
-        raise ValueError(f"status {status!r} is not one of {', '.join(RUN_STATUSES)}")
-
-
-def _check_record(record: RunRecord) -> None:
-    _check_status(record.status)
-    if not record.run_id.startswith(f"{record.tenant}/"):
-        raise ValueError(f"run_id {record.run_id!r} is not in tenant {record.tenant!r}")
-
-
-def _record_row(record: RunRecord) -> dict[str, Any]:
-    return {
-        "run_id": record.run_id,
-        "tenant": record.tenant,
-        "kind": record.kind,
-        "status": record.status,
-        "suite_id": record.suite_id,
-        "suite_version": record.suite_version,
-        "agent_id": record.agent_id,
-        "suite_document": dumps_json(record.suite_document),
-        "request": dumps_json(record.request),
-        "summary": None if record.summary is None else dumps_json(record.summary),
-        "error": None if record.error is None else dumps_json(record.error),
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-        "idempotency_key": record.idempotency_key,
-        "scope_id": record.scope_id,
-        "owner": record.owner,
-    }
-
-
-def _row_record(row: Row[Any]) -> RunRecord:
-    m = row._mapping
-    return RunRecord(
-        run_id=m["run_id"],
-        tenant=m["tenant"],
-        kind=m["kind"],
-        status=m["status"],
-        suite_id=m["suite_id"],
-        suite_version=m["suite_version"],
-        agent_id=m["agent_id"],
-        suite_document=json.loads(m["suite_document"]),
-        request=json.loads(m["request"]),
-        summary=None if m["summary"] is None else json.loads(m["summary"]),
-        error=None if m["error"] is None else json.loads(m["error"]),
-        created_at=m["created_at"],
-        updated_at=m["updated_at"],
-        idempotency_key=m["idempotency_key"],
-        scope_id=m["scope_id"],
-        owner=m["owner"],
-    )
-
-
-async def _execute(stmt: Any, writer: AsyncConnection) -> Any:
-    return await writer.execute(stmt)

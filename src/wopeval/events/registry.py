@@ -1,0 +1,225 @@
+"""The run registry half of the store: creating, finding and listing runs, marking them
+interrupted, and the owner/lease claims several hosts share one store by (issue 14).
+
+A mixin of :class:`~wopeval.events.store.EventStore`, which provides the connections.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import Row, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from wopeval.events.ids import utc_now
+from wopeval.events.records import (
+    LEASE_SECONDS,
+    TERMINAL_STATUSES,
+    DuplicateRunError,
+    RunRecord,
+    _check_record,
+    _has_member,
+    _lease_until,
+    _record_row,
+    _row_record,
+)
+from wopeval.events.schema import dumps_json, runs
+from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
+
+_T = TypeVar("_T")
+
+
+class RunRegistry:
+    """Run records: the queries; :class:`~wopeval.events.store.EventStore` runs them."""
+
+    owner: str | None
+    lease_seconds: float
+    _next_sequence: dict[str, int]  # the store's per-run sequence cache (forgotten when marked)
+
+    def _check_open(self) -> None:
+        raise NotImplementedError
+
+    async def _read(self, stmt: Any) -> Sequence[Row[Any]]:
+        raise NotImplementedError
+
+    async def _query(self, stmt: Any) -> Sequence[Row[Any]]:
+        raise NotImplementedError
+
+    async def _locked_write(
+        self, operation: Callable[[AsyncConnection], Coroutine[Any, Any, _T]]
+    ) -> _T:
+        raise NotImplementedError
+
+    async def create_run(self, record: RunRecord) -> None:
+        """Record a new run. Raises :class:`DuplicateRunError` on a reused id or key."""
+        _check_record(record)
+        row = _record_row(record)
+        if self.owner is not None:
+            row["owner"] = self.owner
+            row["lease_expires"] = _lease_until(self.lease_seconds)
+        try:
+            await self._locked_write(lambda w: w.execute(insert(runs), row))
+        except IntegrityError as exc:
+            raise DuplicateRunError(
+                f"run {record.run_id!r} or its idempotency key is already recorded"
+            ) from exc
+
+    async def find_by_idempotency_key(self, tenant: str, key: str) -> RunRecord | None:
+        stmt = select(runs).where(runs.c.tenant == tenant, runs.c.idempotency_key == key)
+        rows = await self._read(stmt)
+        return _row_record(rows[0]) if rows else None
+
+    async def find_active_in_scope(
+        self, tenant: str, scope_id: str, active: frozenset[str]
+    ) -> RunRecord | None:
+        """A run of ``tenant`` holding ``scope_id`` whose status is in ``active`` (indexed)."""
+        stmt = (
+            select(runs)
+            .where(
+                runs.c.tenant == tenant,
+                runs.c.scope_id == scope_id,
+                runs.c.status.in_(sorted(active)),
+            )
+            .limit(1)
+        )
+        rows = await self._query(stmt)
+        return _row_record(rows[0]) if rows else None
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        rows = await self._read(select(runs).where(runs.c.run_id == run_id))
+        return _row_record(rows[0]) if rows else None
+
+    async def list_runs(self, *, tenant: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs newest first (by ``created_at``, then run id)."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        stmt = select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id.desc()).limit(limit)
+        if tenant is not None:
+            stmt = stmt.where(runs.c.tenant == tenant)
+        return [_row_record(row) for row in await self._read(stmt)]
+
+    async def unfinished_runs(self, *, request_key: str | None = None) -> list[str]:
+        """The ids of every non-terminal eval run (with ``request_key``: whose stored ``request``
+        has that member), sorted; read only (resume at host start-up, issue 13)."""
+        stmt = select(runs.c.run_id, runs.c.request).where(
+            runs.c.status.not_in(TERMINAL_STATUSES), runs.c.kind == "eval"
+        )
+        rows = await self._read(stmt)
+        pairs = [(str(run_id), str(request)) for run_id, request in map(tuple, rows)]
+        return sorted(
+            run_id for run_id, request in pairs
+            if request_key is None or _has_member(request, request_key)
+        )  # fmt: skip
+
+    async def mark_interrupted(self, *, request_key: str | None = None) -> list[str]:
+        """Fail every non-terminal run (``wopeval.interrupted``); return their ids, sorted.
+
+        With ``request_key``, only the unfinished runs whose stored ``request`` object has that
+        member: the host passes ``"host"`` so that it fails only runs a host created, never a
+        ``wopeval run`` executing in another process. Call at host start-up, when no other
+        process is running the runs concerned. The caller appends each run's terminal
+        ``run.failed`` event so that streams of it can end.
+        """
+        error = dumps_json({
+            "code": INTERRUPTED_ERROR_CODE,
+            "message": "the host stopped before this run finished",
+        })  # fmt: skip
+
+        async def mark(writer: AsyncConnection) -> list[str]:
+            unfinished = runs.c.status.not_in(TERMINAL_STATUSES)
+            if request_key is None:
+                targets = None
+            else:
+                rows = await writer.execute(select(runs.c.run_id, runs.c.request).where(unfinished))
+                targets = [run_id for run_id, request in rows if _has_member(request, request_key)]
+            marked: list[str] = []
+            for chunk in _chunks(targets):
+                stmt = update(runs).where(unfinished)
+                if chunk is not None:
+                    stmt = stmt.where(runs.c.run_id.in_(chunk))
+                stmt = stmt.values(status="failed", error=error, updated_at=utc_now())
+                result = await writer.execute(stmt.returning(runs.c.run_id))
+                marked += result.scalars().all()
+            return marked
+
+        run_ids = sorted(await self._locked_write(mark))
+        for run_id in run_ids:
+            self._next_sequence.pop(run_id, None)
+        return run_ids
+
+    def claim_runs(self, owner: str, lease_seconds: float = LEASE_SECONDS) -> None:
+        """Stamp every run this store creates from now on as ``owner``'s, leased for
+        ``lease_seconds``; the owner keeps its claim with :meth:`renew_leases`. Several hosts
+        share one store this way: each one interrupts only runs whose lease ran out."""
+        self.owner = owner
+        self.lease_seconds = lease_seconds
+
+    async def renew_leases(self) -> int:
+        """Extend the lease of this owner's unfinished runs; return how many."""
+        if self.owner is None:
+            return 0
+        stmt = (
+            update(runs)
+            .where(runs.c.owner == self.owner, runs.c.status.not_in(TERMINAL_STATUSES))
+            .values(lease_expires=_lease_until(self.lease_seconds))
+        )
+        result = await self._locked_write(lambda w: w.execute(stmt))
+        return int(result.rowcount)
+
+    async def adopt_runs(self, run_ids: list[str]) -> list[str]:
+        """Take over abandoned runs for this owner (to resume them): each is claimed only if it
+        is still unfinished and its lease has still run out, so two hosts never both adopt it."""
+        if self.owner is None:
+            return []
+        adopted = []
+        for run_id in run_ids:
+            now = utc_now()
+            stmt = (
+                update(runs)
+                .where(
+                    runs.c.run_id == run_id,
+                    runs.c.status.not_in(TERMINAL_STATUSES),
+                    (runs.c.owner.is_(None)) | (runs.c.lease_expires <= now),
+                )
+                .values(owner=self.owner, lease_expires=_lease_until(self.lease_seconds))
+            )
+            result = await self._locked_write(functools.partial(_execute, stmt))
+            if int(result.rowcount) == 1:
+                adopted.append(run_id)
+        return adopted
+
+    async def abandoned_runs(self, request_key: str) -> list[str]:
+        """Unfinished runs whose stored request has ``request_key`` and whose owner's lease has
+        run out (or that no owner ever claimed), never this store's own; sorted ids."""
+        stmt = select(runs.c.run_id, runs.c.request, runs.c.owner, runs.c.lease_expires).where(
+            runs.c.status.not_in(TERMINAL_STATUSES)
+        )
+        now = utc_now()
+        found = []
+        for row in await self._read(stmt):
+            m = row._mapping
+            run_id, request, owner, lease = (
+                m["run_id"],
+                m["request"],
+                m["owner"],
+                m["lease_expires"],
+            )
+            if owner is not None and (owner == self.owner or (lease or "") > now):
+                continue
+            if _has_member(request, request_key):
+                found.append(run_id)
+        return sorted(found)
+
+
+def _chunks(run_ids: list[str] | None, size: int = 500) -> list[list[str] | None]:
+    """``None`` (every run) as one unfiltered statement; ids in bounded ``IN`` lists."""
+    if run_ids is None:
+        return [None]
+    return [run_ids[i : i + size] for i in range(0, len(run_ids), size)]
+
+
+async def _execute(stmt: Any, writer: AsyncConnection) -> Any:
+    return await writer.execute(stmt)
