@@ -173,6 +173,26 @@ async def test_poll_returns_events_after_cursor(store_url: str) -> None:
     assert past["lastSequence"] == last
 
 
+async def test_poll_pages_never_make_a_client_skip_events(store_url: str) -> None:
+    """The SDK's loop feeds ``lastSequence`` back as ``afterSequence``: over pages of 3 it
+    reads every event exactly once, in order; an uncut page reports the log's end."""
+    async with running_host(store_url) as host:
+        run_id, log = await _completed_run(host)
+        seen: list[int] = []
+        cursor: int | None = None
+        for _ in range(len(log) + 2):
+            query = "limit=3" + (f"&afterSequence={cursor}" if cursor is not None else "")
+            page = (await host.get(f"/runs/{segment(run_id)}/events/poll?{query}")).json()
+            seen += [e["sequence"] for e in page["events"]]
+            if not page["events"]:
+                break
+            cursor = page["lastSequence"]
+        whole = (await host.get(f"/runs/{segment(run_id)}/events/poll?limit=1000")).json()
+    assert len(log) > 3
+    assert seen == [e["sequence"] for e in log]
+    assert whole["lastSequence"] == log[-1]["sequence"]
+
+
 async def test_poll_long_polls_a_running_run(store_url: str) -> None:
     async with running_host(store_url) as host:
         run_id = await host.run_id(eval_body(SLOW_REF, agent=SLOW_AGENT))

@@ -14,10 +14,12 @@ resumable); ``bufferMs`` (0–5000) batches frames as ``event: batch`` with ``id
 sequence.
 
 The poll answers one page: at most ``limit`` events (1–:data:`MAX_POLL_LIMIT`, default
-:data:`POLL_LIMIT`), so a poll of a big log costs a bounded amount. ``lastSequence`` stays the
-highest sequence of the log (wire digest §4.3): while the last event of the page is below it,
-poll again with ``afterSequence`` set to that event's sequence. Waiting readers (SSE and poll)
-are woken by the run's notifier when its log grows (:mod:`wopeval.events.notify`).
+:data:`POLL_LIMIT`), so a poll of a big log costs a bounded amount. ``lastSequence`` is the
+highest sequence of the log (wire digest §4.3) unless the page was cut short: then it is the
+page's last sequence, because clients (the official SDK says so) feed ``lastSequence`` back as
+the next ``afterSequence`` — a cut page reporting the log's end would make them skip events.
+Waiting readers (SSE and poll) are woken by the run's notifier when its log grows
+(:mod:`wopeval.events.notify`).
 """
 
 from __future__ import annotations
@@ -190,8 +192,8 @@ async def poll_events(request: Request, run_path: str) -> Response:
         record = await load_run(state, principal, run_path)
         events = await store.events(record.run_id, after, limit)
     last = await store.last_sequence(record.run_id)
-    if events and events[-1].sequence > last:  # appended since: the page is the truth
-        last = events[-1].sequence
+    if events and (len(events) == limit or events[-1].sequence > last):
+        last = events[-1].sequence  # a cut page (or one appended to since): resume from it
     page = PollPage(
         runId=record.run_id,
         events=[e.to_wire() for e in events],
