@@ -44,12 +44,13 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.trial import TrialEnv, run_trial
 from wopeval.errors import RunError, UserError
+from wopeval.events.emit import EmitsTyped
 from wopeval.events.ids import new_event_id, utc_now
 from wopeval.events.schema import dumps_json
 from wopeval.events.store import EventStore
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import Task
-from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
+from wopeval.wire.events import SCHEMA_VERSION, RunEvent
 
 TrialRunner = Callable[[Task, int], Awaitable[TrialGrade]]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -105,7 +106,7 @@ def shutdown_ray() -> None:
 # ---- the worker side ------------------------------------------------------------------------
 
 
-class BufferingSink:
+class BufferingSink(EmitsTyped):
     """An :class:`~wopeval.engine.trial.EventSink` that keeps a trial's events in memory.
 
     Each event gets its final ``eventId`` and the worker's ``timestamp`` now, and a provisional
@@ -141,22 +142,6 @@ class BufferingSink:
         )
         self.events.append(event)
         return event
-
-    async def emit(
-        self,
-        run_id: str,
-        payload: Payload,
-        *,
-        causation_id: str | None = None,
-        node_id: str | None = None,
-    ) -> RunEvent:
-        return await self.append(
-            run_id,
-            payload.event_type,
-            payload.to_wire(),
-            causation_id=causation_id,
-            node_id=node_id,
-        )
 
 
 class _TrialMeter(CostMeter):

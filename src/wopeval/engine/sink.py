@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from wopeval.engine.budget import CostMeter
-from wopeval.wire.events import Payload, ProviderUsage, RunEvent
+from wopeval.wire.events import PAYLOAD_MODELS, Payload, ProviderUsage, RunEvent
 
 
 class EventSink(Protocol):
@@ -67,8 +67,6 @@ class MeteredSink:
 
 
 def _typed(type: str, payload: Any) -> Payload:
-    from wopeval.wire.events import PAYLOAD_MODELS
-
     model = PAYLOAD_MODELS.get(type)
     if model is None:
         raise ValueError(f"{type!r} is not an event type the engine writes")

@@ -41,6 +41,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import StoreError
+from wopeval.events.emit import EmitsTyped
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
 from wopeval.events.notify import PG_FALLBACK_SECONDS, SQLITE_POLL_SECONDS, LogNotifier
 from wopeval.events.records import (
@@ -128,7 +129,7 @@ class _Pending:
         return self.event is not None or self.error is not None
 
 
-class EventStore(RunRegistry):
+class EventStore(EmitsTyped, RunRegistry):
     """Append-only event log plus run registry. Open with :meth:`open`, then :meth:`close`."""
 
     def __init__(self, engine: AsyncEngine, writer: AsyncConnection) -> None:
@@ -344,20 +345,6 @@ class EventStore(RunRegistry):
             raise item.error
         assert item.event is not None
         return item.event
-
-    async def emit(
-        self,
-        run_id: str,
-        payload: Payload,
-        *,
-        causation_id: str | None = None,
-        node_id: str | None = None,
-    ) -> RunEvent:
-        """Append a typed payload (its type is its model's); see :meth:`append`."""
-        wire = payload.to_wire()
-        return await self.append(
-            run_id, payload.event_type, wire, causation_id=causation_id, node_id=node_id
-        )
 
     async def events(
         self, run_id: str, after_sequence: int = -1, limit: int | None = None
