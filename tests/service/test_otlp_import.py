@@ -290,3 +290,41 @@ async def test_import_otlp_reads_back_wopeval_s_own_export(
     assert again["trials"] == stored.trials.model_dump()
     assert again["trials"]["passedCount"] == 1  # trial 1 made only the first call
     assert again["trajectory"] == stored.trajectory.model_dump()
+
+
+def _indexed_traces(path: Path, indices: list[int | None]) -> None:
+    """One OpenInference agent trace per entry; ``None`` leaves the trial index out."""
+    provider = TracerProvider(resource=Resource.create({"openwop.eval.task_id": "t"}))
+    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    tracer = provider.get_tracer("openinference.test")
+    for index in indices:
+        attributes: dict[str, Any] = {"openinference.span.kind": "AGENT", "output.value": "ok"}
+        if index is not None:
+            attributes["openwop.eval.trial_index"] = index
+        with tracer.start_as_current_span("support", attributes=attributes):
+            pass
+    provider.shutdown()
+
+
+def test_import_otlp_refuses_two_traces_claiming_one_trial(tmp_path: Path) -> None:
+    traces = tmp_path / "dup.jsonl"
+    _indexed_traces(traces, [0, 0])
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    result = CliRunner().invoke(app, ["import-otlp", str(traces), "--suite", str(suite)])
+    assert result.exit_code == 2, result.output
+    assert "both claim trial 0 of task 't'" in " ".join(result.output.split())
+
+
+def test_import_otlp_numbers_unindexed_traces_after_the_indexed_ones(tmp_path: Path) -> None:
+    """A trace without an index never lands on a trial another trace names."""
+    traces = tmp_path / "mixed.jsonl"
+    _indexed_traces(traces, [None, 0])
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    events = tmp_path / "events.jsonl"
+    code, summary, output = _import(str(traces), "--suite", str(suite), "--events-out", str(events))
+    assert code in (0, 1), output
+    assert summary, output
+    assert _tasks(summary)["t"]["trials"]["n"] == 2
+    log = [json.loads(line) for line in events.read_text().splitlines()]
+    scored = sorted(e["payload"]["trialIndex"] for e in log if e["type"] == "eval.scored")
+    assert scored == [0, 1]

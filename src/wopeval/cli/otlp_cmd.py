@@ -75,7 +75,12 @@ def import_otlp(
     except (OtlpError, UnicodeDecodeError) as exc:
         fail_input(f"{path}: {exc}", title="unreadable traces")
     target = agent or suite.targetAgentId or "imported.agent"
-    imported = import_spans(suite, spans, target_agent_id=target, mapping=_mapping(mapping or []))
+    try:
+        imported = import_spans(
+            suite, spans, target_agent_id=target, mapping=_mapping(mapping or [])
+        )
+    except OtlpError as exc:
+        fail_input(f"{path}: {exc}", title="unusable traces")
     _warn(imported.unattributed, imported.unknown_tasks)
     if events_out is not None:
         lines = "".join(json.dumps(e.to_wire()) + "\n" for e in imported.events)

@@ -111,7 +111,10 @@ async def post_traces(request: Request) -> Response:
     spans = _spans(await request.body(), request.headers.get("content-type", ""))
     suite = _suite(state, request, spans)
     agent = request.headers.get(AGENT_HEADER) or suite.targetAgentId or "imported.agent"
-    imported = import_spans(suite, spans, target_agent_id=agent)
+    try:
+        imported = import_spans(suite, spans, target_agent_id=agent)
+    except OtlpError as exc:
+        raise invalid("$", str(exc)) from exc
     run_id = await _store(state, principal.tenant, suite, agent, imported.events)
     graded = {s.span_id for trial in imported.trials for s in trial.spans}
     rejected = sum(1 for span in spans if span.span_id not in graded)

@@ -44,7 +44,7 @@ from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import LABEL_UNSCORED, grade_trial
 from wopeval.grading.views import collect_trials
-from wopeval.service.otlp_read import OtlpSpan
+from wopeval.service.otlp_read import OtlpError, OtlpSpan
 from wopeval.suite.models import AgentEvalSuite, Task
 from wopeval.wire.events import (
     Decided,
@@ -170,15 +170,50 @@ def _attribute(trial: ImportedTrial, key: str) -> Any:
 
 
 def _assign(trials: list[ImportedTrial], mapping: Mapping[str, str]) -> None:
-    counters: dict[str, int] = defaultdict(int)
+    """Task id and trial index of each trial; two traces claiming one trial are refused.
+
+    Explicit indices are taken first, so a trial without one is numbered after every index
+    the task's other traces name, never onto one of them.
+    """
+    explicit: dict[str, int] = defaultdict(int)
+    pending: list[ImportedTrial] = []
+    seen: dict[tuple[str, int], str] = {}
     for trial in trials:
         task = _attribute(trial, TASK_ATTR)
         trace = trial.spans[0].trace_id
         trial.task_id = str(task) if task else mapping.get(trace) or mapping.get("*")
         index = _attribute(trial, TRIAL_ATTR)
-        if trial.task_id is not None:
-            trial.trial_index = int(index) if index is not None else counters[trial.task_id]
-            counters[trial.task_id] = max(counters[trial.task_id], trial.trial_index + 1)
+        if trial.task_id is None:
+            continue
+        if index is None:
+            pending.append(trial)
+            continue
+        trial.trial_index = _index(index, trace)
+        key = (trial.task_id, trial.trial_index)
+        if key in seen:
+            raise OtlpError(
+                f"traces {seen[key]} and {trace} both claim trial {key[1]} of task {key[0]!r} "
+                f"({TRIAL_ATTR}); each trial must come from one trace"
+            )
+        seen[key] = trace
+        explicit[trial.task_id] = max(explicit[trial.task_id], trial.trial_index + 1)
+    for trial in pending:
+        assert trial.task_id is not None
+        trial.trial_index = explicit[trial.task_id]
+        explicit[trial.task_id] += 1
+
+
+def _index(value: Any, trace: str) -> int:
+    try:
+        index = int(value)
+    except (TypeError, ValueError):
+        index = -1
+    fractional = isinstance(value, float) and not value.is_integer()
+    if index < 0 or isinstance(value, bool) or fractional:
+        raise OtlpError(
+            f"trace {trace}: {TRIAL_ATTR} must be a non-negative integer, got {value!r}"
+        )
+    return index
 
 
 class _Log:
