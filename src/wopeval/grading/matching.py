@@ -1,13 +1,14 @@
 """The class graph of RFC 0244 §A trajectory grading and its maximum matching, in linear time.
 
-Calls are grouped into classes with multiplicities. Expected: tool, ``argsMatch`` and the JSON
-key of the args (every ``ignore`` call of a tool is one class). Observed: tool and the JSON key
-of the inputs, computed once per call, or the tool alone when no expected call of that tool
-compares arguments (:func:`wopeval.grading.jsonmatch.json_key`).
+Calls are grouped into classes with multiplicities, each call's arguments canonicalised once
+(:func:`wopeval.grading.jsonmatch.canonical_json`: the C encoder with sorted keys, after the
+equality policy's normalisation where a value needs it). Expected: tool, ``argsMatch`` and the
+canonical args (every ``ignore`` call of a tool is one class). Observed: tool and the canonical
+inputs, or the tool alone when no expected call of that tool compares arguments.
 
 Edges join an expected class to the observed classes its calls match:
 
-* ``exact``: one hash lookup of the args' key among the tool's observed classes.
+* ``exact``: one hash lookup of the canonical args among the tool's observed classes.
 * ``subset``: the observed classes of a tool are indexed by *terms* ``(key path, leaf)``: for
   every object reached through objects at ``path`` the term ``(path, OBJECT)``, for every other
   value ``(path, json_key(value))``. A pattern matches an observed class exactly when all its
@@ -15,36 +16,34 @@ Edges join an expected class to the observed classes its calls match:
   class (that is :func:`~wopeval.grading.jsonmatch.json_subset`), so its candidates are the
   *rarest* posting list among its terms, each confirmed against the class's term set.
   ``{"region": "eu", "orderId": 7}`` looks up ``orderId = 7``,
-  ``{"filter": {"id": 7}}`` looks up ``filter.id = 7``.
+  ``{"filter": {"id": 7}}`` looks up ``filter.id = 7``. A pattern that is not an object is
+  an ``exact`` lookup.
 * ``ignore``: no edges. Classes of different tools never share an edge, so the matching splits
   by tool, and within a tool an ``ignore`` class takes any call the other classes leave: the
   tool's total ``min(used + ignored, observed)`` only grows with ``used``, so a maximum flow
   among the other classes followed by ``ignore`` taking the leftovers is a maximum matching.
 
-The flow is a first-fit pass, then Dinic's augmenting paths only inside the connected
-components of the graph where first fit saturates neither side (the classes that still compete).
+The flow (:mod:`wopeval.grading.flow`) is a first-fit pass, then Dinic's augmenting paths only
+inside the connected components of the graph where first fit saturates neither side.
+
+``ClassGraph.work`` counts the elementary steps spent on edges (terms looked up, candidates
+confirmed, edges made, and the flow's edge visits): the structural measure of linearity the
+tests check, independent of the machine's speed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from wopeval.grading.jsonmatch import json_key, json_subset
-from wopeval.suite.models import ExpectedCall
+from wopeval.grading.jsonmatch import canonical_json, json_key
+from wopeval.suite.models import ArgsMatch, ExpectedCall
 
-__all__ = ["ClassGraph", "ObservedClass", "build_graph"]
+__all__ = ["Call", "ClassGraph", "build_graph"]
 
 _OBJECT = object()  # the leaf marker of "an object is here" in the term index
 Term = tuple[tuple[str, ...], Hashable]
-
-
-@dataclass
-class ObservedClass:
-    tool: str
-    inputs: object
-    key: Hashable | None
-    count: int = 0
 
 
 @dataclass
@@ -52,78 +51,120 @@ class _ToolIndex:
     """Observed classes of one tool, with lookups for ``exact`` and ``subset`` candidates."""
 
     classes: list[int] = field(default_factory=list)
-    by_inputs: dict[Hashable, int] = field(default_factory=dict)
+    by_key: dict[str | None, int] = field(default_factory=dict)
     by_term: dict[Term, list[int]] | None = None
     terms_of: dict[int, frozenset[Term]] = field(default_factory=dict)
 
 
+class Call(Protocol):
+    """An observed call as the graph reads it (an ``ObservedCall`` of the trajectory module)."""
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def inputs(self) -> object: ...
+
+
 @dataclass
 class ClassGraph:
-    """Expected classes (left) and observed classes (right) with multiplicities and edges."""
+    """Expected classes (left) and observed classes (right) with multiplicities and edges.
+
+    Classes are numbered in order of first appearance; ``left_of`` / ``right_of`` give each
+    call's class. Keys are canonical JSON (``None``: arguments not compared). The edges are
+    flat (compressed rows): the neighbours of expected class ``i`` are
+    ``targets[start[i]:start[i + 1]]``, so a graph of ``n`` calls allocates no per-class
+    containers.
+    """
 
     left: list[ExpectedCall] = field(default_factory=list)
-    left_keys: list[Hashable | None] = field(default_factory=list)
+    left_modes: list[ArgsMatch] = field(default_factory=list)
+    left_keys: list[str | None] = field(default_factory=list)
     left_counts: list[int] = field(default_factory=list)
-    right: list[ObservedClass] = field(default_factory=list)
-    edges: list[list[int]] = field(default_factory=list)
+    right_tools: list[str] = field(default_factory=list)
+    right_inputs: list[object] = field(default_factory=list)
+    right_keys: list[str | None] = field(default_factory=list)
+    right_counts: list[int] = field(default_factory=list)
+    start: list[int] = field(default_factory=lambda: [0])
+    targets: list[int] = field(default_factory=list)
     left_of: list[int] = field(default_factory=list)
     right_of: list[int] = field(default_factory=list)
     ignore_of: dict[str, int] = field(default_factory=dict)  # tool → its ``ignore`` class
     tools: dict[str, _ToolIndex] = field(default_factory=dict)
+    work: int = 0
+    _edge_sets: dict[int, frozenset[int]] = field(default_factory=dict)
+
+    def neighbours(self, left: int) -> list[int]:
+        """The observed classes expected class ``left`` matches."""
+        return self.targets[self.start[left] : self.start[left + 1]]
 
     def pair_matches(self, left: int, right: int) -> bool:
-        """Call matching on two classes, reusing the JSON keys already computed."""
-        want, got = self.left[left], self.right[right]
-        if want.tool != got.tool:
+        """Call matching on two classes, from the keys and edges already computed."""
+        if self.left[left].tool != self.right_tools[right]:
             return False
-        mode = want.args_match
+        mode = self.left_modes[left]
         if mode == "ignore":
             return True
         if mode == "exact":
-            return self.left_keys[left] == got.key
-        return json_subset(want.args, got.inputs)
+            return self.left_keys[left] == self.right_keys[right]
+        found = self._edge_sets.get(left)
+        if found is None:
+            found = self._edge_sets[left] = frozenset(self.neighbours(left))
+        return right in found
 
     def matchable_right(self) -> int:
         """How many observed classes some expected class can take."""
-        reached = {slot for neighbours in self.edges for slot in neighbours}
+        reached = set(self.targets)
         for tool in self.ignore_of:
             reached.update(self.tools[tool].classes if tool in self.tools else ())
         return len(reached)
 
 
+_MODE_TAG: dict[ArgsMatch, str] = {"exact": "e", "subset": "s", "ignore": "i"}
+
+
 def _group_expected(graph: ClassGraph, expected: Sequence[ExpectedCall]) -> None:
-    index: dict[tuple[str, str, Hashable | None], int] = {}
+    # Per tool, classes by mode tag + canonical args: strings, not tuples, as keys.
+    index: dict[str, dict[str, int]] = {}
+    counts, left_of = graph.left_counts, graph.left_of
     for call in expected:
-        mode = call.args_match
-        key = (call.tool, mode, None if mode == "ignore" else json_key(call.args))
-        slot = index.get(key)
+        mode: ArgsMatch = call.argsMatch or "ignore"
+        key = None if mode == "ignore" else canonical_json(call.args)
+        by_ident = index.get(call.tool)
+        if by_ident is None:
+            by_ident = index[call.tool] = {}
+        ident = _MODE_TAG[mode] if key is None else _MODE_TAG[mode] + key
+        slot = by_ident.get(ident)
         if slot is None:
-            slot = index[key] = len(graph.left)
+            slot = by_ident[ident] = len(counts)
             graph.left.append(call)
-            graph.left_keys.append(key[2])
-            graph.left_counts.append(0)
+            graph.left_modes.append(mode)
+            graph.left_keys.append(key)
+            counts.append(0)
             if mode == "ignore":
                 graph.ignore_of[call.tool] = slot
-        graph.left_counts[slot] += 1
-        graph.left_of.append(slot)
+        counts[slot] += 1
+        left_of.append(slot)
 
 
-def _group_observed(
-    graph: ClassGraph, observed: Sequence[tuple[str, object]], compared: frozenset[str]
-) -> None:
-    index: dict[tuple[str, Hashable | None], int] = {}
-    for tool, inputs in observed:
-        key = (tool, json_key(inputs) if tool in compared else None)
-        slot = index.get(key)
+def _group_observed(graph: ClassGraph, observed: Sequence[Call], compared: frozenset[str]) -> None:
+    tools, counts, right_of = graph.tools, graph.right_counts, graph.right_of
+    for call in observed:
+        tool = call.tool
+        tool_index = tools.get(tool)
+        if tool_index is None:
+            tool_index = tools[tool] = _ToolIndex()
+        key = canonical_json(call.inputs) if tool in compared else None
+        slot = tool_index.by_key.get(key)
         if slot is None:
-            slot = index[key] = len(graph.right)
-            graph.right.append(ObservedClass(tool, inputs, key[1]))
-            tool_index = graph.tools.setdefault(tool, _ToolIndex())
+            slot = tool_index.by_key[key] = len(counts)
             tool_index.classes.append(slot)
-            if key[1] is not None:
-                tool_index.by_inputs[key[1]] = slot
-        graph.right[slot].count += 1
-        graph.right_of.append(slot)
+            graph.right_tools.append(tool)
+            graph.right_inputs.append(call.inputs)
+            graph.right_keys.append(key)
+            counts.append(0)
+        counts[slot] += 1
+        right_of.append(slot)
 
 
 def _terms(value: object, path: tuple[str, ...], pattern: bool, out: list[Term]) -> None:
@@ -149,22 +190,21 @@ def _term_index(graph: ClassGraph, tool_index: _ToolIndex) -> dict[Term, list[in
         owned: dict[int, frozenset[Term]] = {}
         for slot in tool_index.classes:
             terms: list[Term] = []
-            _terms(graph.right[slot].inputs, (), False, terms)
+            _terms(graph.right_inputs[slot], (), False, terms)
             owned[slot] = frozenset(terms)
             for term in terms:
                 found.setdefault(term, []).append(slot)
+            graph.work += len(terms)
         tool_index.by_term, tool_index.terms_of = found, owned
     return tool_index.by_term
 
 
 def _subset_candidates(graph: ClassGraph, tool_index: _ToolIndex, args: object) -> list[int]:
-    """Observed classes holding every term of ``args``, from its rarest posting list."""
-    if not isinstance(args, dict):
-        slot = tool_index.by_inputs.get(json_key(args))
-        return [] if slot is None else [slot]
+    """Observed classes holding every term of the object ``args``, from its rarest posting."""
     by_term = _term_index(graph, tool_index)
     terms: list[Term] = []
     _terms(args, (), True, terms)
+    graph.work += len(terms)
     rarest: list[int] | None = None
     for term in terms:
         posting = by_term.get(term)
@@ -173,31 +213,38 @@ def _subset_candidates(graph: ClassGraph, tool_index: _ToolIndex, args: object) 
         if rarest is None or len(posting) < len(rarest):
             rarest = posting
     assert rarest is not None  # a dict pattern has at least one term
+    graph.work += len(rarest)
     if len(terms) == 1:
         return list(rarest)
     owned = tool_index.terms_of
     return [slot for slot in rarest if owned[slot].issuperset(terms)]
 
 
-def _neighbours(graph: ClassGraph, slot: int) -> list[int]:
-    call = graph.left[slot]
-    tool_index = graph.tools.get(call.tool)
-    if tool_index is None or call.args_match == "ignore":
-        return []
-    key = graph.left_keys[slot]
-    if call.args_match == "exact":
-        found = None if key is None else tool_index.by_inputs.get(key)
-        return [] if found is None else [found]
-    return _subset_candidates(graph, tool_index, call.args)
+def _add_edges(graph: ClassGraph) -> None:
+    targets, start = graph.targets, graph.start
+    for slot, mode in enumerate(graph.left_modes):
+        call = graph.left[slot]
+        tool_index = graph.tools.get(call.tool)
+        if tool_index is not None and mode != "ignore":
+            if mode == "exact" or not isinstance(call.args, dict):
+                found = tool_index.by_key.get(graph.left_keys[slot])
+                if found is not None:
+                    targets.append(found)
+            else:
+                targets.extend(_subset_candidates(graph, tool_index, call.args))
+        start.append(len(targets))
+    graph.work += len(targets)
 
 
-def build_graph(
-    expected: Sequence[ExpectedCall], observed: Sequence[tuple[str, object]]
-) -> ClassGraph:
-    """Group ``expected`` and the observed ``(tool, inputs)`` pairs and join them by edges."""
+def build_graph(expected: Sequence[ExpectedCall], observed: Sequence[Call]) -> ClassGraph:
+    """Group ``expected`` and the ``observed`` calls and join their classes by edges."""
     graph = ClassGraph()
     _group_expected(graph, expected)
-    compared = frozenset(call.tool for call in graph.left if call.args_match != "ignore")
+    compared = frozenset(
+        call.tool
+        for call, mode in zip(graph.left, graph.left_modes, strict=True)
+        if mode != "ignore"
+    )
     _group_observed(graph, observed, compared)
-    graph.edges = [_neighbours(graph, slot) for slot in range(len(graph.left))]
+    _add_edges(graph)
     return graph
