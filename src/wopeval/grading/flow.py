@@ -94,8 +94,17 @@ def _greedy_flow(graph: ClassGraph) -> tuple[list[int], list[int], list[int]]:
     on_edge = [0] * len(targets)
     used_left = [0] * len(graph.left_counts)
     for slot, count in enumerate(graph.left_counts):
+        first, end = start[slot], start[slot + 1]
+        if end == first + 1:  # one neighbour (every ``exact`` class): no inner loop
+            neighbour = targets[first]
+            take = min(count, capacity[neighbour] - into[neighbour])
+            if take > 0:
+                on_edge[first] = take
+                into[neighbour] += take
+                used_left[slot] = take
+            continue
         wanted = count
-        for edge in range(start[slot], start[slot + 1]):
+        for edge in range(first, end):
             if wanted == 0:
                 break
             neighbour = targets[edge]

@@ -99,14 +99,15 @@ class ClassGraph:
         return self.targets[self.start[left] : self.start[left + 1]]
 
     def pair_matches(self, left: int, right: int) -> bool:
-        """Call matching on two classes, from the keys and edges already computed."""
-        if self.left[left].tool != self.right_tools[right]:
-            return False
-        mode = self.left_modes[left]
-        if mode == "ignore":
-            return True
-        if mode == "exact":
-            return self.left_keys[left] == self.right_keys[right]
+        """Call matching on two classes, from the edges already computed (``ignore``: the tool)."""
+        first, end = self.start[left], self.start[left + 1]
+        if end == first + 1:
+            return self.targets[first] == right
+        if first == end:
+            return (
+                self.left_modes[left] == "ignore"
+                and self.left[left].tool == self.right_tools[right]
+            )
         found = self._edge_sets.get(left)
         if found is None:
             found = self._edge_sets[left] = frozenset(self.neighbours(left))
