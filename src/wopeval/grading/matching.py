@@ -43,7 +43,29 @@ from wopeval.suite.models import ArgsMatch, ExpectedCall
 __all__ = ["Call", "ClassGraph", "build_graph"]
 
 _OBJECT = object()  # the leaf marker of "an object is here" in the term index
-Term = tuple[tuple[str, ...], Hashable]
+
+
+class _Node:
+    """A key path some ``subset`` pattern of a tool uses, with the observed classes there.
+
+    ``leaf``: a pattern holds a non-object value here; ``object``: an empty object. Observed
+    classes are indexed only along these paths: ``by_key`` (leaf key → classes), ``key_of``
+    (class → its leaf key), ``objects`` (classes holding an object here).
+    """
+
+    __slots__ = ("by_key", "children", "key_of", "leaf", "object", "object_set", "objects")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
+        self.leaf = False
+        self.object = False
+        self.by_key: dict[Hashable, list[int]] = {}
+        self.key_of: dict[int, Hashable] = {}
+        self.objects: list[int] = []
+        self.object_set: set[int] = set()
+
+
+Term = tuple[_Node, Hashable]  # (path, leaf key) or (path, _OBJECT)
 
 
 @dataclass
@@ -52,8 +74,7 @@ class _ToolIndex:
 
     classes: list[int] = field(default_factory=list)
     by_key: dict[str | None, int] = field(default_factory=dict)
-    by_term: dict[Term, list[int]] | None = None
-    terms_of: dict[int, frozenset[Term]] = field(default_factory=dict)
+    paths: _Node = field(default_factory=_Node)  # the root of the patterns' key paths
 
 
 class Call(Protocol):
@@ -168,71 +189,114 @@ def _group_observed(graph: ClassGraph, observed: Sequence[Call], compared: froze
         right_of.append(slot)
 
 
-def _terms(value: object, path: tuple[str, ...], pattern: bool, out: list[Term]) -> None:
-    """Append the terms of a value (``pattern``: only leaves and empty objects)."""
-    if type(value) is dict or isinstance(value, dict):
-        if not pattern or not value:
-            out.append((path, _OBJECT))
-        for name, item in value.items():
-            if type(item) in _LEAF:
-                out.append(((*path, name), item))
-            else:
-                _terms(item, (*path, name), pattern, out)
+def _leaf_key(value: object) -> Hashable:
+    return value if type(value) is str or type(value) is int else json_key(value)
+
+
+def _pattern_terms(node: _Node, pattern: dict[str, object], out: list[Term]) -> None:
+    """Add ``pattern``'s paths under ``node`` and append its terms: every non-object leaf and
+    every empty object (what :func:`~wopeval.grading.jsonmatch.json_subset` requires)."""
+    if not pattern:
+        node.object = True
+        out.append((node, _OBJECT))
+    for name, item in pattern.items():
+        child = node.children.get(name)
+        if child is None:
+            child = node.children[name] = _Node()
+        if isinstance(item, dict):
+            _pattern_terms(child, item, out)
+        else:
+            child.leaf = True
+            out.append((child, _leaf_key(item)))
+
+
+def _index_observed(node: _Node, value: object, slot: int) -> int:
+    """Index observed class ``slot`` (``value`` is at ``node``'s path) along the patterns'
+    paths; each level walks the fewer of its keys and the paths. Returns the steps taken."""
+    if not isinstance(value, dict):
+        if node.leaf:
+            key = _leaf_key(value)
+            node.by_key.setdefault(key, []).append(slot)
+            node.key_of[slot] = key
+        return 1
+    if node.object:
+        node.objects.append(slot)
+        node.object_set.add(slot)
+    steps = 1
+    children = node.children
+    if len(children) < len(value):
+        for name, child in children.items():
+            if name in value:
+                steps += _index_observed(child, value[name], slot)
     else:
-        out.append((path, json_key(value)))
+        for name, item in value.items():
+            found = children.get(name)
+            if found is not None:
+                steps += _index_observed(found, item, slot)
+    return steps
 
 
-_LEAF = frozenset({str, int})  # their own JSON key (see json_key)
-
-
-def _term_index(graph: ClassGraph, tool_index: _ToolIndex) -> dict[Term, list[int]]:
-    if tool_index.by_term is None:
-        found: dict[Term, list[int]] = {}
-        owned: dict[int, frozenset[Term]] = {}
-        for slot in tool_index.classes:
-            terms: list[Term] = []
-            _terms(graph.right_inputs[slot], (), False, terms)
-            owned[slot] = frozenset(terms)
-            for term in terms:
-                found.setdefault(term, []).append(slot)
-            graph.work += len(terms)
-        tool_index.by_term, tool_index.terms_of = found, owned
-    return tool_index.by_term
-
-
-def _subset_candidates(graph: ClassGraph, tool_index: _ToolIndex, args: object) -> list[int]:
-    """Observed classes holding every term of the object ``args``, from its rarest posting."""
-    by_term = _term_index(graph, tool_index)
-    terms: list[Term] = []
-    _terms(args, (), True, terms)
-    graph.work += len(terms)
+def _subset_candidates(graph: ClassGraph, terms: list[Term]) -> list[int]:
+    """Observed classes holding every term: the rarest posting, confirmed term by term."""
     rarest: list[int] | None = None
-    for term in terms:
-        posting = by_term.get(term)
-        if posting is None:
+    chosen = 0
+    for index, (node, key) in enumerate(terms):
+        posting = node.objects if key is _OBJECT else node.by_key.get(key)
+        if not posting:
             return []
         if rarest is None or len(posting) < len(rarest):
-            rarest = posting
+            rarest, chosen = posting, index
     assert rarest is not None  # a dict pattern has at least one term
-    graph.work += len(rarest)
+    graph.work += len(terms) + len(rarest)
     if len(terms) == 1:
         return list(rarest)
-    owned = tool_index.terms_of
-    return [slot for slot in rarest if owned[slot].issuperset(terms)]
+    others = terms[:chosen] + terms[chosen + 1 :]
+    found: list[int] = []
+    for slot in rarest:
+        for node, key in others:
+            if key is _OBJECT:
+                if slot not in node.object_set:
+                    break
+            elif node.key_of.get(slot, _OBJECT) != key:
+                break
+        else:
+            found.append(slot)
+    graph.work += len(rarest) * len(others)
+    return found
+
+
+def _subset_terms(graph: ClassGraph) -> dict[int, list[Term]]:
+    """The terms of every ``subset`` object pattern, its tool's observed classes indexed."""
+    terms: dict[int, list[Term]] = {}
+    for slot, mode in enumerate(graph.left_modes):
+        args = graph.left[slot].args
+        tool_index = graph.tools.get(graph.left[slot].tool)
+        if mode == "subset" and isinstance(args, dict) and tool_index is not None:
+            terms[slot] = []
+            _pattern_terms(tool_index.paths, args, terms[slot])
+            graph.work += len(terms[slot])
+    for tool_index in graph.tools.values():
+        if tool_index.paths.children or tool_index.paths.object:
+            for observed in tool_index.classes:
+                graph.work += _index_observed(
+                    tool_index.paths, graph.right_inputs[observed], observed
+                )
+    return terms
 
 
 def _add_edges(graph: ClassGraph) -> None:
     targets, start = graph.targets, graph.start
+    subset_terms = _subset_terms(graph)
     for slot, mode in enumerate(graph.left_modes):
-        call = graph.left[slot]
-        tool_index = graph.tools.get(call.tool)
+        tool_index = graph.tools.get(graph.left[slot].tool)
         if tool_index is not None and mode != "ignore":
-            if mode == "exact" or not isinstance(call.args, dict):
+            terms = subset_terms.get(slot)
+            if terms is None:
                 found = tool_index.by_key.get(graph.left_keys[slot])
                 if found is not None:
                     targets.append(found)
             else:
-                targets.extend(_subset_candidates(graph, tool_index, call.args))
+                targets.extend(_subset_candidates(graph, terms))
         start.append(len(targets))
     graph.work += len(targets)
 
