@@ -74,7 +74,6 @@ class _ToolIndex:
 
     classes: list[int] = field(default_factory=list)
     by_key: dict[str | None, int] = field(default_factory=dict)
-    paths: _Node = field(default_factory=_Node)  # the root of the patterns' key paths
 
 
 class Call(Protocol):
@@ -102,6 +101,8 @@ class ClassGraph:
     left_modes: list[ArgsMatch] = field(default_factory=list)
     left_keys: list[str | None] = field(default_factory=list)
     left_counts: list[int] = field(default_factory=list)
+    left_terms: dict[int, list[Term]] = field(default_factory=dict)  # subset object patterns
+    paths: dict[str, _Node] = field(default_factory=dict)  # tool → its patterns' key paths
     right_tools: list[str] = field(default_factory=list)
     right_inputs: list[object] = field(default_factory=list)
     right_keys: list[str | None] = field(default_factory=list)
@@ -146,16 +147,32 @@ _MODE_TAG: dict[ArgsMatch, str] = {"exact": "e", "subset": "s", "ignore": "i"}
 
 
 def _group_expected(graph: ClassGraph, expected: Sequence[ExpectedCall]) -> None:
-    # Per tool, classes by mode tag + canonical args: strings, not tuples, as keys.
-    index: dict[str, dict[str, int]] = {}
+    # Per tool, classes by an identity: mode tag + canonical args for ``exact`` (and a
+    # non-object ``subset`` pattern), the pattern's term set for a ``subset`` object pattern
+    # (equal exactly when the patterns are JSON-equal), the tag alone for ``ignore``.
+    index: dict[str, dict[Hashable, int]] = {}
     counts, left_of = graph.left_counts, graph.left_of
     for call in expected:
         mode: ArgsMatch = call.argsMatch or "ignore"
-        key = None if mode == "ignore" else canonical_json(call.args)
-        by_ident = index.get(call.tool)
+        tool, args = call.tool, call.args
+        terms: list[Term] | None = None
+        key: str | None = None
+        ident: Hashable
+        if mode == "ignore":
+            ident = "i"
+        elif mode == "subset" and isinstance(args, dict):
+            root = graph.paths.get(tool)
+            if root is None:
+                root = graph.paths[tool] = _Node()
+            terms = []
+            _pattern_terms(root, args, terms)
+            ident = frozenset(terms)
+        else:
+            key = canonical_json(args)
+            ident = _MODE_TAG[mode] + key
+        by_ident = index.get(tool)
         if by_ident is None:
-            by_ident = index[call.tool] = {}
-        ident = _MODE_TAG[mode] if key is None else _MODE_TAG[mode] + key
+            by_ident = index[tool] = {}
         slot = by_ident.get(ident)
         if slot is None:
             slot = by_ident[ident] = len(counts)
@@ -163,8 +180,11 @@ def _group_expected(graph: ClassGraph, expected: Sequence[ExpectedCall]) -> None
             graph.left_modes.append(mode)
             graph.left_keys.append(key)
             counts.append(0)
+            if terms is not None:
+                graph.left_terms[slot] = terms
+                graph.work += len(terms)
             if mode == "ignore":
-                graph.ignore_of[call.tool] = slot
+                graph.ignore_of[tool] = slot
         counts[slot] += 1
         left_of.append(slot)
 
@@ -200,6 +220,8 @@ def _pattern_terms(node: _Node, pattern: dict[str, object], out: list[Term]) -> 
         node.object = True
         out.append((node, _OBJECT))
     for name, item in pattern.items():
+        if type(name) is not str and not isinstance(name, str):
+            raise TypeError(f"not a JSON object key: {name!r}")
         child = node.children.get(name)
         if child is None:
             child = node.children[name] = _Node()
@@ -265,32 +287,21 @@ def _subset_candidates(graph: ClassGraph, terms: list[Term]) -> list[int]:
     return found
 
 
-def _subset_terms(graph: ClassGraph) -> dict[int, list[Term]]:
-    """The terms of every ``subset`` object pattern, its tool's observed classes indexed."""
-    terms: dict[int, list[Term]] = {}
-    for slot, mode in enumerate(graph.left_modes):
-        args = graph.left[slot].args
-        tool_index = graph.tools.get(graph.left[slot].tool)
-        if mode == "subset" and isinstance(args, dict) and tool_index is not None:
-            terms[slot] = []
-            _pattern_terms(tool_index.paths, args, terms[slot])
-            graph.work += len(terms[slot])
-    for tool_index in graph.tools.values():
-        if tool_index.paths.children or tool_index.paths.object:
-            for observed in tool_index.classes:
-                graph.work += _index_observed(
-                    tool_index.paths, graph.right_inputs[observed], observed
-                )
-    return terms
+def _index_subset_paths(graph: ClassGraph) -> None:
+    """Index the observed classes of every tool with ``subset`` object patterns."""
+    for tool, root in graph.paths.items():
+        tool_index = graph.tools.get(tool)
+        for observed in tool_index.classes if tool_index is not None else ():
+            graph.work += _index_observed(root, graph.right_inputs[observed], observed)
 
 
 def _add_edges(graph: ClassGraph) -> None:
     targets, start = graph.targets, graph.start
-    subset_terms = _subset_terms(graph)
+    _index_subset_paths(graph)
     for slot, mode in enumerate(graph.left_modes):
         tool_index = graph.tools.get(graph.left[slot].tool)
         if tool_index is not None and mode != "ignore":
-            terms = subset_terms.get(slot)
+            terms = graph.left_terms.get(slot)
             if terms is None:
                 found = tool_index.by_key.get(graph.left_keys[slot])
                 if found is not None:
