@@ -227,9 +227,7 @@ def _shapes(n: int) -> dict[str, tuple[list[ExpectedCall], list[ObservedCall]]]:
 
 
 @pytest.mark.parametrize("shape", sorted(_shapes(1)))
-def test_0244_A_each_call_is_keyed_once(
-    shape: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_0244_A_each_call_is_keyed_once(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
     expected, observed = _shapes(50)[shape]
     seen: list[object] = []
 
