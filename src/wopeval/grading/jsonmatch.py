@@ -22,7 +22,9 @@ object and nothing else, and arrays are never matched element-wise.
 
 ``canonical_json`` gives every JSON value one string, and ``json_key`` one hashable object, such
 that two values are ``json_equal`` exactly when their strings (keys) are equal. The trajectory
-grader groups and looks calls up by ``json_key``.
+grader groups and looks calls up by ``canonical_json`` (the C encoder; a value made of exact
+JSON types with string keys and no integral float skips the normalising copy), and keys
+``subset`` leaves by ``json_key``.
 """
 
 from __future__ import annotations

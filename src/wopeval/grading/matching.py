@@ -1,23 +1,27 @@
 """The class graph of RFC 0244 §A trajectory grading and its maximum matching, in linear time.
 
-Calls are grouped into classes with multiplicities, each call's arguments canonicalised once
-(:func:`wopeval.grading.jsonmatch.canonical_json`: the C encoder with sorted keys, after the
-equality policy's normalisation where a value needs it). Expected: tool, ``argsMatch`` and the
-canonical args (every ``ignore`` call of a tool is one class). Observed: tool and the canonical
-inputs, or the tool alone when no expected call of that tool compares arguments.
+Calls are grouped into classes with multiplicities, each call's arguments keyed once.
+Expected: tool, ``argsMatch`` and an identity of the args: for ``exact`` (and a ``subset``
+pattern that is not an object) the canonical JSON (:func:`wopeval.grading.jsonmatch.
+canonical_json`: the C encoder with sorted keys, after the equality policy's normalisation
+where a value needs it); for a ``subset`` object pattern its set of terms (below; two patterns
+have the same set exactly when they are JSON-equal); every ``ignore`` call of a tool is one
+class. Observed: tool and the canonical inputs, or the tool alone when no expected call of that
+tool compares arguments.
 
 Edges join an expected class to the observed classes its calls match:
 
 * ``exact``: one hash lookup of the canonical args among the tool's observed classes.
-* ``subset``: the observed classes of a tool are indexed by *terms* ``(key path, leaf)``: for
-  every object reached through objects at ``path`` the term ``(path, OBJECT)``, for every other
-  value ``(path, json_key(value))``. A pattern matches an observed class exactly when all its
-  own terms (its non-object leaves, and its empty objects as ``OBJECT``) are terms of the
-  class (that is :func:`~wopeval.grading.jsonmatch.json_subset`), so its candidates are the
-  *rarest* posting list among its terms, each confirmed against the class's term set.
-  ``{"region": "eu", "orderId": 7}`` looks up ``orderId = 7``,
-  ``{"filter": {"id": 7}}`` looks up ``filter.id = 7``. A pattern that is not an object is
-  an ``exact`` lookup.
+* ``subset``: a pattern's *terms* are its non-object leaves ``(key path, json_key(leaf))`` and
+  its empty objects ``(key path, OBJECT)``; it matches an observed class exactly when the class
+  has every term (a leaf equal at that path, an object at that path), which is
+  :func:`~wopeval.grading.jsonmatch.json_subset`. The key paths of a tool's patterns form a
+  trie, and each observed class of the tool is indexed along the trie only (each level walks
+  the fewer of the object's keys and the trie's branches, so no more than the inputs' size).
+  A pattern's candidates are the *rarest* posting list among its terms, each confirmed against
+  the other terms. ``{"region": "eu", "orderId": 7}`` looks up ``orderId = 7``,
+  ``{"filter": {"id": 7}}`` looks up ``filter.id = 7``. A pattern that is not an object is an
+  ``exact`` lookup.
 * ``ignore``: no edges. Classes of different tools never share an edge, so the matching splits
   by tool, and within a tool an ``ignore`` class takes any call the other classes leave: the
   tool's total ``min(used + ignored, observed)`` only grows with ``used``, so a maximum flow
@@ -26,9 +30,11 @@ Edges join an expected class to the observed classes its calls match:
 The flow (:mod:`wopeval.grading.flow`) is a first-fit pass, then Dinic's augmenting paths only
 inside the connected components of the graph where first fit saturates neither side.
 
-``ClassGraph.work`` counts the elementary steps spent on edges (terms looked up, candidates
-confirmed, edges made, and the flow's edge visits): the structural measure of linearity the
-tests check, independent of the machine's speed.
+Linear in the calls' size, with one caveat no index avoids: the edges are the matching
+(pattern class, observed class) pairs, and distinct ``subset`` patterns can be built to share
+large posting lists (a set-containment join). ``ClassGraph.work`` counts the elementary steps
+(terms, index steps, candidates confirmed, edges, the flow's edge visits): the structural
+measure of linearity the tests check, independent of the machine's speed.
 """
 
 from __future__ import annotations
