@@ -97,7 +97,9 @@ def _greedy_flow(graph: ClassGraph) -> tuple[list[int], list[int], list[int]]:
         first, end = start[slot], start[slot + 1]
         if end == first + 1:  # one neighbour (every ``exact`` class): no inner loop
             neighbour = targets[first]
-            take = min(count, capacity[neighbour] - into[neighbour])
+            take = capacity[neighbour] - into[neighbour]
+            if take > count:
+                take = count
             if take > 0:
                 on_edge[first] = take
                 into[neighbour] += take
