@@ -29,25 +29,41 @@ Two further wopeval-only workloads were quadratic before the term index
 with ``n`` expected calls against ``n`` observed calls, graded in every mode that applies. The
 ``growth`` figure is CPU(10n) / CPU(n): 10 is linear, 100 quadratic.
 
-Usage: ``python3 bench/grading.py [--quick] [--no-peers]``.
+Issue 13 §4 rows (``cpu_10k``, ``whole_trial_10k``, ``headline``):
+
+* ``cpu_10k``: CPU milliseconds per grade of a 10,000-call trajectory for every mode × every
+  ``argsMatch`` (the minimum of several grades; nothing is cached between grades, each one
+  canonicalises every call again). Expected args are deep copies, as a suite's would be.
+* ``whole_trial_10k``: the same trajectory as an event log (``agent.tool-called`` events read
+  back as the store does): ``collect_trials`` (the views) and ``grade_trial`` separately.
+* ``headline``: the worst ``cpu_10k`` cell, and wopeval / agentevals at 1,000 calls with exact
+  args for each mode agentevals has.
+* ``--base COMMIT``: the same two rows for that commit's ``src`` (``git archive``), run in a
+  subprocess in the same invocation: before and after side by side.
+
+Usage: ``python3 bench/grading.py [--quick] [--no-peers] [--base COMMIT]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import importlib
 import itertools
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from wopeval.grading.trajectory import ObservedCall, grade_trajectory
-from wopeval.suite.models import ExpectedCall, TrajectoryExpectation, TrajectoryMode
+from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation, TrajectoryMode
 
 AGENT = "bench-agent"
 SIZES = (10, 100, 1_000, 10_000)
@@ -236,6 +252,169 @@ def _load_peer() -> tuple[Peer | None, str | None]:
         return None, f"{type(error).__name__}: {error}"
 
 
+ARGS_MATCHES: tuple[ArgsMatch, ...] = ("ignore", "exact", "subset")
+MATRIX_CALLS = 10_000
+MATRIX_REPS = 5
+
+
+def _pattern(args_match: ArgsMatch, i: int, inputs: dict[str, Any]) -> Any:
+    if args_match == "ignore":
+        return None
+    return copy.deepcopy(inputs) if args_match == "exact" else {"id": i, "opts": {}}
+
+
+def matrix_expected(
+    mode: TrajectoryMode, args_match: ArgsMatch, observed: Sequence[ObservedCall]
+) -> list[ExpectedCall]:
+    """Expected calls that the observed ones match, for one mode and one ``argsMatch``."""
+    picked = list(enumerate(observed))
+    if mode in ("in-order", "any-order"):
+        picked = picked[::10]
+    if mode in ("any-order", "subset"):
+        picked = picked[::-1]
+    return [
+        ExpectedCall(tool=c.tool, args=_pattern(args_match, i, _inputs(i)), argsMatch=args_match)
+        for i, c in picked
+    ]
+
+
+def cpu_matrix(n: int = MATRIX_CALLS) -> dict[str, dict[str, float]]:
+    """CPU ms per grade of ``n`` observed calls, per mode and ``argsMatch`` (minimum of reps)."""
+    observed = observed_calls(n)
+    cells: dict[str, dict[str, float]] = {}
+    for mode in MODES:
+        for args_match in ARGS_MATCHES:
+            expectation = TrajectoryExpectation(
+                match=mode, calls=matrix_expected(mode, args_match, observed)
+            )
+            best = float("inf")
+            for _ in range(MATRIX_REPS):
+                start = time.process_time()
+                block = grade_trajectory(expectation, observed, AGENT)
+                best = min(best, time.process_time() - start)
+                assert block.matched, (mode, args_match)
+            cells.setdefault(mode, {})[args_match] = round(best * 1000, 2)
+    return cells
+
+
+def _log(observed: Sequence[ObservedCall], agent: str) -> list[Any]:
+    """A trial's events as the store reads them back (payloads decoded from JSON)."""
+    from wopeval.wire.events import RunEvent
+
+    def event(seq: int, type_: str, payload: dict[str, Any], root: bool = False) -> Any:
+        return RunEvent.model_construct(
+            eventId=f"e{seq}",
+            runId="run-bench",
+            type=type_,
+            payload=json.loads(json.dumps(payload)),
+            timestamp="2026-12-01T09:00:00Z",
+            sequence=seq,
+            schemaVersion=1,
+            causationId=None if root else "e0",
+        )
+
+    started = {"invocationId": "i0", "agentId": agent, "source": "run-api"}
+    events = [
+        event(
+            0,
+            "agent.invocation-started",
+            {**started, "x-wopeval-taskId": "t", "x-wopeval-trialIndex": 0},
+            root=True,
+        )
+    ]
+    for i, call in enumerate(observed, start=1):
+        payload = {
+            "agentId": agent,
+            "toolName": call.tool,
+            "callId": f"c{i}",
+            "inputs": call.inputs,
+        }
+        events.append(event(i, "agent.tool-called", payload))
+    done = {"invocationId": "i0", "agentId": agent, "outcome": "completed"}
+    events.append(event(len(events), "agent.invocation-completed", done))
+    return events
+
+
+def whole_trial(n: int = MATRIX_CALLS) -> dict[str, dict[str, float]]:
+    """``collect_trials`` and ``grade_trial`` CPU ms on an ``n``-call log, per mode (exact args)."""
+    from wopeval.grading.trial import grade_trial
+    from wopeval.grading.views import collect_trials
+    from wopeval.suite.models import Task
+
+    agent = "core.acme.bench-agent"
+    observed = [ObservedCall(c.tool, c.inputs, agent) for c in observed_calls(n)]
+    rows: dict[str, dict[str, float]] = {}
+    for mode in MODES:
+        calls = matrix_expected(mode, "exact", observed)
+        trajectory = {"match": mode, "calls": [c.model_dump(exclude_none=True) for c in calls]}
+        task = Task.model_validate(
+            {
+                "taskId": "t",
+                "input": "x",
+                "expected": {"kind": "trajectory", "trajectory": trajectory},
+            }
+        )
+        views_s = grade_s = float("inf")
+        for _ in range(MATRIX_REPS):
+            events = _log(observed, agent)
+            start = time.process_time()
+            view = collect_trials(events)[("t", 0)]
+            middle = time.process_time()
+            grade = grade_trial(task, view, target_agent_id=agent, pass_score=1.0)
+            views_s = min(views_s, middle - start)
+            grade_s = min(grade_s, time.process_time() - middle)
+            assert grade.passed, mode
+        rows[mode] = {
+            "collect_trials_ms": round(views_s * 1000, 2),
+            "grade_trial_ms": round(grade_s * 1000, 2),
+        }
+    return rows
+
+
+def _issue_rows() -> dict[str, Any]:
+    return {"cpu_10k": cpu_matrix(), "whole_trial_10k": whole_trial()}
+
+
+def _base_rows(base: str) -> dict[str, Any]:
+    """The issue rows for ``base``'s ``src``, measured by this script in a subprocess."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", base, "src"], capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src")}
+        done = subprocess.run(
+            [sys.executable, __file__, "--issue-rows-only"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+    if done.returncode != 0:
+        return {"commit": base, "error": done.stderr[-600:]}
+    rows: dict[str, Any] = json.loads(done.stdout)
+    return {"commit": base, **rows}
+
+
+def _headline(report: dict[str, Any]) -> dict[str, Any]:
+    cells = report["cpu_10k"]
+    worst = max(
+        ((mode, match, ms) for mode, row in cells.items() for match, ms in row.items()),
+        key=lambda cell: cell[2],
+    )
+    ratios = {
+        cell["mode"]: cell["ratio"]
+        for cell in report["results"]
+        if cell["observed"] == 1_000 and "ratio" in cell
+    }
+    return {
+        "cpu_10k_worst_ms": {"mode": worst[0], "argsMatch": worst[1], "ms": worst[2]},
+        "cpu_10k_goal_ms": 50,
+        "agentevals_ratio_1000_exact_args": ratios,
+        "agentevals_ratio_goal": 100,
+    }
+
+
 def run(sizes: Sequence[int], with_peer: bool) -> dict[str, Any]:
     peer, peer_error = _load_peer() if with_peer else (None, "disabled (--no-peers)")
     cells: list[dict[str, Any]] = []
@@ -279,10 +458,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="stop at 1,000 observed calls")
     parser.add_argument("--no-peers", action="store_true", help="measure wopeval only")
+    parser.add_argument("--base", help="also measure the issue rows for this commit's src")
+    parser.add_argument("--issue-rows-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.issue_rows_only:
+        print(json.dumps(_issue_rows()))
+        return
     started = time.perf_counter()
     load_before = os.getloadavg()
     report = run(QUICK_SIZES if args.quick else SIZES, with_peer=not args.no_peers)
+    report.update(_issue_rows())
+    report["headline"] = _headline(report)
+    if args.base:
+        report["before"] = _base_rows(args.base)
     report["wall_s"] = round(time.perf_counter() - started, 1)
     report["load_average"] = {"before": load_before, "after": os.getloadavg()}
     print(json.dumps(report, indent=2))

@@ -21,6 +21,7 @@ class _FlowNetwork:
         self.out: list[list[int]] = [[] for _ in range(size)]
         self.head: list[int] = []
         self.cap: list[int] = []
+        self.steps = 0  # edges examined, for ClassGraph.work
 
     def add_edge(self, start: int, end: int, capacity: int, flow: int = 0) -> None:
         """Add ``start → end`` with ``capacity``, already carrying ``flow`` (≤ capacity)."""
@@ -38,6 +39,7 @@ class _FlowNetwork:
         while frontier:
             following: list[int] = []
             for node in frontier:
+                self.steps += len(self.out[node])
                 for edge in self.out[node]:
                     target = self.head[edge]
                     if self.cap[edge] > 0 and level[target] < 0:
@@ -53,6 +55,7 @@ class _FlowNetwork:
         while node != sink:
             edges = self.out[node]
             while cursor[node] < len(edges):
+                self.steps += 1
                 edge = edges[cursor[node]]
                 if self.cap[edge] > 0 and level[self.head[edge]] == level[node] + 1:
                     break
@@ -83,22 +86,37 @@ class _FlowNetwork:
                 total += pushed
 
 
-def _greedy_flow(graph: ClassGraph) -> tuple[list[dict[int, int]], list[int]]:
-    """Per expected class the flow on each of its edges; per observed class the flow into it."""
-    into = [0] * len(graph.right)
-    flows: list[dict[int, int]] = []
+def _greedy_flow(graph: ClassGraph) -> tuple[list[int], list[int], list[int]]:
+    """First fit: the flow on each edge, how many calls of each expected class it uses and
+    how many of each observed class it takes."""
+    start, targets, capacity = graph.start, graph.targets, graph.right_counts
+    into = [0] * len(capacity)
+    on_edge = [0] * len(targets)
+    used_left = [0] * len(graph.left_counts)
     for slot, count in enumerate(graph.left_counts):
-        taken: dict[int, int] = {}
-        for neighbour in graph.edges[slot]:
-            if count == 0:
-                break
-            take = min(count, graph.right[neighbour].count - into[neighbour])
+        first, end = start[slot], start[slot + 1]
+        if end == first + 1:  # one neighbour (every ``exact`` class): no inner loop
+            neighbour = targets[first]
+            take = capacity[neighbour] - into[neighbour]
+            if take > count:
+                take = count
             if take > 0:
-                taken[neighbour] = take
+                on_edge[first] = take
                 into[neighbour] += take
-                count -= take
-        flows.append(taken)
-    return flows, into
+                used_left[slot] = take
+            continue
+        wanted = count
+        for edge in range(first, end):
+            if wanted == 0:
+                break
+            neighbour = targets[edge]
+            take = min(wanted, capacity[neighbour] - into[neighbour])
+            if take > 0:
+                on_edge[edge] = take
+                into[neighbour] += take
+                wanted -= take
+        used_left[slot] = count - wanted
+    return on_edge, used_left, into
 
 
 def _find(parent: list[int], node: int) -> int:
@@ -110,38 +128,37 @@ def _find(parent: list[int], node: int) -> int:
 
 def _competing(graph: ClassGraph, used_left: list[int], into: list[int]) -> list[int]:
     """Expected classes in components where first fit saturates neither side."""
-    left = len(graph.left)
-    parent = list(range(left + len(graph.right)))
-    for slot, neighbours in enumerate(graph.edges):
-        for neighbour in neighbours:
-            a, b = _find(parent, slot), _find(parent, left + neighbour)
+    left, start, targets = len(graph.left_counts), graph.start, graph.targets
+    parent = list(range(left + len(graph.right_counts)))
+    linked = [slot for slot in range(left) if start[slot] < start[slot + 1]]
+    for slot in linked:
+        for edge in range(start[slot], start[slot + 1]):
+            a, b = _find(parent, slot), _find(parent, left + targets[edge])
             if a != b:
                 parent[a] = b
     spare: dict[int, list[bool]] = {}  # root → [left side has spare, right side has spare]
-    for slot, neighbours in enumerate(graph.edges):
-        if neighbours:
-            sides = spare.setdefault(_find(parent, slot), [False, False])
-            sides[0] = sides[0] or used_left[slot] < graph.left_counts[slot]
-    for slot, observed in enumerate(graph.right):
+    for slot in linked:
+        sides = spare.setdefault(_find(parent, slot), [False, False])
+        sides[0] = sides[0] or used_left[slot] < graph.left_counts[slot]
+    for slot, count in enumerate(graph.right_counts):
         found = spare.get(_find(parent, left + slot))
         if found is not None:
-            found[1] = found[1] or into[slot] < observed.count
-    return [
-        slot
-        for slot, neighbours in enumerate(graph.edges)
-        if neighbours and all(spare[_find(parent, slot)])
-    ]
+            found[1] = found[1] or into[slot] < count
+    return [slot for slot in linked if all(spare[_find(parent, slot)])]
 
 
 def _augment(
     graph: ClassGraph,
     competing: list[int],
-    flows: list[dict[int, int]],
+    on_edge: list[int],
     used_left: list[int],
     into: list[int],
 ) -> None:
     """Dinic on the competing classes, from the first-fit flow; updates the class flows."""
-    rights = sorted({neighbour for slot in competing for neighbour in graph.edges[slot]})
+    start, targets = graph.start, graph.targets
+    rights = sorted(
+        {targets[edge] for slot in competing for edge in range(start[slot], start[slot + 1])}
+    )
     local = {slot: index for index, slot in enumerate(rights, start=len(competing))}
     source, sink = len(competing) + len(rights), len(competing) + len(rights) + 1
     network = _FlowNetwork(sink + 1)
@@ -150,14 +167,14 @@ def _augment(
     for index, slot in enumerate(competing):
         left_edges.append(len(network.head))
         network.add_edge(source, index, graph.left_counts[slot], used_left[slot])
-        for neighbour in graph.edges[slot]:
-            taken = flows[slot].get(neighbour, 0)
-            network.add_edge(index, local[neighbour], unbounded, taken)
+        for edge in range(start[slot], start[slot + 1]):
+            network.add_edge(index, local[targets[edge]], unbounded, on_edge[edge])
     right_edges: list[int] = []
     for slot in rights:
         right_edges.append(len(network.head))
-        network.add_edge(local[slot], sink, graph.right[slot].count, into[slot])
+        network.add_edge(local[slot], sink, graph.right_counts[slot], into[slot])
     network.max_flow(source, sink)
+    graph.work += network.steps
     # The flow on an edge is the residual capacity of its reverse edge (index ^ 1).
     for slot, edge in zip(competing, left_edges, strict=True):
         used_left[slot] = network.cap[edge ^ 1]
@@ -173,7 +190,7 @@ def _fill_ignore(graph: ClassGraph, used_left: list[int], into: list[int]) -> No
         for observed in tool_index.classes if tool_index is not None else ():
             if wanted == 0:
                 break
-            take = min(wanted, graph.right[observed].count - into[observed])
+            take = min(wanted, graph.right_counts[observed] - into[observed])
             into[observed] += take
             wanted -= take
         used_left[slot] = graph.left_counts[slot] - wanted
@@ -182,15 +199,15 @@ def _fill_ignore(graph: ClassGraph, used_left: list[int], into: list[int]) -> No
 def class_matching(graph: ClassGraph) -> tuple[int, list[int], list[int]]:
     """The maximum matching's size, and how many calls of each expected / observed class it
     uses (the per-class flows)."""
-    flows, into = _greedy_flow(graph)
-    used_left = [sum(taken.values()) for taken in flows]
+    on_edge, used_left, into = _greedy_flow(graph)
     greedy = sum(used_left)
+    start = graph.start
     saturated = greedy in (
-        sum(count for slot, count in enumerate(graph.left_counts) if graph.edges[slot]),
-        sum(observed.count for observed in graph.right),
+        sum(count for slot, count in enumerate(graph.left_counts) if start[slot] < start[slot + 1]),
+        sum(graph.right_counts),
     )
     competing = [] if saturated else _competing(graph, used_left, into)
     if competing:
-        _augment(graph, competing, flows, used_left, into)
+        _augment(graph, competing, on_edge, used_left, into)
     _fill_ignore(graph, used_left, into)
     return sum(used_left), used_left, into

@@ -22,14 +22,17 @@ object and nothing else, and arrays are never matched element-wise.
 
 ``canonical_json`` gives every JSON value one string, and ``json_key`` one hashable object, such
 that two values are ``json_equal`` exactly when their strings (keys) are equal. The trajectory
-grader groups and looks calls up by ``json_key``.
+grader groups and looks calls up by ``canonical_json`` (the C encoder; a value made of exact
+JSON types with string keys and no integral float skips the normalising copy), and keys
+``subset`` leaves by ``json_key``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from json import encoder as json_encoder
 from typing import cast
 
 from wopeval.suite.models import ArgsMatch
@@ -172,11 +175,72 @@ def canonical_json(value: object) -> str:
     """One string per equality class: ``json_equal(a, b) ⇔ canonical_json(a) == canonical_json(b)``.
 
     Sorted keys, compact separators, integral floats written as integers (``1.0`` → ``1``).
+    A value that is already canonical for the encoder (:func:`_plain`: exact JSON types, string
+    keys, no integral float) goes straight to the C encoder; any other is normalised first,
+    which also raises for what is not JSON.
     """
+    if _plain(value):
+        return "".join(_encode(value, 0))
     return _ENCODER.encode(_normalized(value))
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_STRINGS = frozenset({str})
+_SCALAR_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _plain(value: object) -> bool:
+    """Whether ``value`` is made of exact JSON types only, with string keys and no float but
+    finite non-integral ones: then its sorted-key encoding is already canonical.
+
+    Key types are checked in C (``frozenset.issuperset`` over ``map(type, …)``); the values
+    by one loop on exact types, recursing only into containers.
+    """
+    items: Iterable[object]
+    if type(value) is dict:
+        if not _STRINGS.issuperset(map(type, value)):
+            return False
+        items = value.values()
+    elif type(value) is list:
+        items = value
+    else:
+        return _plain_scalar(value)
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is dict or kind is list:
+            if not _plain(item):
+                return False
+        elif not _plain_scalar(item):
+            return False
+    return True
+
+
+def _plain_scalar(value: object) -> bool:
+    if type(value) is float:
+        return math.isfinite(value) and not value.is_integer()
+    return type(value) in _SCALAR_TYPES
+
+
+def _c_encoder() -> Callable[[object, int], Sequence[str]]:
+    """The C encoder with :data:`_ENCODER`'s settings, built once (``JSONEncoder.encode`` builds
+    it on every call); the pure-Python one where the C module is missing."""
+    make = getattr(json_encoder, "c_make_encoder", None)
+    sample = {"b": [1, 'é\\"', None, True, 0.5], "a": {}}
+    if make is not None:
+        try:
+            # markers, default, string encoder, indent, separators, sort_keys, skipkeys, allow_nan
+            built = make(None, _ENCODER.default, json_encoder.encode_basestring, None, ":", ",",
+                         True, False, False)  # fmt: skip
+            if "".join(built(sample, 0)) == _ENCODER.encode(sample):
+                return cast(Callable[[object, int], Sequence[str]], built)
+        except TypeError:  # pragma: no cover - another signature than CPython 3.11–3.14
+            pass
+    return lambda value, _level: (_ENCODER.encode(value),)  # pragma: no cover - no C module
+
+
+_encode = _c_encoder()
 
 
 class _Tag:

@@ -75,7 +75,7 @@ def observed_trajectory(
 
 
 def _build_graph(expected: Sequence[ExpectedCall], observed: Sequence[ObservedCall]) -> ClassGraph:
-    return build_graph(expected, [(call.tool, call.inputs) for call in observed])
+    return build_graph(expected, observed)
 
 
 def max_matching_size(expected: Sequence[ExpectedCall], observed: Sequence[ObservedCall]) -> int:
@@ -88,24 +88,26 @@ def max_matching_size(expected: Sequence[ExpectedCall], observed: Sequence[Obser
 
 def _exact(graph: ClassGraph) -> bool:
     return len(graph.left_of) == len(graph.right_of) and all(
-        graph.pair_matches(want, got)
-        for want, got in zip(graph.left_of, graph.right_of, strict=True)
+        map(graph.pair_matches, graph.left_of, graph.right_of)
     )
 
 
 def _in_order(graph: ClassGraph) -> bool:
     expected = graph.left_of
-    position = 0
+    if not expected:
+        return True
+    position, last = 0, len(expected)
+    pair_matches = graph.pair_matches
     for got in graph.right_of:
-        if position == len(expected):
-            break
-        if graph.pair_matches(expected[position], got):
+        if pair_matches(expected[position], got):
             position += 1
-    return position == len(expected)
+            if position == last:
+                return True
+    return False
 
 
 def _every_observed_matchable(graph: ClassGraph) -> bool:
-    return graph.matchable_right() == len(graph.right)
+    return graph.matchable_right() == len(graph.right_counts)
 
 
 def grade_trajectory(
@@ -118,7 +120,7 @@ def grade_trajectory(
     calls = observed_trajectory(expectation, observed, target_agent_id)
     expected = expectation.calls
     forbidden = expectation.forbidden_tools
-    forbidden_count = sum(1 for call in calls if call.tool in forbidden)
+    forbidden_count = sum(1 for call in calls if call.tool in forbidden) if forbidden else 0
     graph = _build_graph(expected, calls)
     matched_count = class_matching(graph)[0]
     mode = expectation.match
