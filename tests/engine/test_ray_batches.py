@@ -20,6 +20,7 @@ import ray
 from tests.engine.helpers import make_suite, run_suite, scripted_task
 from wopeval.engine import distributed
 from wopeval.engine.run import RunSettings
+from wopeval.errors import UserError
 from wopeval.events.store import EventStore
 from wopeval.service.runs import regrade
 from wopeval.wire.vocab import EVAL_SCORED
@@ -129,7 +130,7 @@ async def test_trials_go_to_ray_in_batches_and_summarize_as_locally(
 
 def test_a_bad_batch_size_is_refused_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WOPEVAL_RAY_BATCH", "many")
-    with pytest.raises(distributed.UserError, match="WOPEVAL_RAY_BATCH"):
+    with pytest.raises(UserError, match="WOPEVAL_RAY_BATCH"):
         distributed.batch_size_default()
     monkeypatch.setenv("WOPEVAL_RAY_BATCH", "7")
     assert distributed.batch_size_default() == 7

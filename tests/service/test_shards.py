@@ -7,6 +7,7 @@ latency included, is compared byte for byte (``EvalSummary.to_json``).
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -198,16 +199,17 @@ async def test_rfc0244_B_cost_ceiling_counts_every_shards_spend(store_url: str) 
     suite = parse_suite(doc)
     async with await EventStore.open(store_url) as store:
         _, unsharded = await _run(store, await _plan(store, suite))
-        shard_costs = []
+        shard_costs: list[float] = []
         for index in range(2):
             _, partial = await _run(store, plan_shard(await _plan(store, suite), index, 2, group))
             assert partial is not None
-            shard_costs.append(partial.totalCostUsd)
+            shard_costs.append(partial.totalCostUsd or 0.0)
         merged = await merge_shards(RunService(store, Registry()), [store], group)
     assert unsharded is not None
     assert not unsharded.passed
     assert all(cost <= 0.003 for cost in shard_costs)
-    assert merged.summary.totalCostUsd == sum(shard_costs) > 0.003
+    assert merged.summary.totalCostUsd == math.fsum(shard_costs)
+    assert math.fsum(shard_costs) > 0.003
     assert not merged.summary.passed
     assert merged.missing_trials == 0  # no shard saw the others' spend: every trial ran
 
