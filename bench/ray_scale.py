@@ -112,18 +112,18 @@ def _start_cluster(workers: int, nodes: bool) -> list[str]:
     if not nodes:
         ray.init(num_cpus=workers, include_dashboard=False, runtime_env=env)
         return []
-    port = "6391"
+    port, cli = "6391", str(Path(sys.executable).parent / "ray")
     subprocess.run(
-        ["ray", "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false"],
+        [cli, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false"],
         check=True, capture_output=True,
     )  # fmt: skip
     for _ in range(workers - 1):
         subprocess.run(
-            ["ray", "start", f"--address=127.0.0.1:{port}", "--num-cpus=1"],
+            [cli, "start", f"--address=127.0.0.1:{port}", "--num-cpus=1"],
             check=True, capture_output=True,
         )  # fmt: skip
     ray.init(address=f"127.0.0.1:{port}", runtime_env=env)
-    return ["ray", "stop", "--force"]
+    return [cli, "stop", "--force"]
 
 
 def main() -> None:

@@ -101,6 +101,7 @@ def test_the_derived_group_is_the_same_for_every_shard(tmp_path: Path) -> None:
         (["--shard", "0/0"], "--shard: '0/0': N must be at least 1"),
         (["--group", "g"], "--group needs --shard i/N"),
         (["--shard", "0/2", "--group", "bad group!"], "--group: 'bad group!'"),
+        (["--shard", "0/2", "--resume", "local/r0123456789abcdef"], "cannot be combined"),
     ],
 )
 def test_bad_shard_options_exit_2_naming_the_option(

@@ -195,6 +195,8 @@ def run(
 ) -> None:
     """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
     if resume is not None:
+        if shard is not None or group is not None:
+            fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
         _resume(resume, tool, judge, store, as_json)
     if suite_path is None:
         fail_input("SUITE is required (or --resume RUN)")

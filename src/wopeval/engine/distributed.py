@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib
+import itertools
 import json
 import logging
 import os
@@ -294,18 +295,15 @@ async def record_remote_trial(
     (appends queue, and are sequenced, in the order they are called; checked)."""
     for start in range(0, len(events), APPEND_WINDOW):
         window = events[start : start + APPEND_WINDOW]
-        written: list[int] = []
-        async with anyio.create_task_group() as group:
-            for event in window:  # tasks start, and so queue their append, in this order
-                group.start_soon(_append_wire, store, run_id, event, written)
-        if written != sorted(written):
+        # gather wraps each append in a task in this order, so they queue in this order
+        written = await asyncio.gather(*(_append_wire(store, run_id, e) for e in window))
+        sequences = [event.sequence for event in written]
+        if any(b <= a for a, b in itertools.pairwise(sequences)):
             raise RunError(f"run {run_id}: events were not appended in order")
 
 
-async def _append_wire(
-    store: EventStore, run_id: str, event: Mapping[str, Any], written: list[int]
-) -> None:
-    appended = await store.append(
+async def _append_wire(store: EventStore, run_id: str, event: Mapping[str, Any]) -> RunEvent:
+    return await store.append(
         run_id,
         event["type"],
         event["payload"],
@@ -314,7 +312,6 @@ async def _append_wire(
         event_id=event["eventId"],
         timestamp=event["timestamp"],
     )
-    written.append(appended.sequence)
 
 
 def _ship(env: TrialEnv) -> Any:

@@ -32,7 +32,8 @@ from dataclasses import dataclass, replace
 
 import anyio
 
-from wopeval.errors import RunError, UserError
+from wopeval.engine.distributed import record_remote_trial
+from wopeval.errors import UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.service.runs import RunPlan, RunService, summarize
@@ -81,7 +82,6 @@ __all__ = [
 ]
 
 PAGE = 1000
-WINDOW = 128  # appends in flight at once: the store group-commits them (one INSERT each)
 _RUN_LEVEL = frozenset({RUN_STARTED, EVAL_STARTED, EVAL_COMPLETED, *TERMINAL_TYPES})
 
 
@@ -285,34 +285,6 @@ async def _scan(shard: ShardRun, plan: _Plan) -> set[str]:
     return {root for roots in open_roots.values() for root in roots}
 
 
-async def _append_in_order(store: EventStore, run_id: str, batch: list[RunEvent]) -> None:
-    """Append ``batch`` keeping each event's id, timestamp and causation, in order, up to
-    :data:`WINDOW` at a time (the store writes queued appends as one INSERT, in queue order)."""
-    for start in range(0, len(batch), WINDOW):
-        window = batch[start : start + WINDOW]
-        written: list[RunEvent | None] = [None] * len(window)
-        async with anyio.create_task_group() as group:
-            for i, event in enumerate(window):  # tasks start, and queue, in this order
-                group.start_soon(_append_one, store, run_id, event, written, i)
-        sequences = [e.sequence for e in written if e is not None]
-        if sequences != sorted(sequences) or len(sequences) != len(window):
-            raise RunError(f"run {run_id}: merged events were not appended in order")
-
-
-async def _append_one(
-    store: EventStore, run_id: str, event: RunEvent, written: list[RunEvent | None], i: int
-) -> None:
-    written[i] = await store.append(
-        run_id,
-        event.type,
-        event.payload,
-        causation_id=event.causationId,
-        node_id=event.nodeId,
-        event_id=event.eventId,
-        timestamp=event.timestamp,
-    )
-
-
 async def _copy(target: EventStore, run_id: str, shard: ShardRun, dropped: set[str]) -> None:
     async for page in _each_page(shard.store, shard.run_id):
         batch = [
@@ -322,7 +294,7 @@ async def _copy(target: EventStore, run_id: str, shard: ShardRun, dropped: set[s
             and e.eventId not in dropped
             and (e.causationId is None or e.causationId not in dropped)
         ]
-        await _append_in_order(target, run_id, batch)
+        await record_remote_trial(target, run_id, [e.to_wire() for e in batch])
 
 
 def _start_payloads(suite: AgentEvalSuite, request: RunRequest) -> tuple[RunStarted, EvalStarted]:
