@@ -1,16 +1,24 @@
 """Distributed trials on Ray (the optional ``wopeval[ray]`` extra; see ``docs/distributed.md``).
 
-A remote trial runs the same :func:`wopeval.engine.trial.run_trial` in a Ray worker, with a
-:class:`BufferingSink` in place of the event store: every event gets its real, final ``eventId``
-and the worker's timestamp there, and a provisional sequence. The worker returns the trial's
-events, the costs it metered and its grade; the driver then appends the events to the store in
-order, keeping each ``eventId``, ``timestamp`` and ``causationId`` (so trial attribution and
-latency read exactly as for a local trial), and adds the costs to the run's cost meter. The store
-still assigns the sequences, so the run's log stays contiguous from 0.
+Trials go to Ray in **batches**: the runner the engine awaits once per trial (:class:`_Batcher`)
+queues the calls made in one tick and submits up to ``WOPEVAL_RAY_BATCH`` of them as one Ray
+task (Ray manages only some hundreds of tiny tasks a second). In the worker each trial runs the
+same :func:`wopeval.engine.trial.run_trial`, with a :class:`BufferingSink` in place of the event
+store: every event gets its real, final ``eventId`` and the worker's timestamp there, and a
+provisional sequence. The worker returns each trial's events, the costs it metered and its
+grade; the driver appends the batch's events to the store in order, keeping each ``eventId``,
+``timestamp`` and ``causationId`` (so trial attribution and latency read exactly as for a local
+trial), and adds the costs to the run's cost meter. The store still assigns the sequences, so
+the run's log stays contiguous from 0.
 
-Durability differs from a local trial: a remote trial's events reach the log when the trial
-returns, all of them; a driver crash loses the trials in flight, never anything appended. A
-trial is never retried on a worker failure (``max_retries=0``): a retry would repeat live-tool
+Cost ceilings keep the local rule — no trial starts once the run's recorded spend exceeds the
+ceiling — through a :class:`RunBudget` actor that every remote trial reports its costs to as
+they are incurred and asks before it starts; under a ceiling a batch's trials run one after
+another.
+
+Durability differs from a local trial: a remote trial's events reach the log when its batch
+returns, all of them; a driver crash loses the batches in flight, never anything appended. A
+batch is never retried on a worker failure (``max_retries=0``): a retry would repeat live-tool
 side effects; the run fails instead, as it would if the local process died.
 
 What crosses to the worker (by cloudpickle): the agent callable, the registry (its agents, for
