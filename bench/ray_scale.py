@@ -104,26 +104,35 @@ def _measure(
     return out
 
 
-def _start_cluster(workers: int, nodes: bool) -> list[str]:
-    """Start Ray for ``workers`` CPUs; with ``nodes``, as a head plus extra worker nodes."""
+def _start_cluster(workers: int, nodes: bool) -> list[subprocess.Popen[bytes]]:
+    """Start Ray for ``workers`` CPUs; with ``nodes``, as a head plus extra worker nodes, each a
+    ``ray start --block`` child of this process (stopped by terminating it: never ``ray stop``,
+    which would stop every Ray process on the machine)."""
     import ray
 
-    env = {"env_vars": {"PYTHONPATH": str(ROOT)}}
+    runtime_env = {"env_vars": {"PYTHONPATH": str(ROOT)}}
     if not nodes:
-        ray.init(num_cpus=workers, include_dashboard=False, runtime_env=env)
+        ray.init(num_cpus=workers, include_dashboard=False, runtime_env=runtime_env)
         return []
     port, cli = "6391", str(Path(sys.executable).parent / "ray")
-    subprocess.run(
-        [cli, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    head = [cli, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false"]
+    children = [subprocess.Popen([*head, "--block"], env=env, stdout=subprocess.DEVNULL)]
+    for _ in range(100):  # until the head answers
+        probe = [cli, "status", f"--address=127.0.0.1:{port}"]
+        if subprocess.run(probe, env=env, capture_output=True, check=False).returncode == 0:
+            break
+        time.sleep(0.3)
     for _ in range(workers - 1):
-        subprocess.run(
-            [cli, "start", f"--address=127.0.0.1:{port}", "--num-cpus=1"],
-            check=True, capture_output=True,
-        )  # fmt: skip
-    ray.init(address=f"127.0.0.1:{port}", runtime_env=env)
-    return [cli, "stop", "--force"]
+        node = [cli, "start", f"--address=127.0.0.1:{port}", "--num-cpus=1", "--block"]
+        children.append(subprocess.Popen(node, env=env, stdout=subprocess.DEVNULL))
+    ray.init(address=f"127.0.0.1:{port}", runtime_env=runtime_env)
+    for _ in range(100):  # until every node has joined
+        if ray.cluster_resources().get("CPU", 0) >= workers:  # type: ignore[no-untyped-call]
+            break
+        time.sleep(0.3)
+    return children
 
 
 def main() -> None:
@@ -145,8 +154,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         for workers in (1, 2):
-            stop = _start_cluster(workers, args.nodes)
+            children: list[subprocess.Popen[bytes]] = []
             try:
+                children = _start_cluster(workers, args.nodes)
                 concurrency = 4 * args.batch * workers
                 # warm-up: every worker process started and has imported wopeval
                 _measure(workdir, _suite(100, 0), "trivial_agent", args.batch, concurrency, 1)
@@ -165,8 +175,9 @@ def main() -> None:
                 }
             finally:
                 ray.shutdown()
-                if stop:
-                    subprocess.run(stop, check=False, capture_output=True)
+                for child in reversed(children):
+                    child.terminate()
+                    child.wait(timeout=60)
     clusters = result["clusters"]
     result["scaling_2_over_1_worker"] = {
         load: {
