@@ -37,6 +37,7 @@ from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 
 ROOT = Path(__file__).resolve().parent.parent
+PORT = "6391"  # the --nodes head
 CPU_LOOPS = 20_000  # ~2-4 ms of pure Python per trial on this machine
 
 
@@ -114,7 +115,7 @@ def _start_cluster(workers: int, nodes: bool) -> list[subprocess.Popen[bytes]]:
     if not nodes:
         ray.init(num_cpus=workers, include_dashboard=False, runtime_env=runtime_env)
         return []
-    port, cli = "6391", str(Path(sys.executable).parent / "ray")
+    port, cli = PORT, str(Path(sys.executable).parent / "ray")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     os.environ["RAY_AUTH_MODE"] = "disabled"
     head = [cli, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false"]
@@ -178,6 +179,10 @@ def main() -> None:
                 for child in reversed(children):
                     child.terminate()
                     child.wait(timeout=60)
+                if children:  # `ray start --head` left its address for every later ray.init()
+                    current = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+                    if current.is_file() and current.read_text().strip().endswith(f":{PORT}"):
+                        current.unlink()
     clusters = result["clusters"]
     result["scaling_2_over_1_worker"] = {
         load: {
