@@ -60,6 +60,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.record_cmd",
         "Record a run's tool calls as its suite's fixtures (onMiss: fail) for strict replay.",
     ),
+    "merge": LazyCommand(
+        "wopeval.cli.merge_cmd",
+        "Grade a run group's shards as one run with one summary. Exit 0 if it passes, 1 if not.",
+    ),
     "import-otlp": LazyCommand(
         "wopeval.cli.otlp_cmd",
         "Grade OpenTelemetry traces (GenAI, OpenInference, pydantic-ai) with the pure grader.",

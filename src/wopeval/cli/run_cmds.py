@@ -7,7 +7,7 @@ import signal
 import sys
 from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import anyio
 import typer
@@ -35,6 +35,14 @@ from wopeval.cli.common import (
     fail_input,
     opened_store,
     store_option,
+)
+from wopeval.cli.merge_cmd import (
+    ShardOption,
+    report_shard,
+    shard_of,
+    shard_option,
+    shard_plan,
+    shard_total,
 )
 from wopeval.cli.output import user_output_to_stderr
 from wopeval.cli.render import failures_json, print_summary, runs_lines
@@ -170,14 +178,29 @@ def run(
             help="Finish this interrupted run (its stored suite and agent; SUITE not needed).",
         ),
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="i/N",
+            help="Run only shard i of N (0-based: 0 ≤ i < N) of the trials; grade the shards "
+            "together with `wopeval merge` (docs/distributed.md).",
+        ),
+    ] = None,
+    group: Annotated[
+        str | None,
+        typer.Option(help="With --shard: the run group (default: from the suite and settings)."),
+    ] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
     if resume is not None:
+        if shard is not None or group is not None:
+            fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
         _resume(resume, tool, judge, store, as_json)
     if suite_path is None:
         fail_input("SUITE is required (or --resume RUN)")
+    sharded = shard_option(shard, group)
     _check_executor(executor, ray_address, mcp)
     check_finite("--trial-timeout", trial_timeout)
     check_finite("--max-cost", max_cost)
@@ -216,6 +239,7 @@ def run(
         executor="ray" if executor == "ray" else "local",
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
+    total = shard_total(suite, sharded) if sharded is not None else total
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
@@ -231,10 +255,13 @@ def run(
                 total,
                 show_progress,
                 mcp_specs,
+                sharded,
             )
     finally:
         if started_ray:
             shutdown_ray()
+    if sharded is not None:
+        report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json)
     _report(run_id, summary, as_json, suite, detail)
 
 
@@ -252,7 +279,13 @@ def _resume(
         _, suite, summary, detail = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal
         )
+    if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
+        report_shard(run_id, shard, summary, suite, as_json)
     _report(run_id, summary, as_json, suite, detail)
+
+
+def _never() -> NoReturn:
+    raise AssertionError("a shard run's record names its shard")
 
 
 def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
@@ -284,6 +317,7 @@ async def _execute(
     total: int,
     show_progress: bool,
     mcp_specs: list[tuple[str, list[str]]],
+    sharded: ShardOption | None = None,
 ) -> tuple[str, EvalSummary | None, RunDetail | None]:
     async with AsyncExitStack() as stack:
         for prefix, command in mcp_specs:
@@ -301,6 +335,7 @@ async def _execute(
             plan = await service.plan(suite, agent_id, settings)
         except UserError as exc:
             fail_input(str(exc).replace("baselineRunId:", "--baseline:", 1))
+        plan = shard_plan(plan, sharded) if sharded is not None else plan
         record = await service.create(plan)
         progress = _progress(show_progress)
         view = _ProgressView(progress, total)

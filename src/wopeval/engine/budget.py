@@ -28,6 +28,11 @@ class CostMeter:
         self._exact.add(cost_usd)
 
     @property
+    def costs(self) -> tuple[float, ...]:
+        """Every cost added, in order (what a run-wide meter elsewhere is seeded with)."""
+        return tuple(self._costs)
+
+    @property
     def total(self) -> float:
         return math.fsum(self._costs)
 

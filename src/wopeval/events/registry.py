@@ -7,6 +7,7 @@ A mixin of :class:`~wopeval.events.store.EventStore`, which provides the connect
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
@@ -100,6 +101,24 @@ class RunRegistry:
         if tenant is not None:
             stmt = stmt.where(runs.c.tenant == tenant)
         return [_row_record(row) for row in await self._read(stmt)]
+
+    async def group_members(self, group: str) -> list[tuple[str, dict[str, Any]]]:
+        """``(run id, stored request)`` of every eval run whose request names run group
+        ``group`` (a shard's ``shard.group`` or a merge's ``merged.group``), by run id; the
+        suite documents are left for :meth:`get_run`, one run at a time."""
+        needle = "%" + dumps_json({"group": group})[1:-1] + "%"  # a pre-filter; checked below
+        stmt = (
+            select(runs.c.run_id, runs.c.request)
+            .where(runs.c.kind == "eval", runs.c.request.like(needle))
+            .order_by(runs.c.run_id)
+        )
+        found = []
+        for run_id, request_json in map(tuple, await self._read(stmt)):
+            request = json.loads(request_json)
+            named = [request.get(key) for key in ("shard", "merged")]
+            if any(isinstance(n, dict) and n.get("group") == group for n in named):
+                found.append((str(run_id), request))
+        return found
 
     async def unfinished_runs(self, *, request_key: str | None = None) -> list[str]:
         """The ids of every non-terminal eval run (with ``request_key``: whose stored ``request``

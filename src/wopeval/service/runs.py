@@ -33,10 +33,11 @@ from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.grading.summary import GradingOptions, build_summary
+from wopeval.service.slices import shard_state
 from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.models import AgentEvalSuite, EvalMode
 from wopeval.wire.events import RunEvent
-from wopeval.wire.request import HostRequest, RunRequest
+from wopeval.wire.request import HostRequest, RunRequest, ShardRequest
 from wopeval.wire.summary import EvalSummary, RegressionBlock
 
 LOCAL_TENANT = "local"
@@ -57,9 +58,11 @@ class RunPlan:
     settings: RunSettings
     tenant: str = LOCAL_TENANT
     host: HostRequest | None = None
+    shard: ShardRequest | None = None  # runs only its slice (service/slices.py)
 
     def request(self) -> RunRequest:
-        return self.settings.to_request(self.agent_id).model_copy(update={"host": self.host})
+        update = {"host": self.host, "shard": self.shard}
+        return self.settings.to_request(self.agent_id).model_copy(update=update)
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,8 @@ class RunService:
         resume: ResumeState | None,
     ) -> EvalSummary | None:
         request = plan.request()
+        if plan.shard is not None:  # the engine takes the shard's pairs from the state
+            resume = shard_state(plan.shard, resume)
 
         async def summary() -> EvalSummary:
             return await summarize(self.store, plan.suite, handle.run_id, request)
@@ -262,6 +267,7 @@ class RunService:
             settings=settings_of(record.run_request),
             tenant=record.tenant,
             host=record.run_request.host,
+            shard=record.run_request.shard,
         )
         live_shadow = list(plan.settings.modes or ()) == ["live-shadow"]
         state = await scan(self.store, run_id, plan.suite, ignore_fixtures=live_shadow)

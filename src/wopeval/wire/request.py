@@ -13,6 +13,37 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from wopeval.wire.vocab import AGENT_ID_PATTERN, EvalMode
 
 Executor = Literal["local", "ray"]
+# A run group's name (``wopeval run --shard i/N --group NAME``): safe in URLs, file names, JSON.
+GROUP_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
+
+
+class ShardRequest(BaseModel):
+    """This run is shard ``index`` (0-based) of ``count`` in run group ``group``
+    (``wopeval run --shard index/count``; ``wopeval merge`` grades the group as one run)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    group: Annotated[str, Field(pattern=GROUP_PATTERN)]
+    index: Annotated[int, Field(ge=0)]
+    count: Annotated[int, Field(ge=1)]
+
+    @model_validator(mode="after")
+    def _index_in_range(self) -> ShardRequest:
+        if self.index >= self.count:
+            raise ValueError(f"shard index {self.index} is not below the count {self.count}")
+        return self
+
+
+class MergedShards(BaseModel):
+    """This run merges the shards of ``group``: their run ids by shard index (``None`` for a
+    shard missing from a ``--allow-partial`` merge)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    group: Annotated[str, Field(pattern=GROUP_PATTERN)]
+    count: Annotated[int, Field(ge=1)]
+    runs: list[str | None]
+    partial: bool = False
 
 
 class HostRequest(BaseModel):
@@ -51,6 +82,8 @@ class RunRequest(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     executor: Executor = "local"
     host: HostRequest | None = None
+    shard: ShardRequest | None = None
+    merged: MergedShards | None = None
 
     @model_validator(mode="after")
     def _agent_or_workflow(self) -> RunRequest:
