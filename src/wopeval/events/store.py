@@ -1,11 +1,12 @@
 """The durable, append-only event log and run registry (SQLite or PostgreSQL, one code path).
 
-Appends are *group-committed*: callers queue their event, and whichever of them gets the
-writer lock first writes the queued events (up to :data:`MAX_BATCH`) as one atomic multi-row
-``INSERT``; the others find theirs committed when the lock reaches them. ``append`` returns
-only after its event is committed, so a crash loses nothing acknowledged, while concurrent
-trials share one commit instead of queueing for one each. The single writer lock serializes
-all appends, which makes per-run sequences contiguous from 0 in call order;
+Appends are *group-committed*: callers queue their event and wait for it; one writer task
+(started by the first append to find no writer running, gone once the queue is empty) takes the
+queued events (up to :data:`MAX_BATCH`) and writes them as one atomic multi-row ``INSERT`` — one
+driver round trip, one thread hop on SQLite — then wakes every appender of that batch at once.
+``append`` returns only after its event is committed, so a crash loses nothing acknowledged,
+while concurrent trials share one commit instead of queueing for one each. The single writer
+lock serializes all writes, which makes per-run sequences contiguous from 0 in call order;
 ``PRIMARY KEY (run_id, sequence)`` is the backstop when a second process appends to the same
 run (the batch reloads that run's sequence and retries).
 
@@ -64,7 +65,6 @@ from wopeval.events.schema import (
     drain_sqlite_workers,
     dumps_json,
     ensure_sqlite_wal,
-    event_row,
     events,
     insert_events_sql,
     row_event,
@@ -73,7 +73,7 @@ from wopeval.events.schema import (
     transaction,
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
-from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
+from wopeval.wire.events import PAYLOAD_MODELS, SCHEMA_VERSION, Payload, RunEvent
 from wopeval.wire.vocab import (
     INTERRUPTED_ERROR_CODE,
     RUN_CANCELLED,
@@ -121,12 +121,13 @@ class _Pending:
     causation_id: str | None
     node_id: str | None
     timestamp: str | None = None
+    # The payload as the event carries it (None: parsed from ``payload_json``) and the model it
+    # was dumped from (``emit``: it becomes the event's ``typed``).
+    payload: Any = None
+    typed: Payload | None = None
+    waiter: asyncio.Future[None] | None = None
     event: RunEvent | None = None
     error: BaseException | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.event is not None or self.error is not None
 
 
 class EventStore(EmitsTyped, RunRegistry):
@@ -138,7 +139,13 @@ class EventStore(EmitsTyped, RunRegistry):
         self._sqlite = engine.dialect.name == "sqlite"
         self._write_lock = asyncio.Lock()
         self._pending: list[_Pending] = []
+        self._drainer: asyncio.Task[None] | None = None
         self._next_sequence: dict[str, int] = {}
+        # Counters (tests check structure through them, not time): batches written, and driver
+        # round trips made for them.
+        self.batches_written = 0
+        self.insert_round_trips = 0
+        self._sqlite_driver: Any = None  # the writer's aiosqlite connection (cached)
         interval = SQLITE_POLL_SECONDS if self._sqlite else PG_FALLBACK_SECONDS
         self.notifier = LogNotifier(self.last_sequence, interval)
         self._listener: AsyncConnection | None = None
@@ -281,6 +288,7 @@ class EventStore(EmitsTyped, RunRegistry):
                 batch = self._pending[:MAX_BATCH]
                 del self._pending[:MAX_BATCH]
                 await _run_to_completion(self._write_batch(batch))
+                _wake(batch)
             await _run_to_completion(self._write_end(item, values))
         assert item.event is not None
         return item.event
@@ -330,13 +338,44 @@ class EventStore(EmitsTyped, RunRegistry):
             node_id,
             timestamp,
         )
+        return await self._enqueue(item)
+
+    async def emit(
+        self,
+        run_id: str,
+        payload: Payload,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> RunEvent:
+        """Append a typed payload (its type is its model's); see ``append``.
+
+        The wire dict is dumped to JSON once and kept as the event's payload, and the model
+        itself becomes the event's ``typed`` (it is what ``typed`` would validate back to)."""
+        self._check_open()
+        wire = payload.to_wire()
+        exact = type(payload) is PAYLOAD_MODELS.get(payload.event_type)
+        item = _Pending(
+            run_id,
+            payload.event_type,
+            dumps_json(wire),
+            new_event_id(),
+            causation_id,
+            node_id,
+            payload=wire,
+            typed=payload if exact else None,
+        )
+        return await self._enqueue(item)
+
+    async def _enqueue(self, item: _Pending) -> RunEvent:
+        """Queue ``item`` for the writer task and wait until its batch is settled."""
+        loop = asyncio.get_running_loop()
+        item.waiter = loop.create_future()
         self._pending.append(item)
+        if self._drainer is None:
+            self._drainer = loop.create_task(self._drain())
         try:
-            async with self._write_lock:
-                while not item.done:  # first in line: write the oldest queued events
-                    batch = self._pending[:MAX_BATCH]
-                    del self._pending[:MAX_BATCH]
-                    await _run_to_completion(self._write_batch(batch))
+            await item.waiter
         except asyncio.CancelledError:
             if item in self._pending:  # not taken by any batch: it will never be written
                 self._pending.remove(item)
@@ -345,6 +384,22 @@ class EventStore(EmitsTyped, RunRegistry):
             raise item.error
         assert item.event is not None
         return item.event
+
+    async def _drain(self) -> None:
+        """The writer task: write queued events a batch at a time until none is left.
+
+        Not inside any caller's cancel scope, so a cancelled appender never abandons a write
+        half-way; every appender of a batch is woken once it is settled."""
+        try:
+            while self._pending:
+                async with self._write_lock:
+                    batch = self._pending[:MAX_BATCH]
+                    del self._pending[:MAX_BATCH]
+                    if batch:
+                        await self._write_batch(batch)
+                _wake(batch)
+        finally:
+            self._drainer = None
 
     async def events(
         self, run_id: str, after_sequence: int = -1, limit: int | None = None
@@ -434,6 +489,7 @@ class EventStore(EmitsTyped, RunRegistry):
                 self._forget(batch)
                 break
             else:
+                self.batches_written += 1
                 self._notify(batch)
                 return
         for item in batch:
@@ -471,33 +527,43 @@ class EventStore(EmitsTyped, RunRegistry):
     async def _stage(self, batch: list[_Pending]) -> list[tuple[Any, ...]]:
         """Assign sequences and build rows and events; unknown and ended runs fail
         individually."""
-        unknown, ended = await self._load_sequences({item.run_id for item in batch})
+        next_sequence = self._next_sequence
+        unknown: set[str] = set()
+        ended: set[str] = set()
+        if any(item.run_id not in next_sequence for item in batch):
+            unknown, ended = await self._load_sequences({item.run_id for item in batch})
         timestamp = utc_now()
         rows: list[tuple[Any, ...]] = []
         for item in batch:
             item.event = item.error = None
-            if item.run_id in unknown:
-                item.error = UnknownRunError(f"no run {item.run_id!r}")
+            run_id = item.run_id
+            if run_id in unknown:
+                item.error = UnknownRunError(f"no run {run_id!r}")
                 continue
-            if item.run_id in ended:
-                item.error = RunEndedError(f"run {item.run_id!r}: {ENDED_MESSAGE}")
+            if run_id in ended:
+                item.error = RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}")
                 continue
-            sequence = self._next_sequence[item.run_id]
-            self._next_sequence[item.run_id] = sequence + 1
-            event = RunEvent.model_construct(
-                eventId=item.event_id,
-                runId=item.run_id,
-                type=item.type,
-                payload=json.loads(item.payload_json),
-                timestamp=item.timestamp or timestamp,
-                sequence=sequence,
-                schemaVersion=SCHEMA_VERSION,
-                nodeId=item.node_id,
-                engineVersion=None,
-                causationId=item.causation_id,
+            sequence = next_sequence[run_id]
+            next_sequence[run_id] = sequence + 1
+            stamp = item.timestamp or timestamp
+            payload = json.loads(item.payload_json) if item.payload is None else item.payload
+            item.event = RunEvent.recorded(
+                item.event_id,
+                run_id,
+                item.type,
+                payload,
+                stamp,
+                sequence,
+                SCHEMA_VERSION,
+                item.node_id,
+                None,
+                item.causation_id,
+                typed=item.typed,
             )
-            rows.append(event_row(event, item.payload_json))
-            item.event = event
+            rows.append((
+                run_id, sequence, item.event_id, item.type, item.payload_json, stamp,
+                SCHEMA_VERSION, item.node_id, None, item.causation_id,
+            ))  # fmt: skip (the events table's column order, as schema.event_row)
         return rows
 
     async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
@@ -527,12 +593,15 @@ class EventStore(EmitsTyped, RunRegistry):
             return
         sql = insert_events_sql(self._engine.dialect, len(rows))
         params = tuple(value for row in rows for value in row)
+        self.insert_round_trips += 1
         if self._sqlite:
             # SQLAlchemy's aiosqlite adapter makes three thread round trips per statement
             # (cursor, execute, close); aiosqlite's execute_fetchall makes one, which doubles a
             # lone appender's rate. Same SQL, same AUTOCOMMIT connection, under the write lock.
-            driver: Any = (await self._writer.get_raw_connection()).driver_connection
-            await driver.execute_fetchall(sql, params)
+            if self._sqlite_driver is None:
+                raw = await self._writer.get_raw_connection()
+                self._sqlite_driver = raw.driver_connection
+            await self._sqlite_driver.execute_fetchall(sql, params)
         else:
             await self._writer.exec_driver_sql(sql, params)
 
@@ -563,6 +632,14 @@ async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
             task.exception()  # retrieved: the caller's cancellation wins
         raise caught
     return task.result()
+
+
+def _wake(batch: list[_Pending]) -> None:
+    """Wake every appender of a settled batch (one loop iteration for all of them)."""
+    for item in batch:
+        waiter = item.waiter
+        if waiter is not None and not waiter.done():  # done: that appender was cancelled
+            waiter.set_result(None)
 
 
 def _dump_payload(payload: Any) -> str:

@@ -352,6 +352,49 @@ class RunEvent(_Envelope):
         doc = self.model_dump(mode="json")
         return {k: v for k, v in doc.items() if v is not None or k == "payload"}
 
+    @classmethod
+    def recorded(
+        cls,
+        event_id: str,
+        run_id: str,
+        type: str,
+        payload: Any,
+        timestamp: str,
+        sequence: int,
+        schema_version: int = SCHEMA_VERSION,
+        node_id: str | None = None,
+        engine_version: int | None = None,
+        causation_id: str | None = None,
+        typed: Payload | None = None,
+    ) -> RunEvent:
+        """An event the store wrote or read back: built without validation (as
+        ``model_construct``, without its per-field generic work; the store builds one per event).
+
+        ``typed``, when given, is the already validated payload model this event was written
+        from: it becomes :attr:`typed`'s cached value (its wire form *is* ``payload``).
+        """
+        event = cls.__new__(cls)
+        values = {
+            "eventId": event_id,
+            "runId": run_id,
+            "timestamp": timestamp,
+            "sequence": sequence,
+            "schemaVersion": schema_version,
+            "nodeId": node_id,
+            "engineVersion": engine_version,
+            "causationId": causation_id,
+            "type": type,
+            "payload": payload,
+        }
+        if typed is not None:
+            values["typed"] = typed  # functools.cached_property's slot in the instance dict
+        _set = object.__setattr__
+        _set(event, "__dict__", values)
+        _set(event, "__pydantic_fields_set__", set(_ALL_EVENT_FIELDS))
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        return event
+
     @cached_property
     def typed(self) -> Payload | None:
         """The payload as its type's model (validated once), or None for an unknown type.
@@ -360,6 +403,9 @@ class RunEvent(_Envelope):
         """
         model = PAYLOAD_MODELS.get(self.type)
         return None if model is None else model.model_validate(self.payload)
+
+
+_ALL_EVENT_FIELDS: frozenset[str] = frozenset(RunEvent.model_fields)
 
 
 # --- the discriminated union of typed envelopes ------------------------------------------------
