@@ -7,12 +7,10 @@ import signal
 import sys
 from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from wopeval.cli.agent_opts import (
     AgentCmdOpt,
@@ -37,20 +35,21 @@ from wopeval.cli.common import (
     store_option,
 )
 from wopeval.cli.output import user_output_to_stderr
-from wopeval.cli.render import failures_json, print_summary, runs_lines
 from wopeval.compare import registered_methods
-from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
 from wopeval.engine.judge import Judge, JudgeRequired
-from wopeval.engine.mcp_tools import mcp_live_tools, parse_mcp_spec
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import RunNotFound, UserError
-from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.trial import TrialGrade
 from wopeval.service.runs import RunService, fold_log, grading_options, regrade
 from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
+
+if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
+    from rich.progress import Progress
+
+    from wopeval.grading.detail import RunDetail
 
 StoreOpt = Annotated[str | None, store_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
@@ -98,6 +97,15 @@ class _ProgressView:
 def _progress(enabled: bool) -> Progress | None:
     if not enabled:
         return None
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("[bold]trials"),
         BarColumn(),
@@ -201,7 +209,7 @@ def run(
         judge_obj: Judge | None = import_object(judge) if judge else None
         judge_obj = judge_obj or cli_judge(judge_model, judge_base_url, options, judge_trajectory)
         check_runnable(suite, judge_obj)
-        mcp_specs = [parse_mcp_spec(spec) for spec in mcp or ()]
+        mcp_specs = _mcp_specs(mcp)
     except (AgentNotFound, JudgeRequired, ValueError) as exc:
         fail_input(str(exc))
     if method not in registered_methods():
@@ -234,6 +242,8 @@ def run(
             )
     finally:
         if started_ray:
+            from wopeval.engine.distributed import shutdown_ray
+
             shutdown_ray()
     _report(run_id, summary, as_json, suite, detail)
 
@@ -255,6 +265,14 @@ def _resume(
     _report(run_id, summary, as_json, suite, detail)
 
 
+def _mcp_specs(mcp: list[str] | None) -> list[tuple[str, list[str]]]:
+    if not mcp:
+        return []
+    from wopeval.engine.mcp_tools import parse_mcp_spec
+
+    return [parse_mcp_spec(spec) for spec in mcp]
+
+
 def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
     if executor not in ("local", "ray"):
         fail_input(f"--executor: {executor!r} is not one of local, ray")
@@ -266,6 +284,8 @@ def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | Non
 
 def _start_ray(address: str | None) -> bool:
     """Start or join Ray for this command; True when this command must shut it down."""
+    from wopeval.engine.distributed import RayUnavailable, init_ray
+
     try:
         return init_ray(address)
     except RayUnavailable as exc:
@@ -286,6 +306,8 @@ async def _execute(
     mcp_specs: list[tuple[str, list[str]]],
 ) -> tuple[str, EvalSummary | None, RunDetail | None]:
     async with AsyncExitStack() as stack:
+        if mcp_specs:
+            from wopeval.engine.mcp_tools import mcp_live_tools
         for prefix, command in mcp_specs:
             try:
                 tools = await stack.enter_async_context(mcp_live_tools(command, prefix=prefix))
@@ -312,6 +334,8 @@ async def _execute(
                 group.cancel_scope.cancel()  # stop listening for signals
         if summary is None:
             return record.run_id, None, None
+        from wopeval.grading.detail import run_detail
+
         options = grading_options(plan.request())
         detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
         return record.run_id, summary, detail
@@ -323,6 +347,17 @@ async def _cancel_on_signal(handle: RunHandle) -> None:
         async for _ in signals:
             handle.cancel()
             return
+
+
+def failures_json(detail: RunDetail) -> list[dict[str, object]]:
+    """Each failing trial's reason, for ``--json`` (the tenant's own output)."""
+    return [
+        {"taskId": task.task_id, "trialIndex": cell.trial_index, "status": cell.status,
+         "kind": cell.reason.kind if cell.reason else None,
+         "message": cell.reason.message if cell.reason else None}
+        for task in detail.tasks
+        for cell in task.failures
+    ]  # fmt: skip
 
 
 def _report(
@@ -341,6 +376,10 @@ def _report(
             doc["failures"] = failures_json(detail)
         typer.echo(json.dumps(doc))
     else:
+        from rich.console import Console
+
+        from wopeval.cli.render import print_summary
+
         print_summary(Console(), summary, run_id, suite, detail=detail)
     raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
 
@@ -360,6 +399,10 @@ def grade(
             if record.summary is None:
                 fail_input(f"run {run_id!r} has no summary to reproduce (status {record.status})")
             return await regrade(opened, run_id)
+
+    from rich.console import Console
+
+    from wopeval.cli.render import print_summary
 
     try:
         result = anyio.run(go)
@@ -385,6 +428,8 @@ def runs(
     async def go() -> Any:
         async with opened_store(store, must_exist=True) as opened:
             return await opened.list_runs(limit=limit)
+
+    from wopeval.cli.render import runs_lines
 
     records = anyio.run(go)
     if as_json:
@@ -419,6 +464,11 @@ def show(
             record = await opened.get_run(run_id)
             log = await opened.events(run_id) if record is not None else []
             return record, log
+
+    from rich.console import Console
+
+    from wopeval.cli.render import print_summary
+    from wopeval.grading.detail import run_detail
 
     record, log = anyio.run(go)
     if record is None:

@@ -26,6 +26,7 @@ and nothing is appended after it (``RunEndedError``; migration 3's triggers refu
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import logging
 import re
@@ -33,6 +34,7 @@ import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
@@ -60,6 +62,7 @@ from wopeval.events.records import (
 from wopeval.events.registry import RunRegistry
 from wopeval.events.schema import (
     ENDED_MESSAGE,
+    SQLITE_PRAGMAS,
     apply_migrations,
     create_store_engine,
     drain_sqlite_workers,
@@ -146,6 +149,9 @@ class EventStore(EmitsTyped, RunRegistry):
         self.batches_written = 0
         self.insert_round_trips = 0
         self._sqlite_driver: Any = None  # the writer's aiosqlite connection (cached)
+        # SQLite: the connection event batches are committed on, from this thread (see _insert)
+        self._appender: sqlite3.Connection | None = None
+        self.appender_fallbacks = 0
         interval = SQLITE_POLL_SECONDS if self._sqlite else PG_FALLBACK_SECONDS
         self.notifier = LogNotifier(self.last_sequence, interval)
         self._listener: AsyncConnection | None = None
@@ -179,6 +185,8 @@ class EventStore(EmitsTyped, RunRegistry):
         store = cls(engine, writer)
         if path is None:
             await store._listen()
+        else:
+            store._appender = _open_appender(path)
         return store
 
     async def _listen(self) -> None:
@@ -201,6 +209,8 @@ class EventStore(EmitsTyped, RunRegistry):
                 with suppress(Exception):
                     await self._listener.close()
             await self._writer.close()
+            if self._appender is not None:
+                self._appender.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> EventStore:
@@ -329,14 +339,25 @@ class EventStore(EmitsTyped, RunRegistry):
         """
         self._check_open()
         _check_given(event_id, timestamp)
+        wire: Any = None
+        typed: Payload | None = None
+        if isinstance(payload, Payload):  # emit's path: dumped once, the dict and model kept
+            wire = payload.to_wire()
+            text = dumps_json(wire)
+            if type == payload.event_type and builtins.type(payload) is PAYLOAD_MODELS.get(type):
+                typed = payload  # what the event's ``typed`` would validate back to
+        else:
+            text = _dump_payload(payload)
         item = _Pending(
             run_id,
             type,
-            _dump_payload(payload),
+            text,
             event_id if event_id is not None else new_event_id(),
             causation_id,
             node_id,
             timestamp,
+            payload=wire,
+            typed=typed,
         )
         return await self._enqueue(item)
 
@@ -348,24 +369,12 @@ class EventStore(EmitsTyped, RunRegistry):
         causation_id: str | None = None,
         node_id: str | None = None,
     ) -> RunEvent:
-        """Append a typed payload (its type is its model's); see ``append``.
-
-        The wire dict is dumped to JSON once and kept as the event's payload, and the model
-        itself becomes the event's ``typed`` (it is what ``typed`` would validate back to)."""
-        self._check_open()
-        wire = payload.to_wire()
-        exact = type(payload) is PAYLOAD_MODELS.get(payload.event_type)
-        item = _Pending(
-            run_id,
-            payload.event_type,
-            dumps_json(wire),
-            new_event_id(),
-            causation_id,
-            node_id,
-            payload=wire,
-            typed=payload if exact else None,
+        """Append a typed payload (its type is its model's); see ``append``, which is given the
+        model itself: its wire dict is dumped to JSON once and kept as the event's payload, and
+        the model becomes the event's ``typed`` (no parse back, no re-validation)."""
+        return await self.append(
+            run_id, payload.event_type, payload, causation_id=causation_id, node_id=node_id
         )
-        return await self._enqueue(item)
 
     async def _enqueue(self, item: _Pending) -> RunEvent:
         """Queue ``item`` for the writer task and wait until its batch is settled."""
@@ -508,7 +517,7 @@ class EventStore(EmitsTyped, RunRegistry):
                     rows = await self._stage([item])
                     if item.error is not None:
                         raise item.error
-                    await self._insert(rows)
+                    await self._insert(rows, in_transaction=True)
                     result = await self._writer.execute(guard.values(values))
                     if result.rowcount == 0:
                         raise RunTerminalError(f"run {item.run_id!r} has already ended")
@@ -560,10 +569,20 @@ class EventStore(EmitsTyped, RunRegistry):
                 item.causation_id,
                 typed=item.typed,
             )
-            rows.append((
-                run_id, sequence, item.event_id, item.type, item.payload_json, stamp,
-                SCHEMA_VERSION, item.node_id, None, item.causation_id,
-            ))  # fmt: skip (the events table's column order, as schema.event_row)
+            rows.append(
+                (
+                    run_id,
+                    sequence,
+                    item.event_id,
+                    item.type,
+                    item.payload_json,
+                    stamp,
+                    SCHEMA_VERSION,
+                    item.node_id,
+                    None,
+                    item.causation_id,
+                )
+            )  # fmt: skip (the events table's column order, as schema.event_row)
         return rows
 
     async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
@@ -587,13 +606,28 @@ class EventStore(EmitsTyped, RunRegistry):
             self._next_sequence[run_id] = 0 if last_sequence is None else int(last_sequence) + 1
         return set(missing) - {row[0] for row in found}, ended
 
-    async def _insert(self, rows: list[tuple[Any, ...]]) -> None:
-        """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip."""
+    async def _insert(self, rows: list[tuple[Any, ...]], *, in_transaction: bool = False) -> None:
+        """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip.
+
+        SQLite, outside a transaction: committed on :attr:`_appender` in this thread, which
+        costs less than the write itself does in the aiosqlite worker thread (a thread hop,
+        GIL hand-offs). The appender never waits for SQLite's write lock (``busy_timeout`` 0,
+        so the event loop is never blocked on another process): when another process holds
+        it, the same statement goes to the writer connection, which waits off the loop.
+        """
         if not rows:
             return
         sql = insert_events_sql(self._engine.dialect, len(rows))
         params = tuple(value for row in rows for value in row)
         self.insert_round_trips += 1
+        if self._appender is not None and not in_transaction:
+            try:
+                self._appender.execute(sql, params)
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                self.appender_fallbacks += 1  # nothing was written: the writer waits for it
         if self._sqlite:
             # SQLAlchemy's aiosqlite adapter makes three thread round trips per statement
             # (cursor, execute, close); aiosqlite's execute_fetchall makes one, which doubles a
@@ -632,6 +666,26 @@ async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
             task.exception()  # retrieved: the caller's cancellation wins
         raise caught
     return task.result()
+
+
+def _open_appender(path: Path) -> sqlite3.Connection:
+    """The SQLite connection event batches are committed on (AUTOCOMMIT, WAL already set)."""
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    try:
+        for pragma in SQLITE_PRAGMAS:
+            conn.execute(pragma)
+        conn.execute("PRAGMA busy_timeout = 0")  # never wait on the event loop: see _insert
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return bool(code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED))
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _wake(batch: list[_Pending]) -> None:

@@ -18,7 +18,7 @@ inside a trial carries ``causationId`` = the ``eventId`` of that trial's root
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
@@ -426,22 +426,34 @@ class OtherEvent(_Envelope):
     payload: Any
 
 
-TYPED_ENVELOPES: dict[str, type[_Envelope]] = {
-    event_type: _typed_envelope(model) for event_type, model in PAYLOAD_MODELS.items()
-}
-
-
 def _event_tag(value: Any) -> str:
     event_type = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return event_type if event_type in TYPED_ENVELOPES else "other"
+    return event_type if event_type in PAYLOAD_MODELS else "other"
 
 
-_MEMBERS: tuple[Any, ...] = (
-    Annotated[OtherEvent, Tag("other")],
-    *(Annotated[envelope, Tag(tag)] for tag, envelope in TYPED_ENVELOPES.items()),
-)
-# The discriminated union of every typed envelope, ``type`` the tag (unknown types: OtherEvent).
-TypedRunEvent: Any = Annotated[Union[_MEMBERS], Discriminator(_event_tag)]  # noqa: UP007
+@lru_cache(maxsize=1)
+def _typed_envelopes() -> dict[str, type[_Envelope]]:
+    return {event_type: _typed_envelope(model) for event_type, model in PAYLOAD_MODELS.items()}
+
+
+@lru_cache(maxsize=1)
+def _typed_run_event() -> Any:
+    members: tuple[Any, ...] = (
+        Annotated[OtherEvent, Tag("other")],
+        *(Annotated[envelope, Tag(tag)] for tag, envelope in _typed_envelopes().items()),
+    )
+    return Annotated[Union[members], Discriminator(_event_tag)]  # noqa: UP007
+
+
+def __getattr__(name: str) -> Any:
+    """``TYPED_ENVELOPES`` and ``TypedRunEvent`` are built on first use: fourteen pydantic
+    models and their union cost more at import than ``wopeval run`` spends before its first
+    trial, and only validators of foreign logs and the tests need them."""
+    if name == "TYPED_ENVELOPES":  # one typed envelope model per payload model, by type
+        return _typed_envelopes()
+    if name == "TypedRunEvent":  # the discriminated union of every typed envelope
+        return _typed_run_event()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -492,5 +504,5 @@ __all__ = [
     "ToolCalled",
     "ToolReturned",
     "TrialFailed",
-    "TypedRunEvent",
+    "TypedRunEvent",  # noqa: F822 (built on first use by the module's __getattr__)
 ]
