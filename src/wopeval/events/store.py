@@ -26,26 +26,31 @@ and nothing is appended after it (``RunEndedError``; migration 3's triggers refu
 from __future__ import annotations
 
 import asyncio
-import builtins
 import json
 import logging
-import re
 import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
-from pydantic import BaseModel
 from sqlalchemy import Row, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import StoreError
+from wopeval.events.appends import (
+    Pending,
+    QueuedEvent,
+    check_given,
+    dump_payload,
+    is_busy,
+    open_appender,
+    queued_item,
+    wake,
+)
 from wopeval.events.emit import EmitsTyped
-from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
+from wopeval.events.ids import new_event_id, utc_now
 from wopeval.events.notify import PG_FALLBACK_SECONDS, SQLITE_POLL_SECONDS, LogNotifier
 from wopeval.events.records import (
     LEASE_SECONDS,
@@ -62,7 +67,6 @@ from wopeval.events.records import (
 from wopeval.events.registry import RunRegistry
 from wopeval.events.schema import (
     ENDED_MESSAGE,
-    SQLITE_PRAGMAS,
     apply_migrations,
     create_store_engine,
     drain_sqlite_workers,
@@ -76,7 +80,7 @@ from wopeval.events.schema import (
     transaction,
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
-from wopeval.wire.events import PAYLOAD_MODELS, SCHEMA_VERSION, Payload, RunEvent
+from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
 from wopeval.wire.vocab import (
     INTERRUPTED_ERROR_CODE,
     RUN_CANCELLED,
@@ -92,6 +96,7 @@ __all__ = [
     "TERMINAL_STATUSES",
     "DuplicateRunError",
     "EventStore",
+    "QueuedEvent",
     "RunEndedError",
     "RunRecord",
     "RunTerminalError",
@@ -105,32 +110,8 @@ END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCE
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
 _APPEND_ATTEMPTS: Final = 3
-_EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
-# The one fixed-width form of utc_now(), so stored timestamps keep sorting as strings.
-_TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-
 _T = TypeVar("_T")
 log = logging.getLogger("wopeval.events")
-
-
-@dataclass(eq=False, slots=True)
-class _Pending:
-    """One queued append; ``event`` or ``error`` is set once its batch is settled."""
-
-    run_id: str
-    type: str
-    payload_json: str
-    event_id: str
-    causation_id: str | None
-    node_id: str | None
-    timestamp: str | None = None
-    # The payload as the event carries it (None: parsed from ``payload_json``) and the model it
-    # was dumped from (``emit``: it becomes the event's ``typed``).
-    payload: Any = None
-    typed: Payload | None = None
-    waiter: asyncio.Future[None] | None = None
-    event: RunEvent | None = None
-    error: BaseException | None = None
 
 
 class EventStore(EmitsTyped, RunRegistry):
@@ -141,7 +122,7 @@ class EventStore(EmitsTyped, RunRegistry):
         self._writer = writer
         self._sqlite = engine.dialect.name == "sqlite"
         self._write_lock = asyncio.Lock()
-        self._pending: list[_Pending] = []
+        self._pending: list[Pending] = []
         self._drainer: asyncio.Task[None] | None = None
         self._next_sequence: dict[str, int] = {}
         # Counters (tests check structure through them, not time): batches written, and driver
@@ -186,7 +167,7 @@ class EventStore(EmitsTyped, RunRegistry):
         if path is None:
             await store._listen()
         else:
-            store._appender = _open_appender(path)
+            store._appender = open_appender(path)
         return store
 
     async def _listen(self) -> None:
@@ -291,14 +272,14 @@ class EventStore(EmitsTyped, RunRegistry):
             values["summary"] = dumps_json(summary)
         if error is not None:
             values["error"] = dumps_json(error)
-        item = _Pending(run_id, type, _dump_payload(payload), new_event_id(), None, None)
+        item = Pending(run_id, type, dump_payload(payload), new_event_id(), None, None)
         async with self._write_lock:
             self._check_open()
             while self._pending:  # the events queued before the end are written first
                 batch = self._pending[:MAX_BATCH]
                 del self._pending[:MAX_BATCH]
                 await _run_to_completion(self._write_batch(batch))
-                _wake(batch)
+                wake(batch)
             await _run_to_completion(self._write_end(item, values))
         assert item.event is not None
         return item.event
@@ -338,28 +319,30 @@ class EventStore(EmitsTyped, RunRegistry):
         :class:`UnknownRunError`, or :class:`StoreError` when the database fails.
         """
         self._check_open()
-        _check_given(event_id, timestamp)
-        wire: Any = None
-        typed: Payload | None = None
-        if isinstance(payload, Payload):  # emit's path: dumped once, the dict and model kept
-            wire = payload.to_wire()
-            text = dumps_json(wire)
-            if type == payload.event_type and builtins.type(payload) is PAYLOAD_MODELS.get(type):
-                typed = payload  # what the event's ``typed`` would validate back to
-        else:
-            text = _dump_payload(payload)
-        item = _Pending(
-            run_id,
-            type,
-            text,
-            event_id if event_id is not None else new_event_id(),
-            causation_id,
-            node_id,
-            timestamp,
-            payload=wire,
-            typed=typed,
-        )
+        check_given(event_id, timestamp)
+        item = queued_item(run_id, type, payload, causation_id, node_id, event_id, timestamp)
         return await self._enqueue(item)
+
+    def emit_later(
+        self,
+        run_id: str,
+        payload: Payload,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> QueuedEvent:
+        """Queue a typed payload for the writer and return at once, its event id known.
+
+        The event is committed with the next batch, in call order with every other append;
+        ``await queued.committed()`` returns it once it is (``emit`` is this, awaited). A
+        caller that must know its event durable before going on (before a side effect a
+        resume must see) awaits ``committed()`` first; one that only needs the order (a
+        trial's events before its score) awaits them all at the end: one wake-up, not one per
+        event, and the trial's events share commits."""
+        self._check_open()
+        item = queued_item(run_id, payload.event_type, payload, causation_id, node_id, None, None)
+        self._queue(item)
+        return QueuedEvent(item)
 
     async def emit(
         self,
@@ -376,13 +359,17 @@ class EventStore(EmitsTyped, RunRegistry):
             run_id, payload.event_type, payload, causation_id=causation_id, node_id=node_id
         )
 
-    async def _enqueue(self, item: _Pending) -> RunEvent:
-        """Queue ``item`` for the writer task and wait until its batch is settled."""
+    def _queue(self, item: Pending) -> None:
         loop = asyncio.get_running_loop()
         item.waiter = loop.create_future()
         self._pending.append(item)
         if self._drainer is None:
             self._drainer = loop.create_task(self._drain())
+
+    async def _enqueue(self, item: Pending) -> RunEvent:
+        """Queue ``item`` for the writer task and wait until its batch is settled."""
+        self._queue(item)
+        assert item.waiter is not None
         try:
             await item.waiter
         except asyncio.CancelledError:
@@ -406,7 +393,7 @@ class EventStore(EmitsTyped, RunRegistry):
                     del self._pending[:MAX_BATCH]
                     if batch:
                         await self._write_batch(batch)
-                _wake(batch)
+                wake(batch)
         finally:
             self._drainer = None
 
@@ -482,7 +469,7 @@ class EventStore(EmitsTyped, RunRegistry):
             self._check_open()
             return await _run_to_completion(operation(self._writer))
 
-    async def _write_batch(self, batch: list[_Pending]) -> None:
+    async def _write_batch(self, batch: list[Pending]) -> None:
         """Write ``batch`` as one atomic INSERT and settle every item. Never raises."""
         failure: BaseException = StoreClosedError("the event store is closed")
         for _ in range(_APPEND_ATTEMPTS if not self._closed else 0):
@@ -506,7 +493,7 @@ class EventStore(EmitsTyped, RunRegistry):
             item.error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
             item.error.__cause__ = failure
 
-    async def _write_end(self, item: _Pending, values: dict[str, Any]) -> None:
+    async def _write_end(self, item: Pending, values: dict[str, Any]) -> None:
         """The terminal event and the status update, one transaction (retried on a clash)."""
         guard = update(runs).where(
             runs.c.run_id == item.run_id, runs.c.status.not_in(TERMINAL_STATUSES)
@@ -533,7 +520,7 @@ class EventStore(EmitsTyped, RunRegistry):
                 self._notify([item])
                 return
 
-    async def _stage(self, batch: list[_Pending]) -> list[tuple[Any, ...]]:
+    async def _stage(self, batch: list[Pending]) -> list[tuple[Any, ...]]:
         """Assign sequences and build rows and events; unknown and ended runs fail
         individually."""
         next_sequence = self._next_sequence
@@ -625,7 +612,7 @@ class EventStore(EmitsTyped, RunRegistry):
                 self._appender.execute(sql, params)
                 return
             except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
+                if not is_busy(exc):
                     raise
                 self.appender_fallbacks += 1  # nothing was written: the writer waits for it
         if self._sqlite:
@@ -639,11 +626,11 @@ class EventStore(EmitsTyped, RunRegistry):
         else:
             await self._writer.exec_driver_sql(sql, params)
 
-    def _forget(self, batch: list[_Pending]) -> None:
+    def _forget(self, batch: list[Pending]) -> None:
         for item in batch:
             self._next_sequence.pop(item.run_id, None)
 
-    def _notify(self, batch: list[_Pending]) -> None:
+    def _notify(self, batch: list[Pending]) -> None:
         for run_id in {item.run_id for item in batch if item.event is not None}:
             self.notifier.notify(run_id)
 
@@ -666,47 +653,3 @@ async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
             task.exception()  # retrieved: the caller's cancellation wins
         raise caught
     return task.result()
-
-
-def _open_appender(path: Path) -> sqlite3.Connection:
-    """The SQLite connection event batches are committed on (AUTOCOMMIT, WAL already set)."""
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-    try:
-        for pragma in SQLITE_PRAGMAS:
-            conn.execute(pragma)
-        conn.execute("PRAGMA busy_timeout = 0")  # never wait on the event loop: see _insert
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return bool(code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED))
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
-def _wake(batch: list[_Pending]) -> None:
-    """Wake every appender of a settled batch (one loop iteration for all of them)."""
-    for item in batch:
-        waiter = item.waiter
-        if waiter is not None and not waiter.done():  # done: that appender was cancelled
-            waiter.set_result(None)
-
-
-def _dump_payload(payload: Any) -> str:
-    if isinstance(payload, Payload):
-        payload = payload.to_wire()
-    elif isinstance(payload, BaseModel):
-        payload = payload.model_dump(mode="json", exclude_none=True, by_alias=True)
-    return dumps_json(payload)
-
-
-def _check_given(event_id: str | None, timestamp: str | None) -> None:
-    """Refuse a caller-supplied event id or timestamp that the log's readers cannot rely on."""
-    if event_id is not None and not _EVENT_ID_RE.fullmatch(event_id):
-        raise ValueError(f"event_id {event_id!r} does not match {EVENT_ID_PATTERN}")
-    if timestamp is not None and not _TIMESTAMP_RE.fullmatch(timestamp):
-        raise ValueError(f"timestamp {timestamp!r} is not of the form 2026-01-31T12:00:00.000Z")
