@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+SCRIPTED = "core.conformance.agents.scripted"
 CALLS = [{"tool": f"kb:tool-{i}", "args": {"i": i}} for i in range(3)]
 
 
@@ -46,8 +47,8 @@ def _once(src: Path, suite: Path, store: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "wopeval", "run", str(suite), "--concurrency", "16",
-         "--store", str(store), "--json"],
+        [sys.executable, "-m", "wopeval", "run", str(suite), "--agent", SCRIPTED,
+         "--concurrency", "16", "--store", str(store), "--json"],
         env=env, capture_output=True, text=True, timeout=600, cwd=str(suite.parent),
     )  # fmt: skip
     seconds = time.perf_counter() - started
