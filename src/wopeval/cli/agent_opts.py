@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from wopeval.agents.build import command_definition, install_agent, model_definition
-from wopeval.agents.definition import AgentDefinition, DefinitionError, load_definition
 from wopeval.cli.common import fail_input
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.suite.models import AgentEvalSuite
+
+if TYPE_CHECKING:  # imported when an option names an agent: --agent runs without them
+    from wopeval.agents.definition import AgentDefinition
 
 AgentFileOpt = Annotated[
     Path | None,
@@ -77,6 +78,13 @@ def _definition(options: AgentOptions) -> AgentDefinition | None:
     ]
     if len(given) > 1:
         fail_input(f"{' and '.join(given)} cannot be combined: give one agent")
+    if not given:
+        if options.base_url is not None:
+            fail_input("--base-url needs --model (or --judge-model)")
+        return None
+    from wopeval.agents.build import command_definition, model_definition
+    from wopeval.agents.definition import DefinitionError, load_definition
+
     try:
         if options.agent_file is not None:
             return load_definition(options.agent_file)
@@ -86,8 +94,6 @@ def _definition(options: AgentOptions) -> AgentDefinition | None:
             return command_definition(options.agent_cmd)
     except DefinitionError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid agent {exc.source}")
-    if options.base_url is not None:
-        fail_input("--base-url needs --model (or --judge-model)")
     return None
 
 
@@ -106,6 +112,8 @@ def install_cli_agent(
         return None
     if agent is not None:
         fail_input("--agent cannot be combined with --agent-file, --model or --agent-cmd")
+    from wopeval.agents.build import install_agent
+
     try:
         installed = install_agent(
             registry,
@@ -128,6 +136,8 @@ def cli_judge(
     """The LLM judge ``--judge-model`` describes (its server defaults to ``--base-url``)."""
     if judge_model is None:
         return None
+    from wopeval.agents.build import model_definition
+    from wopeval.agents.definition import DefinitionError
     from wopeval.agents.judge_llm import LLMJudge
 
     base_url = judge_base_url or options.base_url

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
 
 from wopeval import errors
 from wopeval.errors import UserError, WopevalError
@@ -89,6 +88,8 @@ def write_text(path: Path, text: str, *, option: str = "--output") -> None:
 def report_error(error: WopevalError) -> None:
     """One error of the tree on stderr: a title by its kind, then its message (no traceback)."""
     title = "bad input" if isinstance(error, UserError) else f"error ({type(error).__name__})"
+    from rich.console import Console
+
     console = Console(stderr=True)
     console.print(f"[bold red]{title}[/]", highlight=False)
     console.print(str(error), highlight=False, markup=False, soft_wrap=True)
@@ -96,6 +97,8 @@ def report_error(error: WopevalError) -> None:
 
 def fail_input(message: str, *, title: str = "bad input") -> NoReturn:
     """Report the caller's mistake on stderr and exit 2."""
+    from rich.console import Console
+
     console = Console(stderr=True)
     console.print(f"[bold red]{title}[/]", highlight=False)
     console.print(message, highlight=False, markup=False, soft_wrap=True)  # one line each

@@ -16,7 +16,8 @@ import typer
 from rich.console import Console
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store
-from wopeval.cli.render import failures_json, print_summary
+from wopeval.cli.output import failures_json
+from wopeval.cli.render import print_summary
 from wopeval.engine.registry import Registry
 from wopeval.errors import UserError
 from wopeval.grading.detail import run_detail

@@ -12,6 +12,10 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wopeval.grading.detail import RunDetail
 
 
 @contextmanager
@@ -44,4 +48,15 @@ def exit_past_blocked_agents(code: int) -> None:
     os._exit(code)
 
 
-__all__ = ["exit_past_blocked_agents", "user_output_to_stderr"]
+__all__ = ["exit_past_blocked_agents", "failures_json", "user_output_to_stderr"]
+
+
+def failures_json(detail: RunDetail) -> list[dict[str, object]]:
+    """Each failing trial's reason, for ``--json`` (the tenant's own output)."""
+    return [
+        {"taskId": task.task_id, "trialIndex": cell.trial_index, "status": cell.status,
+         "kind": cell.reason.kind if cell.reason else None,
+         "message": cell.reason.message if cell.reason else None}
+        for task in detail.tasks
+        for cell in task.failures
+    ]  # fmt: skip

@@ -142,17 +142,6 @@ def print_summary(
     print_detail(console, detail)
 
 
-def failures_json(detail: RunDetail) -> list[dict[str, object]]:
-    """Each failing trial's reason, for ``--json`` (the tenant's own output)."""
-    return [
-        {"taskId": task.task_id, "trialIndex": cell.trial_index, "status": cell.status,
-         "kind": cell.reason.kind if cell.reason else None,
-         "message": cell.reason.message if cell.reason else None}
-        for task in detail.tasks
-        for cell in task.failures
-    ]  # fmt: skip
-
-
 def runs_lines(runs: Sequence[RunRecord]) -> list[str]:
     """One line per run, run id first and whole (it is what users copy); no table to squeeze."""
     widest = max((len(run.run_id) for run in runs), default=3)

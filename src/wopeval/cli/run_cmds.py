@@ -7,12 +7,10 @@ import signal
 import sys
 from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import anyio
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from wopeval.cli.agent_opts import (
     AgentCmdOpt,
@@ -36,29 +34,23 @@ from wopeval.cli.common import (
     opened_store,
     store_option,
 )
-from wopeval.cli.merge_cmd import (
-    ShardOption,
-    report_shard,
-    shard_of,
-    shard_option,
-    shard_plan,
-    shard_total,
-)
-from wopeval.cli.output import user_output_to_stderr
-from wopeval.cli.render import failures_json, print_summary, runs_lines
+from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.compare import registered_methods
-from wopeval.engine.distributed import RayUnavailable, init_ray, shutdown_ray
 from wopeval.engine.judge import Judge, JudgeRequired
-from wopeval.engine.mcp_tools import mcp_live_tools, parse_mcp_spec
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import RunNotFound, UserError
-from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.trial import TrialGrade
 from wopeval.service.runs import RunService, fold_log, grading_options, regrade
 from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
+
+if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
+    from rich.progress import Progress
+
+    from wopeval.cli.merge_cmd import ShardOption
+    from wopeval.grading.detail import RunDetail
 
 StoreOpt = Annotated[str | None, store_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
@@ -106,6 +98,15 @@ class _ProgressView:
 def _progress(enabled: bool) -> Progress | None:
     if not enabled:
         return None
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("[bold]trials"),
         BarColumn(),
@@ -200,7 +201,11 @@ def run(
         _resume(resume, tool, judge, store, as_json)
     if suite_path is None:
         fail_input("SUITE is required (or --resume RUN)")
-    sharded = shard_option(shard, group)
+    sharded = None
+    if shard is not None or group is not None:
+        from wopeval.cli.merge_cmd import shard_option
+
+        sharded = shard_option(shard, group)
     _check_executor(executor, ray_address, mcp)
     check_finite("--trial-timeout", trial_timeout)
     check_finite("--max-cost", max_cost)
@@ -224,7 +229,7 @@ def run(
         judge_obj: Judge | None = import_object(judge) if judge else None
         judge_obj = judge_obj or cli_judge(judge_model, judge_base_url, options, judge_trajectory)
         check_runnable(suite, judge_obj)
-        mcp_specs = [parse_mcp_spec(spec) for spec in mcp or ()]
+        mcp_specs = _mcp_specs(mcp)
     except (AgentNotFound, JudgeRequired, ValueError) as exc:
         fail_input(str(exc))
     if method not in registered_methods():
@@ -239,7 +244,10 @@ def run(
         executor="ray" if executor == "ray" else "local",
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
-    total = shard_total(suite, sharded) if sharded is not None else total
+    if sharded is not None:
+        from wopeval.cli.merge_cmd import shard_total
+
+        total = shard_total(suite, sharded)
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
@@ -259,8 +267,12 @@ def run(
             )
     finally:
         if started_ray:
+            from wopeval.engine.distributed import shutdown_ray
+
             shutdown_ray()
     if sharded is not None:
+        from wopeval.cli.merge_cmd import report_shard, shard_of
+
         report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json)
     _report(run_id, summary, as_json, suite, detail)
 
@@ -279,6 +291,8 @@ def _resume(
         _, suite, summary, detail = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal
         )
+    from wopeval.cli.merge_cmd import report_shard, shard_of
+
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
         report_shard(run_id, shard, summary, suite, as_json)
     _report(run_id, summary, as_json, suite, detail)
@@ -286,6 +300,14 @@ def _resume(
 
 def _never() -> NoReturn:
     raise AssertionError("a shard run's record names its shard")
+
+
+def _mcp_specs(mcp: list[str] | None) -> list[tuple[str, list[str]]]:
+    if not mcp:
+        return []
+    from wopeval.engine.mcp_tools import parse_mcp_spec
+
+    return [parse_mcp_spec(spec) for spec in mcp]
 
 
 def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
@@ -299,6 +321,8 @@ def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | Non
 
 def _start_ray(address: str | None) -> bool:
     """Start or join Ray for this command; True when this command must shut it down."""
+    from wopeval.engine.distributed import RayUnavailable, init_ray
+
     try:
         return init_ray(address)
     except RayUnavailable as exc:
@@ -320,6 +344,8 @@ async def _execute(
     sharded: ShardOption | None = None,
 ) -> tuple[str, EvalSummary | None, RunDetail | None]:
     async with AsyncExitStack() as stack:
+        if mcp_specs:
+            from wopeval.engine.mcp_tools import mcp_live_tools
         for prefix, command in mcp_specs:
             try:
                 tools = await stack.enter_async_context(mcp_live_tools(command, prefix=prefix))
@@ -335,7 +361,10 @@ async def _execute(
             plan = await service.plan(suite, agent_id, settings)
         except UserError as exc:
             fail_input(str(exc).replace("baselineRunId:", "--baseline:", 1))
-        plan = shard_plan(plan, sharded) if sharded is not None else plan
+        if sharded is not None:
+            from wopeval.cli.merge_cmd import shard_plan
+
+            plan = shard_plan(plan, sharded)
         record = await service.create(plan)
         progress = _progress(show_progress)
         view = _ProgressView(progress, total)
@@ -347,6 +376,8 @@ async def _execute(
                 group.cancel_scope.cancel()  # stop listening for signals
         if summary is None:
             return record.run_id, None, None
+        from wopeval.grading.detail import run_detail
+
         options = grading_options(plan.request())
         detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
         return record.run_id, summary, detail
@@ -376,6 +407,10 @@ def _report(
             doc["failures"] = failures_json(detail)
         typer.echo(json.dumps(doc))
     else:
+        from rich.console import Console
+
+        from wopeval.cli.render import print_summary
+
         print_summary(Console(), summary, run_id, suite, detail=detail)
     raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
 
@@ -395,6 +430,10 @@ def grade(
             if record.summary is None:
                 fail_input(f"run {run_id!r} has no summary to reproduce (status {record.status})")
             return await regrade(opened, run_id)
+
+    from rich.console import Console
+
+    from wopeval.cli.render import print_summary
 
     try:
         result = anyio.run(go)
@@ -420,6 +459,8 @@ def runs(
     async def go() -> Any:
         async with opened_store(store, must_exist=True) as opened:
             return await opened.list_runs(limit=limit)
+
+    from wopeval.cli.render import runs_lines
 
     records = anyio.run(go)
     if as_json:
@@ -454,6 +495,11 @@ def show(
             record = await opened.get_run(run_id)
             log = await opened.events(run_id) if record is not None else []
             return record, log
+
+    from rich.console import Console
+
+    from wopeval.cli.render import print_summary
+    from wopeval.grading.detail import run_detail
 
     record, log = anyio.run(go)
     if record is None:

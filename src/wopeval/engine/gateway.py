@@ -72,6 +72,9 @@ class ToolGateway:
         self._on_miss = (fixtures.onMiss if fixtures else None) or "fail"
         self.miss_count = 0
         self.failed_closed = False
+        # Awaited right before a live tool is called (the trial commits its log so far: a
+        # resume must know the call may have reached the tool).
+        self.before_live: Callable[[], Awaitable[None]] | None = None
 
     async def call(self, tool: str, args: Any) -> Served:
         if not self._fixtured:
@@ -108,6 +111,8 @@ class ToolGateway:
                 ok=False, error_code=TOOL_UNAVAILABLE, error_message="no live tool is registered"
             )
             return Served(error, how, None)
+        if self.before_live is not None:
+            await self.before_live()
         started = time.perf_counter()
         try:
             value = await live(args)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import math
 import secrets
 import traceback
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
+from wopeval.events.schema import dumps_json
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
@@ -67,6 +69,10 @@ class TrialEnv:
     ignore_fixtures: bool = False
     include_trial_index: bool = False
     judge: Judge | None = None
+    # id(task) → (task, its input's JSON text or None): see _input_copy
+    input_texts: dict[int, tuple[Task, str | None]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
 
 def _new_id(prefix: str) -> str:
@@ -74,8 +80,31 @@ def _new_id(prefix: str) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    """Round-trip through JSON; raises TypeError/ValueError for non-JSON values."""
-    return json.loads(json.dumps(value, allow_nan=False))
+    """Round-trip through JSON (a JSON-normal copy); raises TypeError/ValueError for non-JSON
+    values. A plain scalar is its own round trip; containers go through the C encoder."""
+    cls = type(value)
+    if cls is str or cls is int or cls is bool or value is None:
+        return value
+    if cls is float and math.isfinite(value):
+        return value
+    return json.loads(dumps_json(value))
+
+
+def _input_copy(env: TrialEnv, task: Task) -> Any:
+    """A fresh copy of the task's input for one trial: parsed from its JSON text (kept per task)
+    when the text reproduces the input exactly, else a deep copy."""
+    cached = env.input_texts.get(id(task))
+    if cached is None or cached[0] is not task:
+        text: str | None = None
+        try:
+            dumped = dumps_json(task.input)
+            if json.loads(dumped) == task.input:  # else (e.g. tuples) keep their types
+                text = dumped
+        except (TypeError, ValueError):
+            pass
+        cached = env.input_texts[id(task)] = (task, text)
+    text = cached[1]
+    return copy.deepcopy(task.input) if text is None else json.loads(text)
 
 
 @dataclass
@@ -87,11 +116,37 @@ class _Trial:
     memory: TrialMemory
     events: list[RunEvent] = field(default_factory=list)
     root_event_id: str | None = None
+    _queued: list[Any] = field(default_factory=list)  # QueuedEvent, not yet in ``events``
 
     async def emit(self, payload: Payload) -> RunEvent:
+        """Write ``payload`` through the sink's ``emit`` once everything recorded before it is
+        committed; returns it committed."""
+        await self.flush()
         event = await self.env.sink.emit(self.env.run_id, payload, causation_id=self.root_event_id)
         self.events.append(event)
         return event
+
+    async def record(self, payload: Payload) -> str:
+        """Record ``payload``; returns its event id. A sink with ``emit_later`` (the store)
+        queues it, committed in order, waited for at the next :meth:`flush`; others write it
+        now. A trial flushes before anything a resume must see durable first: a live tool
+        call, a usage report, its score."""
+        sink = self.env.sink
+        later = getattr(sink, "emit_later", None)
+        if later is None:
+            event = await sink.emit(self.env.run_id, payload, causation_id=self.root_event_id)
+            self.events.append(event)
+            return event.eventId
+        queued = later(self.env.run_id, payload, causation_id=self.root_event_id)
+        self._queued.append(queued)
+        return str(queued.event_id)
+
+    async def flush(self) -> None:
+        """Wait until every recorded event is committed; they join ``events`` in order."""
+        while self._queued:
+            event = await self._queued[0].committed()
+            del self._queued[0]
+            self.events.append(event)
 
     @property
     def ids(self) -> str:
@@ -142,8 +197,8 @@ class TrialContext:
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
         call_id = _new_id("call")
         base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await self._trial.emit(ToolCalled(**base, inputs=_jsonable(args)))
-        served = await self._trial.gateway.call(tool, args)
+        await self._trial.record(ToolCalled(**base, inputs=_jsonable(args)))
+        served = await self._trial.gateway.call(tool, args)  # flushes before a live call
         result = served.result
         error = None
         if not result.ok:
@@ -159,7 +214,7 @@ class TrialContext:
             fixture=served.fixture,
             fixture_index=served.index,
         )
-        await self._trial.emit(returned)
+        await self._trial.record(returned)
         return result
 
     async def report_usage(self, usage: Usage) -> None:
@@ -170,32 +225,29 @@ class TrialContext:
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         agent = self._trial.env.registry.resolve(agent_id)
         ids = {"invocationId": _new_id("inv"), "agentId": agent_id}
-        await self._trial.emit(InvocationStarted(**ids, source="run-api"))
+        await self._trial.record(InvocationStarted(**ids, source="run-api"))
         completed = False
         try:
             output = await agent(copy.deepcopy(task_input), TrialContext(self._trial, agent_id))
-            await self._trial.emit(Decided(agentId=agent_id, decision=_jsonable(output)))
+            await self._trial.record(Decided(agentId=agent_id, decision=_jsonable(output)))
             completed = True
             return output
         finally:
             with anyio.CancelScope(shield=True):
                 outcome = "completed" if completed else "failed"
-                await self._trial.emit(InvocationCompleted(**ids, outcome=outcome))
+                await self._trial.record(InvocationCompleted(**ids, outcome=outcome))
 
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     """Run, record and grade one trial; returns its grade (also recorded as ``eval.scored``)."""
     fixtures = task.fixtures
     seed = copy.deepcopy(list(fixtures.memorySeed or ())) if fixtures else []
-    trial = _Trial(
-        env=env,
-        task=task,
-        trial_index=trial_index,
-        gateway=ToolGateway(fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures),
-        memory=TrialMemory(seed),
-    )
+    gateway = ToolGateway(fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures)
+    trial = _Trial(env=env, task=task, trial_index=trial_index, gateway=gateway,
+                   memory=TrialMemory(seed))  # fmt: skip
+    gateway.before_live = trial.flush  # a resume must see the call before the live tool does
     ids = {"invocationId": _new_id("inv"), "agentId": env.agent_id}
-    root = await trial.emit(
+    trial.root_event_id = await trial.record(
         InvocationStarted(
             **ids,
             source="run-api",
@@ -204,9 +256,8 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
             trial_index=trial_index,
         )
     )
-    trial.root_event_id = root.eventId
     label, failure = await _invoke(env, trial, ids)
-    await trial.emit(
+    await trial.record(
         InvocationCompleted(
             **ids,
             outcome="completed" if label is None else "failed",
@@ -214,6 +265,7 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
             failure=failure,
         )
     )
+    await trial.flush()  # the trial's log, committed, before it is graded and scored
     view = collect_trials(trial.events)[(task.taskId, trial_index)]
     grade, grader_error = await _grade(env, task, view, trial)
     await _record_score(env, trial, view, grade)
@@ -228,7 +280,7 @@ async def _invoke(
     try:
         with anyio.fail_after(env.timeout_s):
             output = await env.agent(
-                copy.deepcopy(trial.task.input), TrialContext(trial, env.agent_id)
+                _input_copy(env, trial.task), TrialContext(trial, env.agent_id)
             )
     except TimeoutError:
         trial.log.info("%s: timed out after %ss", trial.ids, env.timeout_s)
@@ -252,7 +304,7 @@ async def _invoke(
         message = f"the agent returned a {type(output).__name__}, not JSON: {exc}"
         trial.log.info("%s: %s", trial.ids, message)
         return "output-not-json", Failure(exceptionType=type(exc).__name__, message=message)
-    await trial.emit(Decided(agentId=env.agent_id, decision=decision))
+    await trial.record(Decided(agentId=env.agent_id, decision=decision))
     return None, None
 
 

@@ -1,11 +1,12 @@
 """The durable, append-only event log and run registry (SQLite or PostgreSQL, one code path).
 
-Appends are *group-committed*: callers queue their event, and whichever of them gets the
-writer lock first writes the queued events (up to :data:`MAX_BATCH`) as one atomic multi-row
-``INSERT``; the others find theirs committed when the lock reaches them. ``append`` returns
-only after its event is committed, so a crash loses nothing acknowledged, while concurrent
-trials share one commit instead of queueing for one each. The single writer lock serializes
-all appends, which makes per-run sequences contiguous from 0 in call order;
+Appends are *group-committed*: callers queue their event and wait for it; one writer task
+(started by the first append to find no writer running, gone once the queue is empty) takes the
+queued events (up to :data:`MAX_BATCH`) and writes them as one atomic multi-row ``INSERT`` — one
+driver round trip, one thread hop on SQLite — then wakes every appender of that batch at once.
+``append`` returns only after its event is committed, so a crash loses nothing acknowledged,
+while concurrent trials share one commit instead of queueing for one each. The single writer
+lock serializes all writes, which makes per-run sequences contiguous from 0 in call order;
 ``PRIMARY KEY (run_id, sequence)`` is the backstop when a second process appends to the same
 run (the batch reloads that run's sequence and retries).
 
@@ -27,22 +28,29 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
-from pydantic import BaseModel
 from sqlalchemy import Row, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import StoreError
+from wopeval.events.appends import (
+    Pending,
+    QueuedEvent,
+    check_given,
+    dump_payload,
+    is_busy,
+    open_appender,
+    queued_item,
+    wake,
+)
 from wopeval.events.emit import EmitsTyped
-from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id, utc_now
+from wopeval.events.ids import new_event_id, utc_now
 from wopeval.events.notify import PG_FALLBACK_SECONDS, SQLITE_POLL_SECONDS, LogNotifier
 from wopeval.events.records import (
     LEASE_SECONDS,
@@ -64,7 +72,6 @@ from wopeval.events.schema import (
     drain_sqlite_workers,
     dumps_json,
     ensure_sqlite_wal,
-    event_row,
     events,
     insert_events_sql,
     row_event,
@@ -89,6 +96,7 @@ __all__ = [
     "TERMINAL_STATUSES",
     "DuplicateRunError",
     "EventStore",
+    "QueuedEvent",
     "RunEndedError",
     "RunRecord",
     "RunTerminalError",
@@ -102,31 +110,8 @@ END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCE
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
 _APPEND_ATTEMPTS: Final = 3
-_EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
-# The one fixed-width form of utc_now(), so stored timestamps keep sorting as strings.
-_TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-
 _T = TypeVar("_T")
 log = logging.getLogger("wopeval.events")
-
-
-@dataclass(eq=False, slots=True)
-class _Pending:
-    """One queued append; ``event`` or ``error`` is set once its batch is settled."""
-
-    run_id: str
-    type: str
-    payload_json: str
-    event_id: str
-    causation_id: str | None
-    node_id: str | None
-    timestamp: str | None = None
-    event: RunEvent | None = None
-    error: BaseException | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.event is not None or self.error is not None
 
 
 class EventStore(EmitsTyped, RunRegistry):
@@ -137,8 +122,17 @@ class EventStore(EmitsTyped, RunRegistry):
         self._writer = writer
         self._sqlite = engine.dialect.name == "sqlite"
         self._write_lock = asyncio.Lock()
-        self._pending: list[_Pending] = []
+        self._pending: list[Pending] = []
+        self._drainer: asyncio.Task[None] | None = None
         self._next_sequence: dict[str, int] = {}
+        # Counters (tests check structure through them, not time): batches written, and driver
+        # round trips made for them.
+        self.batches_written = 0
+        self.insert_round_trips = 0
+        self._sqlite_driver: Any = None  # the writer's aiosqlite connection (cached)
+        # SQLite: the connection event batches are committed on, from this thread (see _insert)
+        self._appender: sqlite3.Connection | None = None
+        self.appender_fallbacks = 0
         interval = SQLITE_POLL_SECONDS if self._sqlite else PG_FALLBACK_SECONDS
         self.notifier = LogNotifier(self.last_sequence, interval)
         self._listener: AsyncConnection | None = None
@@ -172,6 +166,8 @@ class EventStore(EmitsTyped, RunRegistry):
         store = cls(engine, writer)
         if path is None:
             await store._listen()
+        else:
+            store._appender = open_appender(path)
         return store
 
     async def _listen(self) -> None:
@@ -194,6 +190,8 @@ class EventStore(EmitsTyped, RunRegistry):
                 with suppress(Exception):
                     await self._listener.close()
             await self._writer.close()
+            if self._appender is not None:
+                self._appender.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> EventStore:
@@ -274,13 +272,14 @@ class EventStore(EmitsTyped, RunRegistry):
             values["summary"] = dumps_json(summary)
         if error is not None:
             values["error"] = dumps_json(error)
-        item = _Pending(run_id, type, _dump_payload(payload), new_event_id(), None, None)
+        item = Pending(run_id, type, dump_payload(payload), new_event_id(), None, None)
         async with self._write_lock:
             self._check_open()
             while self._pending:  # the events queued before the end are written first
                 batch = self._pending[:MAX_BATCH]
                 del self._pending[:MAX_BATCH]
                 await _run_to_completion(self._write_batch(batch))
+                wake(batch)
             await _run_to_completion(self._write_end(item, values))
         assert item.event is not None
         return item.event
@@ -320,23 +319,59 @@ class EventStore(EmitsTyped, RunRegistry):
         :class:`UnknownRunError`, or :class:`StoreError` when the database fails.
         """
         self._check_open()
-        _check_given(event_id, timestamp)
-        item = _Pending(
-            run_id,
-            type,
-            _dump_payload(payload),
-            event_id if event_id is not None else new_event_id(),
-            causation_id,
-            node_id,
-            timestamp,
+        check_given(event_id, timestamp)
+        item = queued_item(run_id, type, payload, causation_id, node_id, event_id, timestamp)
+        return await self._enqueue(item)
+
+    def emit_later(
+        self,
+        run_id: str,
+        payload: Payload,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> QueuedEvent:
+        """Queue a typed payload for the writer and return at once, its event id known.
+
+        The event is committed with the next batch, in call order with every other append;
+        ``await queued.committed()`` returns it once it is (``emit`` is this, awaited). A
+        caller that must know its event durable before going on (before a side effect a
+        resume must see) awaits ``committed()`` first; one that only needs the order (a
+        trial's events before its score) awaits them all at the end: one wake-up, not one per
+        event, and the trial's events share commits."""
+        self._check_open()
+        item = queued_item(run_id, payload.event_type, payload, causation_id, node_id, None, None)
+        self._queue(item)
+        return QueuedEvent(item)
+
+    async def emit(
+        self,
+        run_id: str,
+        payload: Payload,
+        *,
+        causation_id: str | None = None,
+        node_id: str | None = None,
+    ) -> RunEvent:
+        """Append a typed payload (its type is its model's); see ``append``, which is given the
+        model itself: its wire dict is dumped to JSON once and kept as the event's payload, and
+        the model becomes the event's ``typed`` (no parse back, no re-validation)."""
+        return await self.append(
+            run_id, payload.event_type, payload, causation_id=causation_id, node_id=node_id
         )
+
+    def _queue(self, item: Pending) -> None:
+        loop = asyncio.get_running_loop()
+        item.waiter = loop.create_future()
         self._pending.append(item)
+        if self._drainer is None:
+            self._drainer = loop.create_task(self._drain())
+
+    async def _enqueue(self, item: Pending) -> RunEvent:
+        """Queue ``item`` for the writer task and wait until its batch is settled."""
+        self._queue(item)
+        assert item.waiter is not None
         try:
-            async with self._write_lock:
-                while not item.done:  # first in line: write the oldest queued events
-                    batch = self._pending[:MAX_BATCH]
-                    del self._pending[:MAX_BATCH]
-                    await _run_to_completion(self._write_batch(batch))
+            await item.waiter
         except asyncio.CancelledError:
             if item in self._pending:  # not taken by any batch: it will never be written
                 self._pending.remove(item)
@@ -345,6 +380,22 @@ class EventStore(EmitsTyped, RunRegistry):
             raise item.error
         assert item.event is not None
         return item.event
+
+    async def _drain(self) -> None:
+        """The writer task: write queued events a batch at a time until none is left.
+
+        Not inside any caller's cancel scope, so a cancelled appender never abandons a write
+        half-way; every appender of a batch is woken once it is settled."""
+        try:
+            while self._pending:
+                async with self._write_lock:
+                    batch = self._pending[:MAX_BATCH]
+                    del self._pending[:MAX_BATCH]
+                    if batch:
+                        await self._write_batch(batch)
+                wake(batch)
+        finally:
+            self._drainer = None
 
     async def events(
         self, run_id: str, after_sequence: int = -1, limit: int | None = None
@@ -418,7 +469,7 @@ class EventStore(EmitsTyped, RunRegistry):
             self._check_open()
             return await _run_to_completion(operation(self._writer))
 
-    async def _write_batch(self, batch: list[_Pending]) -> None:
+    async def _write_batch(self, batch: list[Pending]) -> None:
         """Write ``batch`` as one atomic INSERT and settle every item. Never raises."""
         failure: BaseException = StoreClosedError("the event store is closed")
         for _ in range(_APPEND_ATTEMPTS if not self._closed else 0):
@@ -434,6 +485,7 @@ class EventStore(EmitsTyped, RunRegistry):
                 self._forget(batch)
                 break
             else:
+                self.batches_written += 1
                 self._notify(batch)
                 return
         for item in batch:
@@ -441,7 +493,7 @@ class EventStore(EmitsTyped, RunRegistry):
             item.error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
             item.error.__cause__ = failure
 
-    async def _write_end(self, item: _Pending, values: dict[str, Any]) -> None:
+    async def _write_end(self, item: Pending, values: dict[str, Any]) -> None:
         """The terminal event and the status update, one transaction (retried on a clash)."""
         guard = update(runs).where(
             runs.c.run_id == item.run_id, runs.c.status.not_in(TERMINAL_STATUSES)
@@ -452,7 +504,7 @@ class EventStore(EmitsTyped, RunRegistry):
                     rows = await self._stage([item])
                     if item.error is not None:
                         raise item.error
-                    await self._insert(rows)
+                    await self._insert(rows, in_transaction=True)
                     result = await self._writer.execute(guard.values(values))
                     if result.rowcount == 0:
                         raise RunTerminalError(f"run {item.run_id!r} has already ended")
@@ -468,36 +520,56 @@ class EventStore(EmitsTyped, RunRegistry):
                 self._notify([item])
                 return
 
-    async def _stage(self, batch: list[_Pending]) -> list[tuple[Any, ...]]:
+    async def _stage(self, batch: list[Pending]) -> list[tuple[Any, ...]]:
         """Assign sequences and build rows and events; unknown and ended runs fail
         individually."""
-        unknown, ended = await self._load_sequences({item.run_id for item in batch})
+        next_sequence = self._next_sequence
+        unknown: set[str] = set()
+        ended: set[str] = set()
+        if any(item.run_id not in next_sequence for item in batch):
+            unknown, ended = await self._load_sequences({item.run_id for item in batch})
         timestamp = utc_now()
         rows: list[tuple[Any, ...]] = []
         for item in batch:
             item.event = item.error = None
-            if item.run_id in unknown:
-                item.error = UnknownRunError(f"no run {item.run_id!r}")
+            run_id = item.run_id
+            if run_id in unknown:
+                item.error = UnknownRunError(f"no run {run_id!r}")
                 continue
-            if item.run_id in ended:
-                item.error = RunEndedError(f"run {item.run_id!r}: {ENDED_MESSAGE}")
+            if run_id in ended:
+                item.error = RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}")
                 continue
-            sequence = self._next_sequence[item.run_id]
-            self._next_sequence[item.run_id] = sequence + 1
-            event = RunEvent.model_construct(
-                eventId=item.event_id,
-                runId=item.run_id,
-                type=item.type,
-                payload=json.loads(item.payload_json),
-                timestamp=item.timestamp or timestamp,
-                sequence=sequence,
-                schemaVersion=SCHEMA_VERSION,
-                nodeId=item.node_id,
-                engineVersion=None,
-                causationId=item.causation_id,
+            sequence = next_sequence[run_id]
+            next_sequence[run_id] = sequence + 1
+            stamp = item.timestamp or timestamp
+            payload = json.loads(item.payload_json) if item.payload is None else item.payload
+            item.event = RunEvent.recorded(
+                item.event_id,
+                run_id,
+                item.type,
+                payload,
+                stamp,
+                sequence,
+                SCHEMA_VERSION,
+                item.node_id,
+                None,
+                item.causation_id,
+                typed=item.typed,
             )
-            rows.append(event_row(event, item.payload_json))
-            item.event = event
+            rows.append(
+                (
+                    run_id,
+                    sequence,
+                    item.event_id,
+                    item.type,
+                    item.payload_json,
+                    stamp,
+                    SCHEMA_VERSION,
+                    item.node_id,
+                    None,
+                    item.causation_id,
+                )
+            )  # fmt: skip (the events table's column order, as schema.event_row)
         return rows
 
     async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
@@ -521,26 +593,44 @@ class EventStore(EmitsTyped, RunRegistry):
             self._next_sequence[run_id] = 0 if last_sequence is None else int(last_sequence) + 1
         return set(missing) - {row[0] for row in found}, ended
 
-    async def _insert(self, rows: list[tuple[Any, ...]]) -> None:
-        """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip."""
+    async def _insert(self, rows: list[tuple[Any, ...]], *, in_transaction: bool = False) -> None:
+        """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip.
+
+        SQLite, outside a transaction: committed on :attr:`_appender` in this thread, which
+        costs less than the write itself does in the aiosqlite worker thread (a thread hop,
+        GIL hand-offs). The appender never waits for SQLite's write lock (``busy_timeout`` 0,
+        so the event loop is never blocked on another process): when another process holds
+        it, the same statement goes to the writer connection, which waits off the loop.
+        """
         if not rows:
             return
         sql = insert_events_sql(self._engine.dialect, len(rows))
         params = tuple(value for row in rows for value in row)
+        self.insert_round_trips += 1
+        if self._appender is not None and not in_transaction:
+            try:
+                self._appender.execute(sql, params)
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                self.appender_fallbacks += 1  # nothing was written: the writer waits for it
         if self._sqlite:
             # SQLAlchemy's aiosqlite adapter makes three thread round trips per statement
             # (cursor, execute, close); aiosqlite's execute_fetchall makes one, which doubles a
             # lone appender's rate. Same SQL, same AUTOCOMMIT connection, under the write lock.
-            driver: Any = (await self._writer.get_raw_connection()).driver_connection
-            await driver.execute_fetchall(sql, params)
+            if self._sqlite_driver is None:
+                raw = await self._writer.get_raw_connection()
+                self._sqlite_driver = raw.driver_connection
+            await self._sqlite_driver.execute_fetchall(sql, params)
         else:
             await self._writer.exec_driver_sql(sql, params)
 
-    def _forget(self, batch: list[_Pending]) -> None:
+    def _forget(self, batch: list[Pending]) -> None:
         for item in batch:
             self._next_sequence.pop(item.run_id, None)
 
-    def _notify(self, batch: list[_Pending]) -> None:
+    def _notify(self, batch: list[Pending]) -> None:
         for run_id in {item.run_id for item in batch if item.event is not None}:
             self.notifier.notify(run_id)
 
@@ -563,19 +653,3 @@ async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
             task.exception()  # retrieved: the caller's cancellation wins
         raise caught
     return task.result()
-
-
-def _dump_payload(payload: Any) -> str:
-    if isinstance(payload, Payload):
-        payload = payload.to_wire()
-    elif isinstance(payload, BaseModel):
-        payload = payload.model_dump(mode="json", exclude_none=True, by_alias=True)
-    return dumps_json(payload)
-
-
-def _check_given(event_id: str | None, timestamp: str | None) -> None:
-    """Refuse a caller-supplied event id or timestamp that the log's readers cannot rely on."""
-    if event_id is not None and not _EVENT_ID_RE.fullmatch(event_id):
-        raise ValueError(f"event_id {event_id!r} does not match {EVENT_ID_PATTERN}")
-    if timestamp is not None and not _TIMESTAMP_RE.fullmatch(timestamp):
-        raise ValueError(f"timestamp {timestamp!r} is not of the form 2026-01-31T12:00:00.000Z")

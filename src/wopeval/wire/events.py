@@ -18,7 +18,7 @@ inside a trial carries ``causationId`` = the ``eventId`` of that trial's root
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
@@ -352,6 +352,49 @@ class RunEvent(_Envelope):
         doc = self.model_dump(mode="json")
         return {k: v for k, v in doc.items() if v is not None or k == "payload"}
 
+    @classmethod
+    def recorded(
+        cls,
+        event_id: str,
+        run_id: str,
+        type: str,
+        payload: Any,
+        timestamp: str,
+        sequence: int,
+        schema_version: int = SCHEMA_VERSION,
+        node_id: str | None = None,
+        engine_version: int | None = None,
+        causation_id: str | None = None,
+        typed: Payload | None = None,
+    ) -> RunEvent:
+        """An event the store wrote or read back: built without validation (as
+        ``model_construct``, without its per-field generic work; the store builds one per event).
+
+        ``typed``, when given, is the already validated payload model this event was written
+        from: it becomes :attr:`typed`'s cached value (its wire form *is* ``payload``).
+        """
+        event = cls.__new__(cls)
+        values = {
+            "eventId": event_id,
+            "runId": run_id,
+            "timestamp": timestamp,
+            "sequence": sequence,
+            "schemaVersion": schema_version,
+            "nodeId": node_id,
+            "engineVersion": engine_version,
+            "causationId": causation_id,
+            "type": type,
+            "payload": payload,
+        }
+        if typed is not None:
+            values["typed"] = typed  # functools.cached_property's slot in the instance dict
+        _set = object.__setattr__
+        _set(event, "__dict__", values)
+        _set(event, "__pydantic_fields_set__", set(_ALL_EVENT_FIELDS))
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        return event
+
     @cached_property
     def typed(self) -> Payload | None:
         """The payload as its type's model (validated once), or None for an unknown type.
@@ -360,6 +403,9 @@ class RunEvent(_Envelope):
         """
         model = PAYLOAD_MODELS.get(self.type)
         return None if model is None else model.model_validate(self.payload)
+
+
+_ALL_EVENT_FIELDS: frozenset[str] = frozenset(RunEvent.model_fields)
 
 
 # --- the discriminated union of typed envelopes ------------------------------------------------
@@ -380,22 +426,34 @@ class OtherEvent(_Envelope):
     payload: Any
 
 
-TYPED_ENVELOPES: dict[str, type[_Envelope]] = {
-    event_type: _typed_envelope(model) for event_type, model in PAYLOAD_MODELS.items()
-}
-
-
 def _event_tag(value: Any) -> str:
     event_type = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return event_type if event_type in TYPED_ENVELOPES else "other"
+    return event_type if event_type in PAYLOAD_MODELS else "other"
 
 
-_MEMBERS: tuple[Any, ...] = (
-    Annotated[OtherEvent, Tag("other")],
-    *(Annotated[envelope, Tag(tag)] for tag, envelope in TYPED_ENVELOPES.items()),
-)
-# The discriminated union of every typed envelope, ``type`` the tag (unknown types: OtherEvent).
-TypedRunEvent: Any = Annotated[Union[_MEMBERS], Discriminator(_event_tag)]  # noqa: UP007
+@lru_cache(maxsize=1)
+def _typed_envelopes() -> dict[str, type[_Envelope]]:
+    return {event_type: _typed_envelope(model) for event_type, model in PAYLOAD_MODELS.items()}
+
+
+@lru_cache(maxsize=1)
+def _typed_run_event() -> Any:
+    members: tuple[Any, ...] = (
+        Annotated[OtherEvent, Tag("other")],
+        *(Annotated[envelope, Tag(tag)] for tag, envelope in _typed_envelopes().items()),
+    )
+    return Annotated[Union[members], Discriminator(_event_tag)]  # noqa: UP007
+
+
+def __getattr__(name: str) -> Any:
+    """``TYPED_ENVELOPES`` and ``TypedRunEvent`` are built on first use: fourteen pydantic
+    models and their union cost more at import than ``wopeval run`` spends before its first
+    trial, and only validators of foreign logs and the tests need them."""
+    if name == "TYPED_ENVELOPES":  # one typed envelope model per payload model, by type
+        return _typed_envelopes()
+    if name == "TypedRunEvent":  # the discriminated union of every typed envelope
+        return _typed_run_event()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -446,5 +504,5 @@ __all__ = [
     "ToolCalled",
     "ToolReturned",
     "TrialFailed",
-    "TypedRunEvent",
+    "TypedRunEvent",  # noqa: F822 (built on first use by the module's __getattr__)
 ]

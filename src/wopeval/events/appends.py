@@ -1,0 +1,147 @@
+"""Queued appends: what the store's writer task takes a batch of, and the SQLite appender.
+
+:class:`Pending` is one queued append (its payload dumped once; a typed payload's dict and
+model kept for the event); :class:`QueuedEvent` is what :meth:`EventStore.emit_later` hands
+back. The appender is the SQLite connection event batches are committed on from the event
+loop's own thread (see ``EventStore._insert``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id
+from wopeval.events.schema import SQLITE_PRAGMAS, dumps_json
+from wopeval.wire.events import PAYLOAD_MODELS, Payload, RunEvent
+
+_EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
+# The one fixed-width form of utc_now(), so stored timestamps keep sorting as strings.
+_TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+@dataclass(eq=False, slots=True)
+class Pending:
+    """One queued append; ``event`` or ``error`` is set once its batch is settled."""
+
+    run_id: str
+    type: str
+    payload_json: str
+    event_id: str
+    causation_id: str | None
+    node_id: str | None
+    timestamp: str | None = None
+    # The payload as the event carries it (None: parsed from ``payload_json``) and the model it
+    # was dumped from (``emit``: it becomes the event's ``typed``).
+    payload: Any = None
+    typed: Payload | None = None
+    waiter: asyncio.Future[None] | None = None
+    event: RunEvent | None = None
+    error: BaseException | None = None
+
+
+def open_appender(path: Path) -> sqlite3.Connection:
+    """The SQLite connection event batches are committed on (AUTOCOMMIT, WAL already set)."""
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    try:
+        for pragma in SQLITE_PRAGMAS:
+            conn.execute(pragma)
+        conn.execute("PRAGMA busy_timeout = 0")  # never wait on the event loop: see _insert
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return bool(code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED))
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def queued_item(
+    run_id: str,
+    type: str,
+    payload: Any,
+    causation_id: str | None,
+    node_id: str | None,
+    event_id: str | None,
+    timestamp: str | None,
+) -> Pending:
+    """A queued append. A typed payload is dumped once; its dict and model are kept."""
+    wire: Any = None
+    typed: Payload | None = None
+    if isinstance(payload, Payload):
+        wire = payload.to_wire()
+        text = dumps_json(wire)
+        if type == payload.event_type and builtins.type(payload) is PAYLOAD_MODELS.get(type):
+            typed = payload  # what the event's ``typed`` would validate back to
+    else:
+        text = dump_payload(payload)
+    return Pending(
+        run_id,
+        type,
+        text,
+        event_id if event_id is not None else new_event_id(),
+        causation_id,
+        node_id,
+        timestamp,
+        payload=wire,
+        typed=typed,
+    )
+
+
+class QueuedEvent:
+    """An event :meth:`EventStore.emit_later` queued: its id now, the event once committed."""
+
+    __slots__ = ("_item",)
+
+    def __init__(self, item: Pending) -> None:
+        self._item = item
+
+    @property
+    def event_id(self) -> str:
+        return self._item.event_id
+
+    async def committed(self) -> RunEvent:
+        """The event, once its batch is committed (raises what the write raised). A cancelled
+        caller leaves the write to finish; awaiting again later still returns the event."""
+        item = self._item
+        if item.waiter is not None and not item.waiter.done():
+            await asyncio.shield(item.waiter)
+        if item.error is not None:
+            raise item.error
+        assert item.event is not None
+        return item.event
+
+
+def wake(batch: list[Pending]) -> None:
+    """Wake every appender of a settled batch (one loop iteration for all of them)."""
+    for item in batch:
+        waiter = item.waiter
+        if waiter is not None and not waiter.done():  # done: that appender was cancelled
+            waiter.set_result(None)
+
+
+def dump_payload(payload: Any) -> str:
+    if isinstance(payload, Payload):
+        payload = payload.to_wire()
+    elif isinstance(payload, BaseModel):
+        payload = payload.model_dump(mode="json", exclude_none=True, by_alias=True)
+    return dumps_json(payload)
+
+
+def check_given(event_id: str | None, timestamp: str | None) -> None:
+    """Refuse a caller-supplied event id or timestamp that the log's readers cannot rely on."""
+    if event_id is not None and not _EVENT_ID_RE.fullmatch(event_id):
+        raise ValueError(f"event_id {event_id!r} does not match {EVENT_ID_PATTERN}")
+    if timestamp is not None and not _TIMESTAMP_RE.fullmatch(timestamp):
+        raise ValueError(f"timestamp {timestamp!r} is not of the form 2026-01-31T12:00:00.000Z")
