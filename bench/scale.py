@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -43,8 +44,17 @@ sys.path.insert(0, str(ROOT))
 from bench import scale_peers, scale_proc, scale_table  # noqa: E402
 from bench.scale_proc import child, median_of  # noqa: E402
 
-ROWS = ("resume", "memory", "firstTrial", "startup", "wholeProcess", "perTrialCpu",
-        "concurrency", "grading", "keepalive")  # fmt: skip
+ROWS = (
+    "resume",
+    "memory",
+    "firstTrial",
+    "startup",
+    "wholeProcess",
+    "perTrialCpu",
+    "concurrency",
+    "grading",
+    "keepalive",
+)
 StoreFactory = Callable[[], tuple[str, Callable[[], None]]]
 
 
@@ -66,11 +76,23 @@ class Plan:
 
 def plan_for(args: argparse.Namespace) -> Plan:
     if args.smoke:  # the shape test: tiny, seconds, no figure worth reading
-        plan = Plan("smoke", [200], [200], 200, 1, whole_trials=50, conc_trials=200,
-                    peer_conc_trials=50, resume_seeds=1, resume_shape=(2, 10, 0.05), requests=5)  # fmt: skip
+        plan = Plan(
+            "smoke",
+            [200],
+            [200],
+            200,
+            1,
+            whole_trials=50,
+            conc_trials=200,
+            peer_conc_trials=50,
+            resume_seeds=1,
+            resume_shape=(2, 10, 0.05),
+            requests=5,
+        )
     elif args.quick:
-        plan = Plan("quick", [10_000], [100_000], 2000, 1, peer_conc_trials=400,
-                    resume_seeds=2, requests=50)  # fmt: skip
+        plan = Plan(
+            "quick", [10_000], [100_000], 2000, 1, peer_conc_trials=400, resume_seeds=2, requests=50
+        )
     else:
         plan = Plan("full", [10_000, 100_000], [10_000, 100_000], 10_000, 3)
     if args.sizes:
@@ -103,7 +125,7 @@ def _pg_create(pg: str) -> tuple[str, Callable[[], None]]:
 
     asyncio.run(run(f'CREATE DATABASE "{name}"'))
     return (
-        pg.rsplit("/", 1)[0] + "/" + name,
+        urlunsplit(urlsplit(pg)._replace(path="/" + name)),
         lambda: asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')),
     )
 
@@ -140,22 +162,36 @@ def _first_trial(src: Path, plan: Plan, tmp: Path, before: bool) -> list[dict[st
     rows = []
     for n in plan.first_sizes:
         repeats = 1 if before and n >= 100_000 else plan.repeats  # the base needs a minute each
-        runs = [child(src, "first", str(tmp / f"first-{secrets.token_hex(4)}.db"), str(n))
-                for _ in range(repeats)]  # fmt: skip
-        rows.append({"trials": n, "seconds": median_of(runs, "firstTrialSeconds"),
-                     "runs": [r.get("firstTrialSeconds", r.get("error")) for r in runs]})  # fmt: skip
+        runs = [
+            child(src, "first", str(tmp / f"first-{secrets.token_hex(4)}.db"), str(n))
+            for _ in range(repeats)
+        ]
+        rows.append(
+            {
+                "trials": n,
+                "seconds": median_of(runs, "firstTrialSeconds"),
+                "runs": [r.get("firstTrialSeconds", r.get("error")) for r in runs],
+                "wopevalFrom": runs[0].get("wopevalFrom"),
+            }
+        )
     return rows
 
 
 def _per_trial_cpu(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
     ratios, ours, floors = [], [], []
     for _ in range(plan.repeats):
-        run = child(src, "run", str(tmp / f"cpu-{secrets.token_hex(4)}.db"),
-                    str(plan.cpu_trials), "0", "16")  # fmt: skip
+        run = child(
+            src, "run", str(tmp / f"cpu-{secrets.token_hex(4)}.db"), str(plan.cpu_trials), "0", "16"
+        )
         if "cpuMsPerTrial" not in run:
             return {"error": run.get("error")}
-        floor = child(src, "floor", str(tmp / f"floor-{secrets.token_hex(4)}.db"),
-                      str(plan.cpu_trials), str(round(run["eventRowsPerTrial"])))  # fmt: skip
+        floor = child(
+            src,
+            "floor",
+            str(tmp / f"floor-{secrets.token_hex(4)}.db"),
+            str(plan.cpu_trials),
+            str(round(run["eventRowsPerTrial"])),
+        )
         ours.append(run["cpuMsPerTrial"])
         floors.append(floor["cpuMsPerTrial"])
         ratios.append(run["cpuMsPerTrial"] / floor["cpuMsPerTrial"])
@@ -165,12 +201,22 @@ def _per_trial_cpu(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
         "floorMs": round(statistics.median(floors), 4),
         "ratio": round(statistics.median(ratios), 2),
         "ratios": [round(r, 2) for r in ratios],
+        "wopevalFrom": run.get("wopevalFrom"),
     }
 
 
 def _concurrency(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
-    runs = [child(src, "run", str(tmp / f"conc-{secrets.token_hex(4)}.db"),
-                  str(plan.conc_trials), "0.05", "200") for _ in range(plan.repeats)]  # fmt: skip
+    runs = [
+        child(
+            src,
+            "run",
+            str(tmp / f"conc-{secrets.token_hex(4)}.db"),
+            str(plan.conc_trials),
+            "0.05",
+            "200",
+        )
+        for _ in range(plan.repeats)
+    ]
     over = median_of(runs, "measuredOverIdeal")
     return {
         "trials": plan.conc_trials,
@@ -180,12 +226,14 @@ def _concurrency(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
     }
 
 
-def measure(src: Path, plan: Plan, stores: dict[str, StoreFactory], tmp: Path,
-            before: bool) -> dict[str, Any]:  # fmt: skip
+def measure(
+    src: Path, plan: Plan, stores: dict[str, StoreFactory], tmp: Path, before: bool
+) -> dict[str, Any]:
     out: dict[str, Any] = {"src": str(src)}
     steps: dict[str, Callable[[], Any]] = {
-        "resume": lambda: scale_proc.resume(src, tmp, stores, plan.resume_seeds,
-                                            *plan.resume_shape),  # fmt: skip
+        "resume": lambda: scale_proc.resume(
+            src, tmp, stores, plan.resume_seeds, *plan.resume_shape
+        ),
         "memory": lambda: _memory(src, plan, stores),
         "firstTrial": lambda: _first_trial(src, plan, tmp, before),
         "startup": lambda: scale_proc.startup(src, tmp, 1 if plan.mode == "smoke" else 3),
@@ -201,8 +249,20 @@ def measure(src: Path, plan: Plan, stores: dict[str, StoreFactory], tmp: Path,
                 out[name] = step()
             except Exception as exc:  # one broken row is reported, the others still measured
                 out[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-            out.setdefault("secondsPerRow", {})[name] = round(time.perf_counter() - started, 1)
+            took = out.setdefault("secondsPerRow", {})[name] = round(
+                time.perf_counter() - started, 1
+            )
+            progress(f"{'before' if before else 'after'} {name}: {took} s")
     return out
+
+
+def progress(line: str) -> None:
+    """A line on stderr while the benchmark runs (stdout is the JSON)."""
+    print(
+        f"scale: {time.strftime('%H:%M:%S')} {line} (load {os.getloadavg()[0]:.1f})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _before_src(tmp: Path, base: str) -> Path:
@@ -232,15 +292,31 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sizes", default=None, help="memory trial counts, comma-separated")
     parser.add_argument("--rows", default=None, help=f"only these rows: {','.join(ROWS)}")
-    parser.add_argument("--pg", default=os.environ.get("WOPEVAL_TEST_POSTGRES_URL"),
-                        help="PostgreSQL admin URL (default $WOPEVAL_TEST_POSTGRES_URL)")  # fmt: skip
+    parser.add_argument(
+        "--pg",
+        default=os.environ.get("WOPEVAL_TEST_POSTGRES_URL"),
+        help="PostgreSQL admin URL (default $WOPEVAL_TEST_POSTGRES_URL)",
+    )
     parser.add_argument("--no-pg", action="store_true", help="SQLite only")
     parser.add_argument("--base", default="061ccbb", help="the 'before' commit")
     parser.add_argument("--no-before", action="store_true", help="measure this tree only")
     parser.add_argument("--no-peers", action="store_true", help="do not run the peers")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    parser.add_argument(
+        "--table-from",
+        type=Path,
+        default=None,
+        help="re-render the table of a saved JSON report (no measuring)",
+    )
     args = parser.parse_args()
+    if args.table_from:
+        saved = json.loads(args.table_from.read_text())
+        saved["table"] = scale_table.build(saved)
+        print(
+            scale_table.markdown(saved["table"]) if args.markdown else json.dumps(saved, indent=2)
+        )
+        return
     plan = plan_for(args)
     pg = None if args.no_pg else args.pg
     started = time.perf_counter()
@@ -257,6 +333,7 @@ def main() -> None:
         stores = store_factories(tmp, pg)
         report["after"] = measure(ROOT / "src", plan, stores, tmp, before=False)
         report["peers"] = _peers(plan, enabled=not args.no_peers)
+        progress("peers done")
         grading: dict[str, Any] = {}
         if "grading" in plan.rows:
             grading["after"] = scale_peers.grading(

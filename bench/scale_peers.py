@@ -28,8 +28,11 @@ def _oneshot(peer: str, workload: str, trials: int, timeout: float = 1800) -> di
     try:
         done = subprocess.run(
             [sys.executable, "-m", "bench.peers.oneshot", peer, workload, str(trials)],
-            cwd=str(ROOT), capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            cwd=str(ROOT),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
     seconds = time.perf_counter() - started

@@ -43,16 +43,27 @@ def child(src: Path, *args: str, timeout: float = 7200) -> dict[str, Any]:
     """One ``scale_child.py`` measurement in a fresh process; ``{"error": …}`` if it failed."""
     try:
         done = subprocess.run(
-            [sys.executable, str(CHILD), *args], env=env_for(src), capture_output=True,
-            text=True, timeout=timeout, cwd=str(src.parent),
-        )  # fmt: skip
+            [sys.executable, str(CHILD), *args],
+            env=env_for(src),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=str(src.parent),
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1][:300]}
+        return {"error": last_line(done.stderr)}
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+def last_line(stderr: str) -> str:
+    """The last line of ``stderr`` that says something (rich's error box drawn away)."""
+    lines = [line.strip(" │╭╮╰╯─\t") for line in stderr.splitlines()]
+    said = [line for line in lines if line]
+    return (said[-1] if said else "failed")[:300]
 
 
 def median_of(runs: list[dict[str, Any]], key: str) -> float | None:
@@ -66,9 +77,13 @@ def _wopeval(
     """``python -m wopeval ARGS``: (wall seconds spawn → exit, the completed process)."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "wopeval", *args], env=env or env_for(src, tmp),
-        capture_output=True, text=True, timeout=timeout, cwd=str(tmp),
-    )  # fmt: skip
+        [sys.executable, "-m", "wopeval", *args],
+        env=env or env_for(src, tmp),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(tmp),
+    )
     return time.perf_counter() - started, done
 
 
@@ -92,8 +107,18 @@ def startup(src: Path, tmp: Path, repeats: int) -> dict[str, Any]:
         marker.unlink(missing_ok=True)
         store = tmp / f"startup-{secrets.token_hex(4)}.db"
         spawned = time.time()
-        _wopeval(src, tmp, "run", str(suite), "--agent", "bench_first_agent:agent",
-                 "--store", str(store), "--json", timeout=120)  # fmt: skip
+        _wopeval(
+            src,
+            tmp,
+            "run",
+            str(suite),
+            "--agent",
+            "bench_first_agent:agent",
+            "--store",
+            str(store),
+            "--json",
+            timeout=120,
+        )
         if not marker.exists():
             return {"error": "the agent was never called"}
         at, heavy = json.loads(marker.read_text())
@@ -117,13 +142,27 @@ def whole_run(src: Path, tmp: Path, trials: int, repeats: int) -> dict[str, Any]
     runs: list[dict[str, Any]] = []
     for _ in range(repeats):
         store = tmp / f"whole-{secrets.token_hex(4)}.db"
-        seconds, done = _wopeval(src, tmp, "run", str(suite), "--agent", SCRIPTED,
-                                 "--concurrency", "16", "--store", str(store), "--json")  # fmt: skip
+        seconds, done = _wopeval(
+            src,
+            tmp,
+            "run",
+            str(suite),
+            "--agent",
+            SCRIPTED,
+            "--concurrency",
+            "16",
+            "--store",
+            str(store),
+            "--json",
+        )
         if done.returncode != 0:
-            return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1][:300]}
+            return {"error": last_line(done.stderr)}
         runs.append({"seconds": round(seconds, 3)})
-    return {"trials": trials, "seconds": median_of(runs, "seconds"),
-            "runs": [r["seconds"] for r in runs]}  # fmt: skip
+    return {
+        "trials": trials,
+        "seconds": median_of(runs, "seconds"),
+        "runs": [r["seconds"] for r in runs],
+    }
 
 
 # --- resume after kill -9 ----------------------------------------------------------------------
@@ -220,8 +259,11 @@ def _crash(
     env = {**env_for(src, tmp), "BENCH_FIRST_MARK": str(mark)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "wopeval", *run_args, "--store", url, "--json"],
-        env=env, cwd=str(tmp), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        cwd=str(tmp),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     spawned = time.perf_counter()
     while not mark.exists() and proc.poll() is None and time.perf_counter() - spawned < 120:
         time.sleep(0.002)
@@ -232,8 +274,11 @@ def _crash(
     proc.wait()
     listed = subprocess.run(
         [sys.executable, "-m", "wopeval", "runs", "--store", url, "--json"],
-        env=env_for(src, tmp), cwd=str(tmp), capture_output=True, text=True,
-    )  # fmt: skip
+        env=env_for(src, tmp),
+        cwd=str(tmp),
+        capture_output=True,
+        text=True,
+    )
     rows = json.loads(listed.stdout).get("runs", []) if listed.returncode == 0 else []
     if not rows:
         return delay, None, "not recorded"
@@ -261,9 +306,13 @@ def _one_seed(
             if run_id is None or status in (*TERMINAL, "exited"):
                 missed.append(f"kill at {delay:.3f} s: run {status}")
                 continue
-            return {"seed": seed, "killedAfterFirstTrialS": round(delay, 3),
-                    "statusAfterKill": status, "missedKills": missed,
-                    **_resume_and_check(src, tmp, url, run_id, clean_summary, pairs)}  # fmt: skip
+            return {
+                "seed": seed,
+                "killedAfterFirstTrialS": round(delay, 3),
+                "statusAfterKill": status,
+                "missedKills": missed,
+                **_resume_and_check(src, tmp, url, run_id, clean_summary, pairs),
+            }
         finally:
             drop()
     return {"seed": seed, "note": "no kill landed mid-run", "missedKills": missed}
@@ -274,8 +323,10 @@ def _resume_and_check(
 ) -> dict[str, Any]:
     seconds, done = _wopeval(src, tmp, "run", "--resume", run_id, "--store", url, "--json")
     if done.returncode != 0 and _summary_or_none(done) is None:
-        error = (done.stderr.strip().splitlines() or ["failed"])[-1][:200]
-        return {"resumeSupported": "No such option" not in done.stderr, "error": error}
+        return {
+            "resumeSupported": "No such option" not in done.stderr,
+            "error": last_line(done.stderr),
+        }
     scored = child(src, "scored", url, run_id, timeout=600)
     return {
         "resumeSeconds": round(seconds, 3),
@@ -302,10 +353,23 @@ def keepalive(src: Path, tmp: Path, requests: int) -> dict[str, Any]:
 
     store = tmp / f"serve-{secrets.token_hex(4)}.db"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wopeval", "serve", "--port", "0", "--store", str(store),
-         "--log-level", "warning"],
-        env=env_for(src, tmp), cwd=str(tmp), stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "wopeval",
+            "serve",
+            "--port",
+            "0",
+            "--store",
+            str(store),
+            "--log-level",
+            "warning",
+        ],
+        env=env_for(src, tmp),
+        cwd=str(tmp),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         url = None

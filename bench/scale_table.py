@@ -125,12 +125,15 @@ def _grading_facts(report: Any) -> dict[str, Any]:
                 largest = int(top)
         for value in (case.get("growth") or {}).values():
             growth = value if growth is None else max(growth, value)
-    exact = [
-        c for c in report["results"] if c.get("observed") == 1000 and c.get("mode") == "exact"
-    ]
+    exact = [c for c in report["results"] if c.get("observed") == 1000 and c.get("mode") == "exact"]
     ratio = _num(exact[0].get("ratio")) if exact else None
-    return {"largest": largest, "worstMs": worst, "quadraticMs": quad_ms, "growth": growth,
-            "ratioExact1000": ratio}  # fmt: skip
+    return {
+        "largest": largest,
+        "worstMs": worst,
+        "quadraticMs": quad_ms,
+        "growth": growth,
+        "ratioExact1000": ratio,
+    }
 
 
 def _grading_text(report: Any) -> tuple[str, bool, dict[str, Any]]:
@@ -164,44 +167,95 @@ def _grading_text(report: Any) -> tuple[str, bool, dict[str, Any]]:
 def build(report: dict[str, Any]) -> list[dict[str, Any]]:
     after, before = report.get("after") or {}, report.get("before") or {}
     peers = report.get("peers") or {}
+    grading = report.get("grading") or {}
     rows: list[dict[str, Any]] = []
 
+    keys = iter(
+        (
+            "resume",
+            "memory",
+            "firstTrial",
+            "startup",
+            "wholeProcess",
+            "perTrialCpu",
+            "concurrency",
+            "grading",
+            "keepalive",
+        )
+    )
+
     def row(measure: str, b: str, a: str, p: str, goal: str, met: bool, note: str = "") -> None:
-        rows.append({"measure": measure, "before": b, "after": a, "peers": p, "goal": goal,
-                     "met": bool(met), "note": note})  # fmt: skip
+        key = next(keys)
+        measured = (grading.get("after") if key == "grading" else after.get(key)) is not None
+        if not measured:
+            a, met, note = "not measured", False, "not measured (--rows)"
+        if key == "grading":
+            b = b if "before" in grading else "not measured"
+        elif key not in before:
+            b = "not measured"
+        rows.append(
+            {
+                "row": key,
+                "measure": measure,
+                "before": b,
+                "after": a,
+                "peers": p,
+                "goal": goal,
+                "met": bool(met),
+                "note": note,
+            }
+        )
 
     b_text, _ = _resume_text(before) if before else ("not measured", False)
     a_text, a_ok = _resume_text(after)
     stores = set((after.get("resume") or {}).get("stores") or {})
-    row("resume after kill -9", b_text, a_text,
+    row(
+        "resume after kill -9",
+        b_text,
+        a_text,
         "Inspect `eval-set` retries, promptfoo `--resume` (not run)",
         "each (taskId, trialIndex) scored exactly once, summary = uninterrupted run's",
         a_ok and {"sqlite", "postgres"} <= stores,
-        "" if {"sqlite", "postgres"} <= stores else "PostgreSQL not measured (--pg)")  # fmt: skip
+        "" if {"sqlite", "postgres"} <= stores else "PostgreSQL not measured (--pg)",
+    )
 
     b_text, _, _ = _memory_text(before) if before else ("not measured", False, set())
     a_text, a_ok, stores = _memory_text(after)
     sizes = sorted({r["trials"] for r in after.get("memory") or []})
     full = 100_000 in sizes and {"sqlite", "postgres"} <= stores
-    row("peak memory (run, grade)", b_text, a_text, "—",
-        f"< {GOAL_MEMORY_MB} MB at 10⁴ and 10⁵ trials, SQLite and PostgreSQL", a_ok and full,
-        "" if full else f"measured at {sizes} on {sorted(stores)} only")  # fmt: skip
+    row(
+        "peak memory (run, grade)",
+        b_text,
+        a_text,
+        "—",
+        f"< {GOAL_MEMORY_MB} MB at 10⁴ and 10⁵ trials, SQLite and PostgreSQL",
+        a_ok and full,
+        "" if full else f"measured at {sizes} on {sorted(stores)} only",
+    )
 
     b_text, _, _ = _first_text(before) if before else ("not measured", False, 0)
     a_text, a_ok, largest = _first_text(after)
-    row("time to first trial", b_text, a_text, "—",
-        f"< {GOAL_FIRST_TRIAL_S:g} s at 100,000 trials", a_ok and largest >= 100_000,
-        "" if largest >= 100_000 else f"largest suite measured: {largest:,}")  # fmt: skip
+    row(
+        "time to first trial",
+        b_text,
+        a_text,
+        "—",
+        f"< {GOAL_FIRST_TRIAL_S:g} s at 100,000 trials",
+        a_ok and largest >= 100_000,
+        "" if largest >= 100_000 else f"largest suite measured: {largest:,}",
+    )
 
     startup = after.get("startup") or {}
     inspect_import = (peers.get("inspectImport") or {}).get("importSeconds")
     heavy = startup.get("heavyImported")
-    row("start-up to first trial, 1 task",
+    row(
+        "start-up to first trial, 1 task",
         _fmt((before.get("startup") or {}).get("seconds"), " s"),
         f"{_fmt(startup.get('seconds'), ' s')} (heavy imported: {heavy or 'none'})",
         f"Inspect `import inspect_ai` alone {_fmt(inspect_import, ' s')}",
         f"< {GOAL_STARTUP_S} s",
-        (_num(startup.get("seconds")) or 99) < GOAL_STARTUP_S)  # fmt: skip
+        (_num(startup.get("seconds")) or 99) < GOAL_STARTUP_S,
+    )
 
     whole_peers = peers.get("wholeProcess") or {}
     b_text = _whole_text(before, whole_peers)[0] if before else "not measured"
@@ -213,18 +267,31 @@ def build(report: dict[str, Any]) -> list[dict[str, Any]]:
         for name in GOAL_WHOLE
     )
     trials = (after.get("wholeProcess") or {}).get("trials")
-    row(f"{trials or 1000:,} trivial trials, log persisted, whole process (peer s / ours)",
-        b_text, a_text, p_text, "≥ 40× Inspect, ≥ 15× promptfoo, ≥ 1× pydantic-evals", a_ok)
+    row(
+        f"{trials or 1000:,} trivial trials, log persisted, whole process (peer s / ours)",
+        b_text,
+        a_text,
+        p_text,
+        "≥ 40× Inspect, ≥ 15× promptfoo, ≥ 1× pydantic-evals",
+        a_ok,
+    )
 
     cpu_a, cpu_b = after.get("perTrialCpu") or {}, before.get("perTrialCpu") or {}
 
     def cpu_text(block: dict[str, Any]) -> str:
-        return (f"{_fmt(block.get('wopevalMs'), ' ms')} = {_fmt(block.get('ratio'), '×')} floor "
-                f"({_fmt(block.get('floorMs'), ' ms')})")  # fmt: skip
+        return (
+            f"{_fmt(block.get('wopevalMs'), ' ms')} = {_fmt(block.get('ratio'), '×')} floor "
+            f"({_fmt(block.get('floorMs'), ' ms')})"
+        )
 
-    row("per-trial CPU vs stdlib floor loop", cpu_text(cpu_b) if before else "not measured",
-        cpu_text(cpu_a), "—", f"≤ {GOAL_CPU_RATIO:g}× the floor",
-        (_num(cpu_a.get("ratio")) or 99) <= GOAL_CPU_RATIO)  # fmt: skip
+    row(
+        "per-trial CPU vs stdlib floor loop",
+        cpu_text(cpu_b) if before else "not measured",
+        cpu_text(cpu_a),
+        "—",
+        f"≤ {GOAL_CPU_RATIO:g}× the floor",
+        (_num(cpu_a.get("ratio")) or 99) <= GOAL_CPU_RATIO,
+    )
 
     conc_a, conc_b = after.get("concurrency") or {}, before.get("concurrency") or {}
     conc_peers = peers.get("concurrency") or {}
@@ -234,26 +301,39 @@ def build(report: dict[str, Any]) -> list[dict[str, Any]]:
         else f"{name}: {block.get('error', 'not run')}"
         for name, block in conc_peers.items()
     )
-    row("concurrency efficiency (ideal / measured), 2,000 × 50 ms at 200",
+    row(
+        f"concurrency efficiency (ideal / measured), {conc_a.get('trials') or 2000:,} × 50 ms "
+        "at 200",
         _fmt(conc_b.get("efficiency")) if before else "not measured",
-        _fmt(conc_a.get("efficiency")), p_text or "not run", f"≥ {GOAL_EFFICIENCY}",
-        (_num(conc_a.get("efficiency")) or 0) >= GOAL_EFFICIENCY)  # fmt: skip
+        _fmt(conc_a.get("efficiency")),
+        p_text or "not run",
+        f"≥ {GOAL_EFFICIENCY}",
+        (_num(conc_a.get("efficiency")) or 0) >= GOAL_EFFICIENCY,
+    )
 
-    grading = report.get("grading") or {}
     b_text = _grading_text(grading.get("before"))[0] if "before" in grading else "not measured"
     a_text, a_ok, facts = _grading_text(grading.get("after"))
     peer = ((grading.get("after") or {}).get("peer") or {}) if isinstance(grading, dict) else {}
-    row("grading a trajectory, CPU", b_text, a_text,
+    row(
+        "grading a trajectory, CPU",
+        b_text,
+        a_text,
         f"agentevals {peer.get('version') or peer.get('error') or 'n/a'}",
         f"< {GOAL_GRADE_MS:g} ms at 10,000 calls in every mode, linear (growth per 10× ≤ "
-        f"{GROWTH_LINEAR:g}), ≥ {GOAL_GRADE_RATIO:g}× agentevals at 1,000 exact", a_ok,
-        "" if facts.get("largest", 0) >= 10_000 else "10,000 calls not measured (--quick)")  # fmt: skip
+        f"{GROWTH_LINEAR:g}), ≥ {GOAL_GRADE_RATIO:g}× agentevals at 1,000 exact",
+        a_ok,
+        "" if facts.get("largest", 0) >= 10_000 else "10,000 calls not measured (--quick)",
+    )
 
     keep_a, keep_b = after.get("keepalive") or {}, before.get("keepalive") or {}
-    row("HTTP request on a keep-alive connection (median)",
+    row(
+        "HTTP request on a keep-alive connection (median)",
         _fmt(keep_b.get("medianMs"), " ms") if before else "not measured",
-        _fmt(keep_a.get("medianMs"), " ms"), "—", f"~2 ms (met: ≤ {GOAL_KEEPALIVE_MS:g} ms)",
-        (_num(keep_a.get("medianMs")) or 999) <= GOAL_KEEPALIVE_MS)  # fmt: skip
+        _fmt(keep_a.get("medianMs"), " ms"),
+        "—",
+        f"~2 ms (met: ≤ {GOAL_KEEPALIVE_MS:g} ms)",
+        (_num(keep_a.get("medianMs")) or 999) <= GOAL_KEEPALIVE_MS,
+    )
     return rows
 
 
@@ -261,12 +341,15 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     def cell(text: Any) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| measure | before | after | peers, same run | goal | met |",
-             "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    lines = [
+        "| measure | before | after | peers, same run | goal | met |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         met = "yes" if r["met"] else "no" + (f" ({r['note']})" if r.get("note") else "")
         lines.append(
-            "| " + " | ".join(cell(r[k]) for k in ("measure", "before", "after", "peers", "goal"))
+            "| "
+            + " | ".join(cell(r[k]) for k in ("measure", "before", "after", "peers", "goal"))
             + f" | {cell(met)} |"
         )
     return "\n".join(lines)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from typing import Any
 
 
 def main(argv: list[str]) -> None:
     peer, workload, trials = argv[0], argv[1], int(argv[2])
-    module = importlib.import_module(f"bench.peers.{peer}_peer")
+    module: Any = importlib.import_module(f"bench.peers.{peer}_peer")
     if peer == "inspect":  # its figures would spawn a second interpreter inside the timed process
         module.import_seconds = lambda: None
     if workload == "overhead":
