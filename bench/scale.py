@@ -227,32 +227,48 @@ def _concurrency(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
 
 
 def measure(
-    src: Path, plan: Plan, stores: dict[str, StoreFactory], tmp: Path, before: bool
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"src": str(src)}
-    steps: dict[str, Callable[[], Any]] = {
-        "resume": lambda: scale_proc.resume(
-            src, tmp, stores, plan.resume_seeds, *plan.resume_shape
-        ),
-        "memory": lambda: _memory(src, plan, stores),
-        "firstTrial": lambda: _first_trial(src, plan, tmp, before),
-        "startup": lambda: scale_proc.startup(src, tmp, 1 if plan.mode == "smoke" else 3),
-        "wholeProcess": lambda: scale_proc.whole_run(src, tmp, plan.whole_trials, plan.repeats),
-        "perTrialCpu": lambda: _per_trial_cpu(src, plan, tmp),
-        "concurrency": lambda: _concurrency(src, plan, tmp),
-        "keepalive": lambda: scale_proc.keepalive(src, tmp, plan.requests),
-    }
-    for name, step in steps.items():
-        if name in plan.rows:
+    trees: dict[str, Path],
+    plan: Plan,
+    stores: dict[str, StoreFactory],
+    tmp: Path,
+    peers: dict[str, Callable[[], Any]],
+) -> dict[str, dict[str, Any]]:
+    """Every row of ``plan`` on every tree, row by row (``after`` then ``before`` for each
+    row, then that row's peers), so a row's figures meet the same load on this shared machine."""
+    out: dict[str, dict[str, Any]] = {name: {"src": str(src)} for name, src in trees.items()}
+    out["peers"] = {}
+
+    def steps(src: Path, before: bool) -> dict[str, Callable[[], Any]]:
+        return {
+            "resume": lambda: scale_proc.resume(
+                src, tmp, stores, plan.resume_seeds, *plan.resume_shape
+            ),
+            "memory": lambda: _memory(src, plan, stores),
+            "firstTrial": lambda: _first_trial(src, plan, tmp, before),
+            "startup": lambda: scale_proc.startup(src, tmp, 1 if plan.mode == "smoke" else 3),
+            "wholeProcess": lambda: scale_proc.whole_run(src, tmp, plan.whole_trials, plan.repeats),
+            "perTrialCpu": lambda: _per_trial_cpu(src, plan, tmp),
+            "concurrency": lambda: _concurrency(src, plan, tmp),
+            "keepalive": lambda: scale_proc.keepalive(src, tmp, plan.requests),
+        }
+
+    for row in steps(tmp, False):
+        if row not in plan.rows:
+            continue
+        for name, src in trees.items():
             started = time.perf_counter()
             try:
-                out[name] = step()
+                out[name][row] = steps(src, name == "before")[row]()
             except Exception as exc:  # one broken row is reported, the others still measured
-                out[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-            took = out.setdefault("secondsPerRow", {})[name] = round(
-                time.perf_counter() - started, 1
-            )
-            progress(f"{'before' if before else 'after'} {name}: {took} s")
+                out[name][row] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            took = round(time.perf_counter() - started, 1)
+            out[name].setdefault("secondsPerRow", {})[row] = took
+            progress(f"{name} {row}: {took} s")
+        if row in peers:
+            out["peers"][row] = peers[row]()
+            progress(f"peers {row}")
+    if "startup" in plan.rows and "inspectImport" in peers:
+        out["peers"]["inspectImport"] = peers["inspectImport"]()
     return out
 
 
@@ -275,15 +291,13 @@ def _before_src(tmp: Path, base: str) -> Path:
     return before / "src"
 
 
-def _peers(plan: Plan, enabled: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if "wholeProcess" in plan.rows:
-        out["wholeProcess"] = scale_peers.whole_process(plan.whole_trials, plan.repeats, enabled)
-    if "concurrency" in plan.rows:
-        out["concurrency"] = scale_peers.concurrency(plan.peer_conc_trials, enabled)
-    if "startup" in plan.rows:
-        out["inspectImport"] = scale_peers.inspect_import(enabled)
-    return out
+def _peers(plan: Plan, enabled: bool) -> dict[str, Callable[[], Any]]:
+    """The peers' part of each row that names peers, run right after that row."""
+    return {
+        "wholeProcess": lambda: scale_peers.whole_process(plan.whole_trials, plan.repeats, enabled),
+        "concurrency": lambda: scale_peers.concurrency(plan.peer_conc_trials, enabled),
+        "inspectImport": lambda: scale_peers.inspect_import(enabled),
+    }
 
 
 def main() -> None:
@@ -331,19 +345,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="wopeval-bench-scale-") as tmp_name:
         tmp = Path(tmp_name)
         stores = store_factories(tmp, pg)
-        report["after"] = measure(ROOT / "src", plan, stores, tmp, before=False)
-        report["peers"] = _peers(plan, enabled=not args.no_peers)
-        progress("peers done")
+        trees = {"after": ROOT / "src"}
+        if not args.no_before:
+            trees["before"] = _before_src(tmp, args.base)
+        report.update(measure(trees, plan, stores, tmp, _peers(plan, not args.no_peers)))
         grading: dict[str, Any] = {}
         if "grading" in plan.rows:
             grading["after"] = scale_peers.grading(
-                ROOT / "src", quick=plan.mode != "full", with_peer=not args.no_peers
+                trees["after"], quick=plan.mode != "full", with_peer=not args.no_peers
             )
-        if not args.no_before:
-            before_src = _before_src(tmp, args.base)
-            report["before"] = measure(before_src, plan, stores, tmp, before=True)
-            if "grading" in plan.rows:  # the base's quadratic cases take minutes at 10,000
-                grading["before"] = scale_peers.grading(before_src, quick=True, with_peer=False)
+            if "before" in trees:  # the base's quadratic cases take minutes at 10,000 calls
+                grading["before"] = scale_peers.grading(
+                    trees["before"], quick=True, with_peer=False
+                )
+            progress("grading done")
         report["grading"] = grading
     report["table"] = scale_table.build(report)
     report["machine"]["loadAverageAfter"] = os.getloadavg()
