@@ -27,7 +27,9 @@ def _num(value: Any) -> float | None:
 
 def _fmt(value: Any, unit: str = "", digits: int = 3) -> str:
     number = _num(value)
-    return "n/a" if number is None else f"{number:.{digits}g}{unit}"
+    if number is None:
+        return "n/a"
+    return f"{number:,.0f}{unit}" if abs(number) >= 10**digits else f"{number:.{digits}g}{unit}"
 
 
 def _err(block: Any) -> str | None:
@@ -105,8 +107,14 @@ def _whole_text(tree: dict[str, Any], peers: dict[str, Any]) -> tuple[str, bool]
     return text, ok
 
 
-def _grading_facts(report: Any) -> dict[str, Any]:
-    """From ``bench/grading.py``'s JSON: ms per grade at the largest size, growth, the ratio."""
+def _exact_1000(report: Any) -> dict[str, Any]:
+    cells = report.get("results") or [] if isinstance(report, dict) else []
+    return next((c for c in cells if c.get("observed") == 1000 and c.get("mode") == "exact"), {})
+
+
+def _grading_facts(report: Any, peer_report: Any = None) -> dict[str, Any]:
+    """From ``bench/grading.py``'s JSON: ms per grade at the largest size, growth, the ratio
+    (against ``peer_report``'s agentevals figure when ``report`` ran without the peer)."""
     if not isinstance(report, dict) or "results" not in report:
         return {"error": _err(report) or "no results"}
     cells = [c for c in report["results"] if _num(c.get("wopeval_per_s"))]
@@ -125,8 +133,12 @@ def _grading_facts(report: Any) -> dict[str, Any]:
                 largest = int(top)
         for value in (case.get("growth") or {}).values():
             growth = value if growth is None else max(growth, value)
-    exact = [c for c in report["results"] if c.get("observed") == 1000 and c.get("mode") == "exact"]
-    ratio = _num(exact[0].get("ratio")) if exact else None
+    exact = _exact_1000(report)
+    ratio = _num(exact.get("ratio"))
+    theirs = _num(_exact_1000(peer_report).get("agentevals_per_s"))
+    ours = _num(exact.get("wopeval_per_s"))
+    if ratio is None and theirs and ours:
+        ratio = round(ours / theirs, 2)
     return {
         "largest": largest,
         "worstMs": worst,
@@ -136,8 +148,8 @@ def _grading_facts(report: Any) -> dict[str, Any]:
     }
 
 
-def _grading_text(report: Any) -> tuple[str, bool, dict[str, Any]]:
-    facts = _grading_facts(report)
+def _grading_text(report: Any, peer_report: Any = None) -> tuple[str, bool, dict[str, Any]]:
+    facts = _grading_facts(report, peer_report)
     if "error" in facts:
         return f"error: {facts['error']}", False, facts
     text = (
@@ -311,7 +323,11 @@ def build(report: dict[str, Any]) -> list[dict[str, Any]]:
         (_num(conc_a.get("efficiency")) or 0) >= GOAL_EFFICIENCY,
     )
 
-    b_text = _grading_text(grading.get("before"))[0] if "before" in grading else "not measured"
+    b_text = (
+        _grading_text(grading.get("before"), grading.get("after"))[0]
+        if "before" in grading
+        else "not measured"
+    )
     a_text, a_ok, facts = _grading_text(grading.get("after"))
     peer = ((grading.get("after") or {}).get("peer") or {}) if isinstance(grading, dict) else {}
     row(
