@@ -232,6 +232,7 @@ def measure(
     stores: dict[str, StoreFactory],
     tmp: Path,
     peers: dict[str, Callable[[], Any]],
+    checkpoint: Callable[[dict[str, Any]], None] = lambda partial: None,
 ) -> dict[str, dict[str, Any]]:
     """Every row of ``plan`` on every tree, row by row (``after`` then ``before`` for each
     row, then that row's peers), so a row's figures meet the same load on this shared machine."""
@@ -264,9 +265,11 @@ def measure(
             took = round(time.perf_counter() - started, 1)
             out[name].setdefault("secondsPerRow", {})[row] = took
             progress(f"{name} {row}: {took} s")
+            checkpoint(out)
         if row in peers:
             out["peers"][row] = peers[row]()
             progress(f"peers {row}")
+            checkpoint(out)
     if "startup" in plan.rows and "inspectImport" in peers:
         out["peers"]["inspectImport"] = peers["inspectImport"]()
     return out
@@ -316,7 +319,9 @@ def main() -> None:
     parser.add_argument("--no-before", action="store_true", help="measure this tree only")
     parser.add_argument("--no-peers", action="store_true", help="do not run the peers")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
-    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="also write the JSON here (after every row too)"
+    )
     parser.add_argument(
         "--table-from",
         type=Path,
@@ -348,7 +353,13 @@ def main() -> None:
         trees = {"after": ROOT / "src"}
         if not args.no_before:
             trees["before"] = _before_src(tmp, args.base)
-        report.update(measure(trees, plan, stores, tmp, _peers(plan, not args.no_peers)))
+
+        def checkpoint(partial: dict[str, Any]) -> None:  # a long run killed keeps its rows
+            if args.out:
+                args.out.write_text(json.dumps({**report, **partial, "partial": True}, indent=2))
+
+        peers = _peers(plan, not args.no_peers)
+        report.update(measure(trees, plan, stores, tmp, peers, checkpoint))
         grading: dict[str, Any] = {}
         if "grading" in plan.rows:
             grading["after"] = scale_peers.grading(
