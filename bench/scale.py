@@ -1,22 +1,24 @@
-"""Scale benchmark (issue 13): one command, JSON for every row, before and after, same run.
+"""Scale benchmark (issue 13): one command, JSON for every row of the issue's table, before/after.
 
-Every measurement runs in a fresh child process (so peak RSS is its own), once with this
-tree's ``src`` ("after") and once with the base commit's ``src`` ("before", extracted with
-``git archive BASE`` into a temporary directory). Rows:
+Every wopeval measurement runs in fresh child processes, once with this tree's ``src``
+("after") and once with the base commit's ``src`` ("before", ``git archive BASE`` into a
+temporary directory); the peers run in the same invocation. Rows (``"table"`` in the JSON,
+``--markdown`` prints it as a markdown table; each row's ``met`` is computed from the figures):
 
-* ``memory``: peak RSS (``ru_maxrss``) of a ``run`` of N trials (one task, 3 fixtured tool
-  calls, an instant scripted agent) and of a ``grade`` of that run, SQLite and PostgreSQL.
-* ``firstTrial``: seconds from ``execute`` to the first agent call in that run.
-* ``perTrialCpu``: CPU ms per trial of the run, against a stdlib floor loop (``sqlite3``,
-  the same tool lookups, the same number of JSON rows per trial, committed per 100 rows).
-* ``startup``: a whole ``python -m wopeval run`` process, spawn to the first agent call, and
-  whether the host, numpy, the exports or the conformance kit were imported by then.
-* ``concurrency``: 2,000 trials of a 50 ms agent at concurrency 200: ideal / measured.
-* grading and the peers: ``bench/grading.py`` and ``bench/engine.py`` (run separately; their
-  JSON is merged in with ``--with-peers``).
+* ``resume``: ``kill -9`` of a real ``wopeval run`` at seeded random points, ``wopeval run
+  --resume RUN``; each (taskId, trialIndex) scored once, the summary an uninterrupted run's;
+* ``memory``: peak RSS of ``run`` and ``grade`` at 10⁴ and 10⁵ trials, SQLite and PostgreSQL;
+* ``firstTrial``: ``execute`` → first agent call of a 100,000-trial suite;
+* ``startup``: a whole ``python -m wopeval run`` process, spawn → first agent call;
+* ``wholeProcess``: 1,000 trivial trials, log persisted, spawn → exit, against Inspect AI,
+  promptfoo and pydantic-evals processes (``bench/scale_peers.py``);
+* ``perTrialCpu``: CPU per trial against a stdlib ``sqlite3`` floor loop;
+* ``concurrency``: 2,000 × 50 ms at 200, ideal / measured, with pydantic-evals and Inspect;
+* ``grading``: ``bench/grading.py`` as a subprocess (merged as printed);
+* ``keepalive``: a real ``wopeval serve``, sequential GETs on one keep-alive connection.
 
-Usage: ``python3 bench/scale.py [--sizes 10000,100000] [--pg URL] [--base REF] [--with-peers]``
-(10⁶ trials: ``--sizes 1000000``, about an hour here).
+Usage: ``python3 bench/scale.py [--quick] [--pg URL] [--markdown] [--rows a,b] [--no-before]``
+(``--sizes 10000,100000,1000000`` adds the hour-long 10⁶ memory point). See bench/README.md.
 """
 
 from __future__ import annotations
@@ -24,327 +26,358 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import secrets
-import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-CALLS = [{"tool": f"kb:tool-{i}", "args": {"i": i}} for i in range(3)]
-HEAVY = ("wopeval.host", "numpy", "wopeval.exports", "wopeval.conformance")
+sys.path.insert(0, str(ROOT))
+
+from bench import scale_peers, scale_proc, scale_table  # noqa: E402
+from bench.scale_proc import child, median_of  # noqa: E402
+
+ROWS = (
+    "resume",
+    "memory",
+    "firstTrial",
+    "startup",
+    "wholeProcess",
+    "perTrialCpu",
+    "concurrency",
+    "grading",
+    "keepalive",
+)
+StoreFactory = Callable[[], tuple[str, Callable[[], None]]]
 
 
-# --- child side ------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    mode: str
+    sizes: list[int]
+    first_sizes: list[int]
+    cpu_trials: int
+    repeats: int
+    whole_trials: int = 1000
+    conc_trials: int = 2000
+    peer_conc_trials: int = 2000
+    resume_seeds: int = 5
+    resume_shape: tuple[int, int, float] = (4, 40, 0.02)  # tasks, trials each, agent sleep s
+    requests: int = 200
+    rows: list[str] = field(default_factory=lambda: list(ROWS))
 
 
-def _suite_doc(trials: int, script: dict[str, Any], fixtured: bool) -> dict[str, Any]:
-    task: dict[str, Any] = {
-        "taskId": "t",
-        "input": script,
-        "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}},
-    }
-    if fixtured:
-        task["fixtures"] = {
-            "onMiss": "fail",
-            "toolResponses": [{"tool": c["tool"], "response": {"ok": True}} for c in CALLS] * 1,
-        }
-    return {
-        "suiteId": "core.bench.evals.scale",
-        "version": "1.0.0",
-        "modes": ["golden"],
-        "tasks": [task],
-        "trials": {"count": trials},
-    }
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def child_main(argv: list[str]) -> None:
-    import anyio
-
-    kind = argv[0]
-    if kind == "run":
-        store_url, trials, sleep_s, concurrency = (
-            argv[1],
-            int(argv[2]),
-            float(argv[3]),
-            int(argv[4]),
+def plan_for(args: argparse.Namespace) -> Plan:
+    if args.smoke:  # the shape test: tiny, seconds, no figure worth reading
+        plan = Plan(
+            "smoke",
+            [200],
+            [200],
+            200,
+            1,
+            whole_trials=50,
+            conc_trials=200,
+            peer_conc_trials=50,
+            resume_seeds=1,
+            resume_shape=(2, 10, 0.05),
+            requests=5,
         )
-        started = time.perf_counter()
-        result = anyio.run(_child_run_timed, store_url, trials, sleep_s, concurrency, started)
-    elif kind == "grade":
-        result = anyio.run(_child_grade, argv[1], argv[2])
-    elif kind == "floor":
-        result = floor_loop(argv[1], int(argv[2]), int(argv[3]))
+    elif args.quick:
+        plan = Plan(
+            "quick", [10_000], [100_000], 2000, 1, peer_conc_trials=400, resume_seeds=2, requests=50
+        )
     else:
-        raise SystemExit(f"unknown child {kind}")
-    result["peakRssMb"] = round(_peak_mb(), 1)
-    print(json.dumps(result))
+        plan = Plan("full", [10_000, 100_000], [10_000, 100_000], 10_000, 3)
+    if args.sizes:
+        plan.sizes = [int(s) for s in args.sizes.split(",")]
+    if args.rows:
+        plan.rows = [r for r in args.rows.split(",") if r]
+        unknown = set(plan.rows) - set(ROWS)
+        if unknown:
+            raise SystemExit(f"--rows: unknown {sorted(unknown)}; rows are {', '.join(ROWS)}")
+    return plan
 
 
-async def _child_run_timed(
-    store_url: str, trials: int, sleep_s: float, concurrency: int, started: float
-) -> Any:
-    import anyio
-
-    from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
-    from wopeval.engine.run import RunHandle, RunSettings
-    from wopeval.events.store import EventStore
-    from wopeval.service.runs import create_run_record, execute
-    from wopeval.suite import parse_suite
-
-    first: list[float] = []
-    registry = Registry()
-    scripted = registry.resolve(SCRIPTED_AGENT_ID)
-
-    async def agent(task_input: Any, ctx: Any) -> Any:
-        if not first:
-            first.append(time.perf_counter())
-        if sleep_s:
-            await anyio.sleep(sleep_s)
-            return "ok"
-        return await scripted(task_input, ctx)
-
-    registry.register_agent("bench.agent", agent)
-    script = {} if sleep_s else {"calls": CALLS, "output": "ok"}
-    suite = parse_suite(_suite_doc(trials, script, fixtured=not sleep_s))
-    store = await EventStore.open(store_url)
-    settings = RunSettings(concurrency=concurrency)
-    record = await create_run_record(store, suite, "bench.agent", settings)
-    cpu, wall = time.process_time(), time.perf_counter()
-    summary = await execute(
-        store, RunHandle(record.run_id), suite, "bench.agent", registry, settings
-    )
-    cpu, end = time.process_time() - cpu, time.perf_counter()
-    rows = await store.last_sequence(record.run_id) + 1
-    await store.close()
-    if summary is None or not summary.passed:
-        raise SystemExit("the benchmark run must complete and pass")
-    return {
-        "runId": record.run_id,
-        "trials": trials,
-        "wallSeconds": round(end - wall, 3),
-        "cpuSeconds": round(cpu, 3),
-        "cpuMsPerTrial": round(1000 * cpu / trials, 4),
-        "firstTrialSeconds": round(first[0] - wall, 4),
-        "eventRowsPerTrial": round(rows / trials, 2),
-        "concurrency": concurrency,
-        "measuredOverIdeal": round((end - wall) / (trials * sleep_s / concurrency), 3)
-        if sleep_s
-        else None,
-    }
+# --- stores ------------------------------------------------------------------------------------
 
 
-async def _child_grade(store_url: str, run_id: str) -> Any:
-    from wopeval.events.store import EventStore
-    from wopeval.service.runs import regrade
-
-    store = await EventStore.open(store_url)
-    cpu, wall = time.process_time(), time.perf_counter()
-    graded = await regrade(store, run_id)
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    await store.close()
-    return {
-        "reproducesStored": graded.reproduces_stored,
-        "cpuSeconds": round(cpu, 3),
-        "wallSeconds": round(wall, 3),
-    }
-
-
-def floor_loop(path: str, trials: int, rows_per_trial: int) -> dict[str, Any]:
-    """The stdlib floor: the same tool lookups and the same rows, ``sqlite3`` with WAL."""
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute(
-        "CREATE TABLE events (run_id TEXT, sequence INTEGER, event_id TEXT, type TEXT, "
-        "timestamp TEXT, causation_id TEXT, payload TEXT, PRIMARY KEY (run_id, sequence))"
-    )
-    fixtures = {c["tool"]: {"ok": True} for c in CALLS}
-    cpu = time.process_time()
-    sequence, pending = 0, []
-    for trial in range(trials):
-        root = secrets.token_hex(8)
-        outputs = [fixtures[c["tool"]] for c in CALLS]
-        for row in range(rows_per_trial):
-            payload = {"trial": trial, "row": row, "inputs": CALLS[row % 3]["args"]}
-            if row < len(outputs):
-                payload["outcome"] = outputs[row]
-            pending.append((
-                "r", sequence, secrets.token_hex(8), "agent.tool-called",
-                time.strftime("%Y-%m-%dT%H:%M:%SZ"), root, json.dumps(payload),
-            ))  # fmt: skip
-            sequence += 1
-        if len(pending) >= 100:
-            db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", pending)
-            db.commit()
-            pending = []
-    db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", pending)
-    db.commit()
-    cpu = time.process_time() - cpu
-    return {"trials": trials, "cpuMsPerTrial": round(1000 * cpu / trials, 4)}
-
-
-# --- parent side -----------------------------------------------------------------------------
-
-
-def _child(src: Path, *args: str, timeout: float = 7200) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", *args],
-        env=env, capture_output=True, text=True, timeout=timeout, cwd=str(src.parent),
-    )  # fmt: skip
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1:] or ["failed"]}
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-def _startup(src: Path, tmp: Path) -> dict[str, Any]:
-    """Spawn → first agent call of ``python -m wopeval run`` on a one-task suite."""
-    agent_mod = tmp / "bench_first_agent.py"
-    marker = tmp / "first.json"
-    agent_mod.write_text(
-        "import json, sys, time\n"
-        "async def agent(task_input, ctx):\n"
-        f"    heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
-        f"    open({str(marker)!r}, 'w').write(json.dumps([time.time(), heavy]))\n"
-        "    return 'ok'\n"
-    )
-    suite = tmp / "one.json"
-    doc = _suite_doc(1, {}, fixtured=False)
-    doc.pop("trials")
-    suite.write_text(json.dumps(doc))
-    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{tmp}"}
-    best: dict[str, Any] = {}
-    for _ in range(3):
-        marker.unlink(missing_ok=True)
-        store = tmp / f"startup-{secrets.token_hex(4)}.db"
-        spawned = time.time()
-        subprocess.run(
-            [sys.executable, "-m", "wopeval", "run", str(suite), "--agent",
-             "bench_first_agent:agent", "--store", str(store), "--json"],
-            env=env, capture_output=True, text=True, timeout=120, cwd=str(tmp),
-        )  # fmt: skip
-        if not marker.exists():
-            return {"error": "the agent was never called"}
-        at, heavy = json.loads(marker.read_text())
-        seconds = at - spawned
-        if not best or seconds < best["seconds"]:
-            best = {"seconds": round(seconds, 3), "heavyImported": heavy}
-    return best
-
-
-def _pg_database(pg: str) -> tuple[str, str]:
+def _pg_create(pg: str) -> tuple[str, Callable[[], None]]:
+    """A scratch database on the server of ``pg`` (an admin URL); and how to drop it."""
     import asyncio
 
     import asyncpg
 
     name = f"wopeval_bench_{secrets.token_hex(4)}"
 
-    async def create() -> None:
+    async def run(sql: str) -> None:
         conn = await asyncpg.connect(pg)
-        await conn.execute(f'CREATE DATABASE "{name}"')
-        await conn.close()
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
 
-    asyncio.run(create())
-    return name, pg.rsplit("/", 1)[0] + "/" + name
-
-
-def _drop_pg(pg: str, name: str) -> None:
-    import asyncio
-
-    import asyncpg
-
-    async def drop() -> None:
-        conn = await asyncpg.connect(pg)
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await conn.close()
-
-    asyncio.run(drop())
+    asyncio.run(run(f'CREATE DATABASE "{name}"'))
+    return (
+        urlunsplit(urlsplit(pg)._replace(path="/" + name)),
+        lambda: asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')),
+    )
 
 
-def measure(src: Path, sizes: list[int], pg: str | None, tmp: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {"memory": [], "startup": _startup(src, tmp)}
-    stores = [("sqlite", None)] + ([("postgres", pg)] if pg else [])
-    for name, server in stores:
-        for n in sizes:
-            if server is None:
-                url, db = str(tmp / f"{src.parent.name}-{n}.db"), None
-            else:
-                db, url = _pg_database(server)
-            ran = _child(src, "run", url, str(n), "0", "16")
-            graded = _child(src, "grade", url, ran["runId"]) if "runId" in ran else {}
-            if db is not None and server is not None:
-                _drop_pg(server, db)
+def store_factories(tmp: Path, pg: str | None) -> dict[str, StoreFactory]:
+    def sqlite() -> tuple[str, Callable[[], None]]:
+        return str(tmp / f"store-{secrets.token_hex(4)}.db"), lambda: None
+
+    stores: dict[str, StoreFactory] = {"sqlite": sqlite}
+    if pg:
+        stores["postgres"] = lambda: _pg_create(pg)
+    return stores
+
+
+# --- one tree ----------------------------------------------------------------------------------
+
+
+def _memory(src: Path, plan: Plan, stores: dict[str, StoreFactory]) -> list[dict[str, Any]]:
+    rows = []
+    for name, new_store in stores.items():
+        for n in plan.sizes:
+            url, drop = new_store()
+            try:
+                ran = child(src, "run", url, str(n), "0", "16")
+                graded = child(src, "grade", url, ran["runId"]) if "runId" in ran else {}
+            finally:
+                drop()
             ran.pop("runId", None)
-            out["memory"].append({"store": name, "trials": n, "run": ran, "grade": graded})
-    small = min(sizes)
-    sqlite_run = next(r["run"] for r in out["memory"] if r["store"] == "sqlite")
-    floor = _child(
-        src, "floor", str(tmp / f"floor-{secrets.token_hex(4)}.db"), str(small),
-        str(round(sqlite_run.get("eventRowsPerTrial", 10))),
-    )  # fmt: skip
-    out["perTrialCpu"] = {
-        "wopevalMs": sqlite_run.get("cpuMsPerTrial"),
-        "floorMs": floor.get("cpuMsPerTrial"),
-        "ratio": round(sqlite_run["cpuMsPerTrial"] / floor["cpuMsPerTrial"], 2)
-        if "cpuMsPerTrial" in sqlite_run and "cpuMsPerTrial" in floor
-        else None,
+            rows.append({"store": name, "trials": n, "run": ran, "grade": graded})
+    return rows
+
+
+def _first_trial(src: Path, plan: Plan, tmp: Path, before: bool) -> list[dict[str, Any]]:
+    rows = []
+    for n in plan.first_sizes:
+        repeats = 1 if before and n >= 100_000 else plan.repeats  # the base needs a minute each
+        runs = [
+            child(src, "first", str(tmp / f"first-{secrets.token_hex(4)}.db"), str(n))
+            for _ in range(repeats)
+        ]
+        rows.append(
+            {
+                "trials": n,
+                "seconds": median_of(runs, "firstTrialSeconds"),
+                "runs": [r.get("firstTrialSeconds", r.get("error")) for r in runs],
+                "wopevalFrom": runs[0].get("wopevalFrom"),
+            }
+        )
+    return rows
+
+
+def _per_trial_cpu(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
+    ratios, ours, floors = [], [], []
+    for _ in range(plan.repeats):
+        run = child(
+            src, "run", str(tmp / f"cpu-{secrets.token_hex(4)}.db"), str(plan.cpu_trials), "0", "16"
+        )
+        if "cpuMsPerTrial" not in run:
+            return {"error": run.get("error")}
+        floor = child(
+            src,
+            "floor",
+            str(tmp / f"floor-{secrets.token_hex(4)}.db"),
+            str(plan.cpu_trials),
+            str(round(run["eventRowsPerTrial"])),
+        )
+        ours.append(run["cpuMsPerTrial"])
+        floors.append(floor["cpuMsPerTrial"])
+        ratios.append(run["cpuMsPerTrial"] / floor["cpuMsPerTrial"])
+    return {
+        "trials": plan.cpu_trials,
+        "wopevalMs": round(statistics.median(ours), 4),
+        "floorMs": round(statistics.median(floors), 4),
+        "ratio": round(statistics.median(ratios), 2),
+        "ratios": [round(r, 2) for r in ratios],
+        "wopevalFrom": run.get("wopevalFrom"),
     }
-    conc = _child(src, "run", str(tmp / f"conc-{secrets.token_hex(4)}.db"), "2000", "0.05", "200")
-    out["concurrency"] = {
-        "measuredOverIdeal": conc.get("measuredOverIdeal"),
-        "efficiency": round(1 / conc["measuredOverIdeal"], 3)
-        if conc.get("measuredOverIdeal")
-        else None,
-        "error": conc.get("error"),
+
+
+def _concurrency(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
+    runs = [
+        child(
+            src,
+            "run",
+            str(tmp / f"conc-{secrets.token_hex(4)}.db"),
+            str(plan.conc_trials),
+            "0.05",
+            "200",
+        )
+        for _ in range(plan.repeats)
+    ]
+    over = median_of(runs, "measuredOverIdeal")
+    return {
+        "trials": plan.conc_trials,
+        "measuredOverIdeal": over,
+        "efficiency": round(1 / over, 3) if over else None,
+        "runs": [r.get("measuredOverIdeal", r.get("error")) for r in runs],
     }
+
+
+def measure(
+    trees: dict[str, Path],
+    plan: Plan,
+    stores: dict[str, StoreFactory],
+    tmp: Path,
+    peers: dict[str, Callable[[], Any]],
+    checkpoint: Callable[[dict[str, Any]], None] = lambda partial: None,
+) -> dict[str, dict[str, Any]]:
+    """Every row of ``plan`` on every tree, row by row (``after`` then ``before`` for each
+    row, then that row's peers), so a row's figures meet the same load on this shared machine."""
+    out: dict[str, dict[str, Any]] = {name: {"src": str(src)} for name, src in trees.items()}
+    out["peers"] = {}
+
+    def steps(src: Path, before: bool) -> dict[str, Callable[[], Any]]:
+        return {
+            "resume": lambda: scale_proc.resume(
+                src, tmp, stores, plan.resume_seeds, *plan.resume_shape
+            ),
+            "memory": lambda: _memory(src, plan, stores),
+            "firstTrial": lambda: _first_trial(src, plan, tmp, before),
+            "startup": lambda: scale_proc.startup(src, tmp, 1 if plan.mode == "smoke" else 3),
+            "wholeProcess": lambda: scale_proc.whole_run(src, tmp, plan.whole_trials, plan.repeats),
+            "perTrialCpu": lambda: _per_trial_cpu(src, plan, tmp),
+            "concurrency": lambda: _concurrency(src, plan, tmp),
+            "keepalive": lambda: scale_proc.keepalive(src, tmp, plan.requests),
+        }
+
+    for row in steps(tmp, False):
+        if row not in plan.rows:
+            continue
+        for name, src in trees.items():
+            started = time.perf_counter()
+            try:
+                out[name][row] = steps(src, name == "before")[row]()
+            except Exception as exc:  # one broken row is reported, the others still measured
+                out[name][row] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            took = round(time.perf_counter() - started, 1)
+            out[name].setdefault("secondsPerRow", {})[row] = took
+            progress(f"{name} {row}: {took} s")
+            checkpoint(out)
+        if row in peers:
+            out["peers"][row] = peers[row]()
+            progress(f"peers {row}")
+            checkpoint(out)
+    if "startup" in plan.rows and "inspectImport" in peers:
+        out["peers"]["inspectImport"] = peers["inspectImport"]()
     return out
 
 
+def progress(line: str) -> None:
+    """A line on stderr while the benchmark runs (stdout is the JSON)."""
+    print(
+        f"scale: {time.strftime('%H:%M:%S')} {line} (load {os.getloadavg()[0]:.1f})",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _before_src(tmp: Path, base: str) -> Path:
+    before = tmp / "before"
+    before.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", base, "src"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+    return before / "src"
+
+
+def _peers(plan: Plan, enabled: bool) -> dict[str, Callable[[], Any]]:
+    """The peers' part of each row that names peers, run right after that row."""
+    return {
+        "wholeProcess": lambda: scale_peers.whole_process(plan.whole_trials, plan.repeats, enabled),
+        "concurrency": lambda: scale_peers.concurrency(plan.peer_conc_trials, enabled),
+        "inspectImport": lambda: scale_peers.inspect_import(enabled),
+    }
+
+
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child_main(sys.argv[2:])
-        return
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000", help="trial counts, comma-separated")
-    parser.add_argument("--pg", default=None, help="PostgreSQL admin URL (e.g. …/test)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat (minutes)")
+    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", default=None, help="memory trial counts, comma-separated")
+    parser.add_argument("--rows", default=None, help=f"only these rows: {','.join(ROWS)}")
+    parser.add_argument(
+        "--pg",
+        default=os.environ.get("WOPEVAL_TEST_POSTGRES_URL"),
+        help="PostgreSQL admin URL (default $WOPEVAL_TEST_POSTGRES_URL)",
+    )
+    parser.add_argument("--no-pg", action="store_true", help="SQLite only")
     parser.add_argument("--base", default="061ccbb", help="the 'before' commit")
     parser.add_argument("--no-before", action="store_true", help="measure this tree only")
-    parser.add_argument("--with-peers", action="store_true", help="also run engine/grading")
+    parser.add_argument("--no-peers", action="store_true", help="do not run the peers")
+    parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="also write the JSON here (after every row too)"
+    )
+    parser.add_argument(
+        "--table-from",
+        type=Path,
+        default=None,
+        help="re-render the table of a saved JSON report (no measuring)",
+    )
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    report: dict[str, Any] = {"loadAverageBefore": os.getloadavg(), "sizes": sizes}
-    with tempfile.TemporaryDirectory() as tmp_name:
+    if args.table_from:
+        saved = json.loads(args.table_from.read_text())
+        saved["table"] = scale_table.build(saved)
+        print(
+            scale_table.markdown(saved["table"]) if args.markdown else json.dumps(saved, indent=2)
+        )
+        return
+    plan = plan_for(args)
+    pg = None if args.no_pg else args.pg
+    started = time.perf_counter()
+    report: dict[str, Any] = {
+        "benchmark": "scale (issue 13)",
+        "mode": plan.mode,
+        "machine": {"cpus": os.cpu_count(), "loadAverageBefore": os.getloadavg()},
+        "plan": {k: v for k, v in vars(plan).items()},
+        "stores": ["sqlite", "postgres"] if pg else ["sqlite"],
+        "base": None if args.no_before else args.base,
+    }
+    with tempfile.TemporaryDirectory(prefix="wopeval-bench-scale-") as tmp_name:
         tmp = Path(tmp_name)
-        report["after"] = measure(ROOT / "src", sizes, args.pg, tmp)
+        stores = store_factories(tmp, pg)
+        trees = {"after": ROOT / "src"}
         if not args.no_before:
-            before = tmp / "before"
-            before.mkdir()
-            archive = subprocess.run(
-                ["git", "-C", str(ROOT), "archive", args.base, "src"],
-                capture_output=True, check=True,
-            ).stdout  # fmt: skip
-            subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
-            report["before"] = measure(before / "src", sizes, args.pg, tmp)
-    if args.with_peers:
-        for script in ("engine.py", "grading.py"):
-            done = subprocess.run(
-                [sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True
+            trees["before"] = _before_src(tmp, args.base)
+
+        def checkpoint(partial: dict[str, Any]) -> None:  # a long run killed keeps its rows
+            if args.out:
+                args.out.write_text(json.dumps({**report, **partial, "partial": True}, indent=2))
+
+        peers = _peers(plan, not args.no_peers)
+        report.update(measure(trees, plan, stores, tmp, peers, checkpoint))
+        grading: dict[str, Any] = {}
+        if "grading" in plan.rows:
+            grading["after"] = scale_peers.grading(
+                trees["after"], quick=plan.mode != "full", with_peer=not args.no_peers
             )
-            report[script.removesuffix(".py")] = (
-                json.loads(done.stdout) if done.stdout else {"error": done.stderr[-400:]}
-            )
-    report["loadAverageAfter"] = os.getloadavg()
-    print(json.dumps(report, indent=2))
+            if "before" in trees:  # the base's quadratic cases take minutes at 10,000 calls
+                grading["before"] = scale_peers.grading(
+                    trees["before"], quick=True, with_peer=False
+                )
+            progress("grading done")
+        report["grading"] = grading
+    report["table"] = scale_table.build(report)
+    report["machine"]["loadAverageAfter"] = os.getloadavg()
+    report["wallSeconds"] = round(time.perf_counter() - started, 1)
+    text = json.dumps(report, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(scale_table.markdown(report["table"]) if args.markdown else text)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,11 @@ running event loop) and both returning plain ``dict[str, float]`` figures:
   run ``concurrency`` at a time; ``measuredOverIdeal`` is measured wall time over the ideal
   ``trials * sleep_s / concurrency``.
 
-Peers: ``inspect_peer`` (UK AISI Inspect AI, in process) and
-``promptfoo_peer`` (promptfoo, a Node CLI run as a subprocess).
+Peers: ``inspect_peer`` (UK AISI Inspect AI, in process), ``promptfoo_peer`` (promptfoo, a
+Node CLI run as a subprocess) and ``pydantic_evals_peer`` (pydantic-evals, in process; persists
+nothing). ``oneshot`` runs one workload of one peer as its own process, for the whole-process
+figures of ``bench/scale.py``. The grading peer (LangChain ``agentevals``) lives in
+``bench/grading.py``.
 See ``bench/README.md`` for installation and what each figure includes.
 """
 

@@ -1,0 +1,235 @@
+"""The child side of ``bench/scale.py``: each measurement runs here, in a fresh process.
+
+``python3 bench/scale_child.py KIND ARGS…`` with ``PYTHONPATH`` naming the ``src`` tree under
+test ("before" or "after"); prints one JSON line. Kinds:
+
+* ``run URL TRIALS SLEEP CONCURRENCY``: a run of TRIALS trials (one task; an instant scripted
+  agent making 3 fixtured tool calls, or with SLEEP > 0 an agent that only sleeps), its CPU,
+  wall time, time to the first agent call and peak RSS;
+* ``first URL TRIALS``: the same run, stopped (``os._exit``) at the first agent call;
+* ``grade URL RUN``: ``regrade`` of a stored run, its CPU and peak RSS;
+* ``floor PATH TRIALS ROWS``: the stdlib floor loop (``sqlite3``, the same tool lookups and
+  the same number of JSON rows per trial);
+* ``scored URL RUN``: how many ``eval.scored`` each (taskId, trialIndex) of a run has.
+
+Every result carries ``wopevalFrom``: the directory ``wopeval`` was imported from, so a report
+shows which tree each figure measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import secrets
+import sqlite3
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+CALLS = [{"tool": f"kb:tool-{i}", "args": {"i": i}} for i in range(3)]
+HEAVY = ("wopeval.host", "numpy", "wopeval.exports", "wopeval.conformance")
+
+
+def suite_doc(
+    trials: int, script: dict[str, Any], fixtured: bool, tasks: int = 1
+) -> dict[str, Any]:
+    """The benchmark suite: ``tasks`` tasks × ``trials`` trials, graded ``exact`` on ``ok``."""
+    rows: list[dict[str, Any]] = []
+    for index in range(tasks):
+        task: dict[str, Any] = {
+            "taskId": "t" if tasks == 1 else f"t{index}",
+            "input": script,
+            "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}},
+        }
+        if fixtured:
+            task["fixtures"] = {
+                "onMiss": "fail",
+                "toolResponses": [{"tool": c["tool"], "response": {"ok": True}} for c in CALLS],
+            }
+        rows.append(task)
+    return {
+        "suiteId": "core.bench.evals.scale",
+        "version": "1.0.0",
+        "modes": ["golden"],
+        "tasks": rows,
+        "trials": {"count": trials},
+    }
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _wopeval_from() -> str | None:
+    module = sys.modules.get("wopeval")
+    path = getattr(module, "__file__", None)
+    return os.path.dirname(os.path.dirname(path)) if path else None
+
+
+def main(argv: list[str]) -> None:
+    import anyio
+
+    kind = argv[0]
+    if kind == "run":
+        url, trials, sleep_s, concurrency = argv[1], int(argv[2]), float(argv[3]), int(argv[4])
+        result = anyio.run(_run, url, trials, sleep_s, concurrency, False)
+    elif kind == "first":
+        result = anyio.run(_run, argv[1], int(argv[2]), 0.0, 16, True)
+    elif kind == "grade":
+        result = anyio.run(_grade, argv[1], argv[2])
+    elif kind == "scored":
+        result = anyio.run(_scored, argv[1], argv[2])
+    elif kind == "floor":
+        result = floor_loop(argv[1], int(argv[2]), int(argv[3]))
+    else:
+        raise SystemExit(f"unknown child {kind}")
+    result["peakRssMb"] = round(_peak_mb(), 1)
+    result["wopevalFrom"] = _wopeval_from()
+    print(json.dumps(result), flush=True)
+
+
+async def _run(url: str, trials: int, sleep_s: float, concurrency: int, stop_at_first: bool) -> Any:
+    import anyio
+
+    from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
+    from wopeval.engine.run import RunHandle, RunSettings
+    from wopeval.events.store import EventStore
+    from wopeval.service.runs import create_run_record, execute
+    from wopeval.suite import parse_suite
+
+    started = time.perf_counter()
+    first: list[float] = []
+    registry = Registry()
+    scripted = registry.resolve(SCRIPTED_AGENT_ID)
+    marks: dict[str, float] = {}
+
+    async def agent(task_input: Any, ctx: Any) -> Any:
+        if not first:
+            first.append(time.perf_counter())
+            if stop_at_first:
+                print(json.dumps({
+                    "trials": trials,
+                    "firstTrialSeconds": round(first[0] - marks["execute"], 4),
+                    "setupSeconds": round(marks["execute"] - started, 4),
+                    "peakRssMb": round(_peak_mb(), 1),
+                    "wopevalFrom": _wopeval_from(),
+                }), flush=True)  # fmt: skip
+                os._exit(0)
+        if sleep_s:
+            await anyio.sleep(sleep_s)
+            return "ok"
+        return await scripted(task_input, ctx)
+
+    registry.register_agent("bench.agent", agent)
+    script = {} if sleep_s else {"calls": CALLS, "output": "ok"}
+    suite = parse_suite(suite_doc(trials, script, fixtured=not sleep_s))
+    store = await EventStore.open(url)
+    settings = RunSettings(concurrency=concurrency)
+    record = await create_run_record(store, suite, "bench.agent", settings)
+    cpu, wall = time.process_time(), time.perf_counter()
+    marks["execute"] = wall
+    summary = await execute(
+        store, RunHandle(record.run_id), suite, "bench.agent", registry, settings
+    )
+    cpu, end = time.process_time() - cpu, time.perf_counter()
+    rows = await store.last_sequence(record.run_id) + 1
+    await store.close()
+    if summary is None or not summary.passed:
+        raise SystemExit("the benchmark run must complete and pass")
+    return {
+        "runId": record.run_id,
+        "trials": trials,
+        "wallSeconds": round(end - wall, 3),
+        "cpuSeconds": round(cpu, 3),
+        "cpuMsPerTrial": round(1000 * cpu / trials, 4),
+        "firstTrialSeconds": round(first[0] - wall, 4),
+        "eventRowsPerTrial": round(rows / trials, 2),
+        "concurrency": concurrency,
+        "measuredOverIdeal": round((end - wall) / (trials * sleep_s / concurrency), 3)
+        if sleep_s
+        else None,
+    }
+
+
+async def _grade(url: str, run_id: str) -> Any:
+    from wopeval.events.store import EventStore
+    from wopeval.service.runs import regrade
+
+    store = await EventStore.open(url)
+    cpu, wall = time.process_time(), time.perf_counter()
+    graded = await regrade(store, run_id)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    await store.close()
+    return {
+        "reproducesStored": graded.reproduces_stored,
+        "cpuSeconds": round(cpu, 3),
+        "wallSeconds": round(wall, 3),
+    }
+
+
+async def _scored(url: str, run_id: str) -> Any:
+    """``eval.scored`` per (taskId, trialIndex), read back page by page from the store."""
+    from wopeval.events.store import EventStore
+
+    store = await EventStore.open(url)
+    counts: Counter[tuple[str, int]] = Counter()
+    labels: Counter[str] = Counter()
+    after = -1
+    while True:
+        page = await store.events(run_id, after_sequence=after, limit=5000)
+        if not page:
+            break
+        for event in page:
+            if event.type == "eval.scored":
+                payload = event.payload if isinstance(event.payload, dict) else {}
+                counts[(payload["taskId"], payload.get("trialIndex") or 0)] += 1
+                labels[str(payload.get("scoreLabel"))] += 1
+        after = page[-1].sequence
+    record = await store.get_run(run_id)
+    await store.close()
+    return {
+        "status": getattr(record, "status", None),
+        "pairs": len(counts),
+        "scoredTimes": sorted(set(counts.values())),
+        "scoreLabels": dict(labels),
+    }
+
+
+def floor_loop(path: str, trials: int, rows_per_trial: int) -> dict[str, Any]:
+    """The stdlib floor: the same tool lookups and the same rows, ``sqlite3`` with WAL."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(
+        "CREATE TABLE events (run_id TEXT, sequence INTEGER, event_id TEXT, type TEXT, "
+        "timestamp TEXT, causation_id TEXT, payload TEXT, PRIMARY KEY (run_id, sequence))"
+    )
+    fixtures = {c["tool"]: {"ok": True} for c in CALLS}
+    cpu = time.process_time()
+    sequence, pending = 0, []
+    for trial in range(trials):
+        root = secrets.token_hex(8)
+        outputs = [fixtures[c["tool"]] for c in CALLS]
+        for row in range(rows_per_trial):
+            payload = {"trial": trial, "row": row, "inputs": CALLS[row % 3]["args"]}
+            if row < len(outputs):
+                payload["outcome"] = outputs[row]
+            pending.append((
+                "r", sequence, secrets.token_hex(8), "agent.tool-called",
+                time.strftime("%Y-%m-%dT%H:%M:%SZ"), root, json.dumps(payload),
+            ))  # fmt: skip
+            sequence += 1
+        if len(pending) >= 100:
+            db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", pending)
+            db.commit()
+            pending = []
+    db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", pending)
+    db.commit()
+    cpu = time.process_time() - cpu
+    return {"trials": trials, "cpuMsPerTrial": round(1000 * cpu / trials, 4)}
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
