@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,32 @@ async def test_a_live_tool_runs_only_after_its_call_is_committed(tmp_path: Path)
     assert ran.done.passed
     assert seen == [["run.started", "eval.started", "agent.invocation-started",
                      "agent.tool-called"]]  # fmt: skip
+
+
+async def test_queued_events_keep_the_time_they_happened_at(
+    store: EventStore, monkeypatch: Any
+) -> None:
+    """A trial's events are committed late (here: every batch waits 1 s); their timestamps are
+    still when each happened, so the recorded latency is the agent's, not the writer's."""
+    import anyio
+
+    stage = EventStore._stage
+
+    async def slow_stage(self: EventStore, batch: Any) -> Any:
+        await anyio.sleep(1.0)
+        return await stage(self, batch)
+
+    async def agent(task_input: Any, ctx: Any) -> Any:
+        await anyio.sleep(0.05)
+        return "ok"
+
+    registry = Registry()
+    registry.register_agent("slow.agent", agent)
+    suite = make_suite([scripted_task("t", {}, OK)])
+    monkeypatch.setattr(EventStore, "_stage", slow_stage)
+    ran = await run_suite(store, suite, agent_id="slow.agent", registry=registry)
+    stamps = {e.type: e.timestamp for e in ran.events}
+    started = datetime.fromisoformat(stamps["agent.invocation-started"])
+    completed = datetime.fromisoformat(stamps["agent.invocation-completed"])
+    assert 0.05 <= (completed - started).total_seconds() < 0.9
+    assert [e.timestamp for e in ran.events] == sorted(e.timestamp for e in ran.events)

@@ -311,8 +311,10 @@ class EventStore(EmitsTyped, RunRegistry):
         """Append one event and return it once committed (``sequence`` contiguous from 0).
 
         ``payload`` is any JSON value or a pydantic model (stored as its wire JSON). ``event_id``
-        and ``timestamp`` default to a fresh id and the commit time; an event recorded elsewhere
-        first (a remote trial, :mod:`wopeval.engine.distributed`) passes its own, which must match
+        and ``timestamp`` default to a fresh id and the time of this call (so a trial's queued
+        events keep the times they happened at, and timestamps follow the sequence); an event
+        recorded elsewhere first (a remote trial, :mod:`wopeval.engine.distributed`) passes its
+        own, which must match
         :data:`~wopeval.events.ids.EVENT_ID_PATTERN` and the fixed-width :func:`utc_now` form.
         The sequence is always assigned here. Raises ``TypeError``/``ValueError`` for a payload
         that is not JSON or a malformed id or timestamp (nothing is written),
@@ -320,7 +322,8 @@ class EventStore(EmitsTyped, RunRegistry):
         """
         self._check_open()
         check_given(event_id, timestamp)
-        item = queued_item(run_id, type, payload, causation_id, node_id, event_id, timestamp)
+        stamp = timestamp if timestamp is not None else utc_now()
+        item = queued_item(run_id, type, payload, causation_id, node_id, event_id, stamp)
         return await self._enqueue(item)
 
     def emit_later(
@@ -340,7 +343,9 @@ class EventStore(EmitsTyped, RunRegistry):
         trial's events before its score) awaits them all at the end: one wake-up, not one per
         event, and the trial's events share commits."""
         self._check_open()
-        item = queued_item(run_id, payload.event_type, payload, causation_id, node_id, None, None)
+        item = queued_item(
+            run_id, payload.event_type, payload, causation_id, node_id, None, utc_now()
+        )
         self._queue(item)
         return QueuedEvent(item)
 
