@@ -194,7 +194,10 @@ class TrialCollector:
         self._by_root.clear()
 
     def _maybe_close(self, key: tuple[str, int], view: TrialView) -> None:
-        if not self._closing or not closed(view) or self.views.get(key) is not view:
+        hand_over = self._on_close
+        if not self._closing or hand_over is None or not closed(view):
+            return
+        if self.views.get(key) is not view:
             return
         del self.views[key]
         if view.root_event_id is not None:
@@ -204,7 +207,7 @@ class TrialCollector:
             marks[key[1]] = 1
         else:
             self._closed_other.add(key)
-        self._on_close(view)
+        hand_over(view)
 
     def _is_closed(self, key: tuple[str, int]) -> bool:
         marks = self._planned.get(key[0])
