@@ -142,14 +142,14 @@ def _score(
     evaluator = rng.choice(["deterministic", "llm_judge"])
     scored = EvalScored(
         taskId=task_id, score=score, passed=passed, trialIndex=index, scoreLabel=label,
-        evaluatorType=evaluator,  # type: ignore[arg-type]
+        evaluatorType=evaluator,
     )  # fmt: skip
     steps = [_Step(scored)]
     if not passed and rng.random() < reasons:  # older and imported logs may lack the reason
         kind = "skipped-budget" if label == "skipped-budget" else rng.choice(
             ["output-mismatch", "trajectory", "agent-error", "fixture-miss", "below-pass-score"]
         )  # fmt: skip
-        reason = TrialFailed(taskId=task_id, trialIndex=index, kind=kind, message="why")  # type: ignore[arg-type]
+        reason = TrialFailed(taskId=task_id, trialIndex=index, kind=kind, message="why")
         steps.append(_Step(reason))
     return steps
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from wopeval.grading.exact import at_least
+from wopeval.grading.fold import TrialHook
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.summary import GradingOptions, grade_run, pass_score_of
 from wopeval.grading.trial import trajectory_of
@@ -71,17 +72,24 @@ class RunDetail:
 
 
 def run_detail(
-    suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions
+    suite: AgentEvalSuite,
+    events: Iterable[RunEvent],
+    options: GradingOptions,
+    *,
+    on_trial: TrialHook | None = None,
 ) -> RunDetail:
     """Grade the run and give every planned trial its cell, in the same single folding pass
     (:func:`~wopeval.grading.summary.grade_run`): each trial's view becomes its small cell as
     it closes and is dropped, so memory holds the cells (one per trial: a status, a score and,
-    for a trial that did not pass, its reason), never the run's views."""
+    for a trial that did not pass, its reason), never the run's views. ``on_trial`` also sees
+    each planned trial's final view (to keep more of it, e.g. the EEE export's usage)."""
     pass_score = pass_score_of(suite, options)
     found: dict[tuple[str, int], TrialCell] = {}
 
     def keep(task: Task, view: TrialView) -> None:
         found[(task.taskId, view.trial_index)] = _cell(task, view, options, pass_score)
+        if on_trial is not None:
+            on_trial(task, view)
 
     graded = grade_run(suite, events, options, on_trial=keep)
     tasks: list[TaskDetail] = []

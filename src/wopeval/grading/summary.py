@@ -33,7 +33,7 @@ from wopeval.suite.models import AgentEvalSuite, PassRule
 from wopeval.wire.events import RunEvent
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
-__all__ = ["MISSING", "GradingOptions", "Graded", "build_summary", "grade_run", "pass_score_of"]
+__all__ = ["MISSING", "Graded", "GradingOptions", "build_summary", "grade_run", "pass_score_of"]
 
 DEFAULT_PASS_SCORE = 1.0
 

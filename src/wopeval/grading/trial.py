@@ -71,7 +71,7 @@ def grade_trial(
     pass_score: float,
     judge_score: float | None = None,
     rubric_evaluator: EvaluatorType = "llm_judge",
-    trajectory: TrajectoryBlock | None | Unset = UNSET,
+    trajectory: TrajectoryBlock | Unset | None = UNSET,
 ) -> TrialGrade:
     """Grade a trial from its view. ``judge_score`` is required for ``rubric`` tasks.
 
@@ -113,7 +113,7 @@ def recorded_outcome(
     task: Task,
     view: TrialView,
     target_agent_id: str,
-    trajectory: TrajectoryBlock | None | Unset = UNSET,
+    trajectory: TrajectoryBlock | Unset | None = UNSET,
 ) -> TrialOutcome | None:
     """The trial's outcome from its recorded ``eval.scored`` fact, or None when unscored.
 

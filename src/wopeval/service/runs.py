@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -108,9 +108,10 @@ async def usable_baseline(
 
 LOG_PAGE = 2000
 _T = TypeVar("_T")
+Fold: TypeAlias = Callable[[Iterable[RunEvent]], _T]
 
 
-async def fold_log(store: EventStore, run_id: str, fold: Callable[[Iterable[RunEvent]], _T]) -> _T:
+async def fold_log(store: EventStore, run_id: str, fold: Fold[_T]) -> _T:
     """``fold`` over the run's whole log, read in pages of :data:`LOG_PAGE` events (never all
     at once): the pure fold runs in a worker thread that fetches each page from this loop.
     The log it is given can be iterated again (each pass pages from the start), so grading
