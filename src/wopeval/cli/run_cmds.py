@@ -7,7 +7,7 @@ import signal
 import sys
 from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
@@ -47,10 +47,16 @@ from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.trial import TrialGrade
-from wopeval.service.runs import RunService, fold_log, grading_options, regrade
+from wopeval.service.runs import LOG_PAGE, RunService, fold_log, grading_options, regrade
 from wopeval.suite import SuiteError, load_suite, parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from wopeval.events.store import EventStore, RunRecord
+    from wopeval.wire.events import RunEvent
 
 StoreOpt = Annotated[str | None, store_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
@@ -412,39 +418,70 @@ def show(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Print one stored run: status, summary and (with --events) its event log."""
+    """Print one stored run: status, summary and (with --events) its event log.
 
-    async def go() -> Any:
+    The log is read in pages: the detail is folded in one pass (``run_detail``), the events
+    are printed page by page; no more than a page of events is held at once.
+    """
+
+    async def go() -> None:
         async with opened_store(store, must_exist=True) as opened:
             record = await opened.get_run(run_id)
-            log = await opened.events(run_id) if record is not None else []
-            return record, log
+            if record is None:
+                fail_input(f"run {run_id!r} is not in the store")
+            if as_json:
+                await _show_json(opened, record, events)
+            else:
+                await _show_text(opened, record, events)
 
-    record, log = anyio.run(go)
-    if record is None:
-        fail_input(f"run {run_id!r} is not in the store")
-    if as_json:
-        doc: dict[str, Any] = {
-            "runId": record.run_id,
-            "status": record.status,
-            "summary": record.summary,
-            "error": record.error,
-        }
-        if events:
-            doc["events"] = [e.to_wire() for e in log]
+    anyio.run(go)
+
+
+async def _pages(store: EventStore, run_id: str) -> AsyncIterator[list[RunEvent]]:
+    after = -1
+    while page := await store.events(run_id, after, LOG_PAGE):
+        yield page
+        after = page[-1].sequence
+
+
+async def _show_json(store: EventStore, record: RunRecord, events: bool) -> None:
+    doc: dict[str, Any] = {
+        "runId": record.run_id,
+        "status": record.status,
+        "summary": record.summary,
+        "error": record.error,
+    }
+    if not events:
         typer.echo(json.dumps(doc))
         return
+    head = json.dumps({**doc, "events": []})
+    out = sys.stdout  # the same document as json.dumps of it whole, written a page at a time
+    out.write(head[: -len("[]}")] + "[")
+    first = True
+    async for page in _pages(store, record.run_id):
+        for event in page:
+            out.write(("" if first else ", ") + json.dumps(event.to_wire()))
+            first = False
+    out.write("]}\n")
+    out.flush()
+
+
+async def _show_text(store: EventStore, record: RunRecord, events: bool) -> None:
     console = Console()
-    console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {len(log)}")
+    count = await store.last_sequence(record.run_id) + 1
+    console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {count}")
     if record.summary is not None:
         suite = parse_suite(record.suite_document)
-        detail = run_detail(suite, log, grading_options(record.run_request))
+        options = grading_options(record.run_request)
+        detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
         summary = EvalSummary.model_validate(record.summary)
-        print_summary(console, summary, run_id, suite, detail=detail)
+        print_summary(console, summary, record.run_id, suite, detail=detail)
     if record.error is not None:
         console.print(f"error: {record.error.get('code')}: {record.error.get('message')}")
-    for event in log if events else ():
-        console.print(f"{event.sequence:>6} {event.type}", highlight=False)
+    if events:
+        async for page in _pages(store, record.run_id):
+            for event in page:
+                console.print(f"{event.sequence:>6} {event.type}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
