@@ -17,6 +17,7 @@ from wopeval.errors import WopevalError, exit_code
 _SUITE = "wopeval.cli.suite_cmds"
 _RUN = "wopeval.cli.run_cmds"
 _EXPORT = "wopeval.cli.export_cmds"
+_STORED = "wopeval.cli.stored_cmds"
 
 # name → (module, the first line of its docstring); tests/cli/test_lazy.py keeps them in step.
 COMMANDS: dict[str, LazyCommand] = {
@@ -31,12 +32,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not.",
     ),
     "grade": LazyCommand(
-        _RUN,
+        _STORED,
         "Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored.",
     ),
-    "runs": LazyCommand(_RUN, "List stored runs, newest first."),
+    "runs": LazyCommand(_STORED, "List stored runs, newest first."),
     "show": LazyCommand(
-        _RUN, "Print one stored run: status, summary and (with --events) its event log."
+        _STORED, "Print one stored run: status, summary and (with --events) its event log."
     ),
     "export": LazyCommand(_EXPORT, "Export a stored run for other tools."),
     "report": LazyCommand(_EXPORT, "Write a self-contained HTML report of a completed run."),

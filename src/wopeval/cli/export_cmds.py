@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import anyio
 import typer
 
 from wopeval.cli.common import fail_input, opened_store, store_option, write_text
-from wopeval.events.store import RunRecord
+from wopeval.events.store import EventStore, RunRecord
 from wopeval.exports.ci import junit_xml, markdown
-from wopeval.exports.eee import eee_export, write_eee
+from wopeval.exports.eee import TrialUsage, eee_export, write_eee
 from wopeval.exports.html import render_report
 from wopeval.exports.otel import otlp_json_lines
 from wopeval.grading.detail import RunDetail, run_detail
-from wopeval.grading.views import collect_trials
-from wopeval.service.runs import grading_options
+from wopeval.grading.fold import TrialHook
+from wopeval.grading.views import TrialView
+from wopeval.service.runs import LOG_PAGE, Fold, fold_log, grading_options
 from wopeval.suite import parse_suite
-from wopeval.wire.events import RunEvent
+from wopeval.suite.models import Task
 from wopeval.wire.summary import EvalSummary
 
 StoreOpt = Annotated[str | None, store_option()]
@@ -39,23 +43,24 @@ class ExportFormat(StrEnum):
     eee = "eee"
 
 
-async def _load(url: str | None, run_id: str) -> tuple[RunRecord | None, list[RunEvent]]:
-    async with opened_store(url, must_exist=True) as store:
-        record = await store.get_run(run_id)
-        return record, (await store.events(run_id) if record is not None else [])
-
-
-def _loaded(store: str | None, run_id: str) -> tuple[RunRecord, list[RunEvent]]:
-    record, events = anyio.run(_load, store, run_id)
+async def _record(store: EventStore, run_id: str) -> RunRecord:
+    record = await store.get_run(run_id)
     if record is None:
         fail_input(f"run {run_id!r} is not in the store")
-    return record, events
+    return record
 
 
-def _detail(record: RunRecord, events: list[RunEvent]) -> RunDetail:
-    """The tenant's own view of the run: every trial's result and reason."""
+def _detail_of(record: RunRecord, on_trial: TrialHook | None = None) -> Fold[RunDetail]:
+    """The tenant's own view of the run: every trial's result and reason (one paged pass)."""
     suite = parse_suite(record.suite_document, source=f"run {record.run_id}")
-    return run_detail(suite, events, grading_options(record.run_request))
+    options = grading_options(record.run_request)
+    return lambda log: run_detail(suite, log, options, on_trial=on_trial)
+
+
+def _summary_of(record: RunRecord) -> EvalSummary:
+    if record.summary is None:
+        fail_input(f"run {record.run_id!r} has no summary (status {record.status})")
+    return EvalSummary.model_validate(record.summary)
 
 
 def _write(text: str, output: Path | None) -> None:
@@ -63,6 +68,31 @@ def _write(text: str, output: Path | None) -> None:
         typer.echo(text)
     else:
         write_text(output, text + ("" if text.endswith("\n") else "\n"))
+
+
+@contextmanager
+def open_output(output: Path | None) -> Iterator[TextIO]:
+    """Standard output, or the ``--output`` file (a clear error, never a traceback)."""
+    if output is None:
+        yield sys.stdout
+        return
+    try:
+        with output.open("w", encoding="utf-8") as sink:
+            yield sink
+    except OSError as exc:
+        fail_input(f"--output: cannot write {output}: {exc.strerror or exc}")
+
+
+async def _write_events(store: EventStore, run_id: str, output: Path | None) -> None:
+    """The log as JSON lines, page by page (never the whole log in memory)."""
+    with open_output(output) as sink:
+        after, first = -1, True
+        while page := await store.events(run_id, after, LOG_PAGE):
+            for event in page:
+                sink.write(("" if first else "\n") + json.dumps(event.to_wire()))
+                first = False
+            after = page[-1].sequence
+        sink.write("\n")
 
 
 def export(
@@ -83,36 +113,45 @@ def export(
     store: StoreOpt = None,
 ) -> None:
     """Export a stored run for other tools."""
-    record, events = _loaded(store, run_id)
-    if fmt is ExportFormat.eee:
-        for path in _eee(record, events, output):
-            typer.echo(str(path))
-    elif fmt in (ExportFormat.summary, ExportFormat.junit, ExportFormat.markdown):
-        if record.summary is None:
-            fail_input(f"run {run_id!r} has no summary (status {record.status})")
-        summary = EvalSummary.model_validate(record.summary)
-        if fmt is ExportFormat.junit:
-            _write(junit_xml(summary, run_id, _detail(record, events)), output)
-        elif fmt is ExportFormat.markdown:
-            _write(markdown(summary, run_id, _detail(record, events)), output)
-        else:
-            _write(json.dumps(record.summary, indent=2), output)
-    elif fmt is ExportFormat.events:
-        _write("\n".join(json.dumps(e.to_wire()) for e in events), output)
-    else:
-        _write(otlp_json_lines(record.suite_id, run_id, events), output)
-
-
-def _eee(record: RunRecord, events: list[RunEvent], output: Path | None) -> list[Path]:
-    if output is None:
+    if fmt is ExportFormat.eee and output is None:
         fail_input("--format eee writes two files: name their directory with -o")
-    if record.summary is None:
-        fail_input(f"run {record.run_id!r} has no summary (status {record.status})")
-    summary = EvalSummary.model_validate(record.summary)
+
+    async def go() -> None:
+        async with opened_store(store, must_exist=True) as opened:
+            record = await _record(opened, run_id)
+            if fmt is ExportFormat.eee:
+                assert output is not None
+                for path in await _eee(opened, record, output):
+                    typer.echo(str(path))
+            elif fmt is ExportFormat.summary:
+                _summary_of(record)
+                _write(json.dumps(record.summary, indent=2), output)
+            elif fmt in (ExportFormat.junit, ExportFormat.markdown):
+                summary = _summary_of(record)
+                detail = await fold_log(opened, run_id, _detail_of(record))
+                render = junit_xml if fmt is ExportFormat.junit else markdown
+                _write(render(summary, run_id, detail), output)
+            elif fmt is ExportFormat.events:
+                await _write_events(opened, run_id, output)
+            else:  # the spans are built in memory: see exports.otel
+                log = await fold_log(opened, run_id, list)
+                _write(otlp_json_lines(record.suite_id, run_id, log), output)
+
+    anyio.run(go)
+
+
+async def _eee(store: EventStore, record: RunRecord, output: Path) -> list[Path]:
+    summary = _summary_of(record)
+    usage: dict[tuple[str, int], TrialUsage] = {}
+
+    def keep(task: Task, view: TrialView) -> None:
+        usage[(task.taskId, view.trial_index)] = TrialUsage.of(view)
+
+    detail = await fold_log(store, record.run_id, _detail_of(record, keep))
     export = eee_export(
         summary,
-        _detail(record, events),
-        collect_trials(events),
+        detail,
+        usage,
         run_id=record.run_id,
         agent_id=record.agent_id,
         retrieved_timestamp=str(int(time.time())),
@@ -128,16 +167,16 @@ def report(
     store: StoreOpt = None,
 ) -> None:
     """Write a self-contained HTML report of a completed run."""
-    record, events = _loaded(store, run_id)
-    if record.summary is None:
-        fail_input(f"run {run_id!r} has no summary (status {record.status})")
-    summary = EvalSummary.model_validate(record.summary)
+
+    async def go() -> tuple[RunRecord, EvalSummary, RunDetail]:
+        async with opened_store(store, must_exist=True) as opened:
+            record = await _record(opened, run_id)
+            summary = _summary_of(record)
+            return record, summary, await fold_log(opened, run_id, _detail_of(record))
+
+    record, summary, detail = anyio.run(go)
     page = render_report(
-        summary,
-        run_id=run_id,
-        status=record.status,
-        created_at=record.created_at,
-        detail=_detail(record, events),
+        summary, run_id=run_id, status=record.status, created_at=record.created_at, detail=detail
     )
     write_text(output, page)
     typer.echo(str(output))

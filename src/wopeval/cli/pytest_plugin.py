@@ -96,7 +96,7 @@ class SuiteFile(pytest.File):
         from wopeval.events.store import EventStore
         from wopeval.grading.detail import run_detail
         from wopeval.service.api import evaluate
-        from wopeval.service.runs import grading_options
+        from wopeval.service.runs import fold_log, grading_options
         from wopeval.suite import parse_suite
 
         url = self.store or str(Path(tempfile.mkdtemp(prefix="wopeval-pytest-")) / "run.db")
@@ -106,8 +106,10 @@ class SuiteFile(pytest.File):
             record = await store.get_run(result.run_id)
             assert record is not None
             suite = parse_suite(record.suite_document)
-            events = await store.events(result.run_id)
-            detail = run_detail(suite, events, grading_options(record.run_request))
+            options = grading_options(record.run_request)
+            detail = await fold_log(
+                store, result.run_id, lambda log: run_detail(suite, log, options)
+            )
             return result.summary, detail
         finally:
             await store.close()

@@ -1,4 +1,4 @@
-"""``wopeval run``, ``grade``, ``runs`` and ``show``: execute suites and read stored runs."""
+"""``wopeval run``: execute a suite (``grade``, ``runs`` and ``show`` are in stored_cmds)."""
 
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ from wopeval.compare import registered_methods
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
-from wopeval.errors import RunNotFound, UserError
+from wopeval.errors import UserError
 from wopeval.grading.trial import TrialGrade
-from wopeval.service.runs import RunService, fold_log, grading_options, regrade
-from wopeval.suite import SuiteError, load_suite, parse_suite
+from wopeval.service.runs import RunService, fold_log, grading_options
+from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
 
@@ -415,124 +415,8 @@ def _report(
     raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
 
 
-def grade(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored."""
-
-    async def go() -> Any:
-        async with opened_store(store, must_exist=True) as opened:
-            record = await opened.get_run(run_id)
-            if record is None:
-                raise RunNotFound(run_id)
-            if record.summary is None:
-                fail_input(f"run {run_id!r} has no summary to reproduce (status {record.status})")
-            return await regrade(opened, run_id)
-
-    from rich.console import Console
-
-    from wopeval.cli.render import print_summary
-
-    try:
-        result = anyio.run(go)
-    except RunNotFound:
-        fail_input(f"run {run_id!r} is not in the store")
-    if as_json:
-        typer.echo(result.summary.to_json())
-    else:
-        suite = parse_suite(result.record.suite_document)
-        print_summary(Console(), result.summary, run_id, suite)
-        same = result.reproduces_stored
-        typer.echo("reproduces the stored summary exactly" if same else "DIFFERS from stored")
-    raise typer.Exit(EXIT_OK if result.reproduces_stored else EXIT_FAILED)
-
-
-def runs(
-    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 20,
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """List stored runs, newest first."""
-
-    async def go() -> Any:
-        async with opened_store(store, must_exist=True) as opened:
-            return await opened.list_runs(limit=limit)
-
-    from wopeval.cli.render import runs_lines
-
-    records = anyio.run(go)
-    if as_json:
-        rows = [
-            {
-                "runId": r.run_id,
-                "suiteId": r.suite_id,
-                "suiteVersion": r.suite_version,
-                "agentId": r.agent_id,
-                "status": r.status,
-                "createdAt": r.created_at,
-                "passed": (r.summary or {}).get("passed"),
-            }
-            for r in records
-        ]
-        typer.echo(json.dumps({"runs": rows}))
-    else:
-        for line in runs_lines(records):
-            typer.echo(line)
-
-
-def show(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
-    events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
-    store: StoreOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Print one stored run: status, summary and (with --events) its event log."""
-
-    async def go() -> Any:
-        async with opened_store(store, must_exist=True) as opened:
-            record = await opened.get_run(run_id)
-            log = await opened.events(run_id) if record is not None else []
-            return record, log
-
-    from rich.console import Console
-
-    from wopeval.cli.render import print_summary
-    from wopeval.grading.detail import run_detail
-
-    record, log = anyio.run(go)
-    if record is None:
-        fail_input(f"run {run_id!r} is not in the store")
-    if as_json:
-        doc: dict[str, Any] = {
-            "runId": record.run_id,
-            "status": record.status,
-            "summary": record.summary,
-            "error": record.error,
-        }
-        if events:
-            doc["events"] = [e.to_wire() for e in log]
-        typer.echo(json.dumps(doc))
-        return
-    console = Console()
-    console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {len(log)}")
-    if record.summary is not None:
-        suite = parse_suite(record.suite_document)
-        detail = run_detail(suite, log, grading_options(record.run_request))
-        summary = EvalSummary.model_validate(record.summary)
-        print_summary(console, summary, run_id, suite, detail=detail)
-    if record.error is not None:
-        console.print(f"error: {record.error.get('code')}: {record.error.get('message')}")
-    for event in log if events else ():
-        console.print(f"{event.sequence:>6} {event.type}", highlight=False)
-
-
 def register(app: typer.Typer) -> None:
     app.command()(run)
-    app.command()(grade)
-    app.command()(runs)
-    app.command()(show)
 
 
 __all__ = ["EXIT_BAD_INPUT", "register"]

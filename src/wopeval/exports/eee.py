@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ SCHEMA_VERSION = "0.3.0"
 STDERR_METHOD = "clustered by task: stdev of per-task mean scores / sqrt(taskCount) (Miller 2024)"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
-__all__ = ["STDERR_METHOD", "EeeExport", "eee_export", "write_eee"]
+__all__ = ["STDERR_METHOD", "EeeExport", "TrialUsage", "eee_export", "write_eee"]
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,22 @@ def _model(agent_id: str) -> tuple[str, str]:
     return _SAFE.sub("-", head) or "wopeval", _SAFE.sub("-", tail or agent_id)
 
 
+@dataclass(frozen=True)
+class TrialUsage:
+    """What an instance line reads of a trial's view: kept per trial instead of the view."""
+
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+    latency_ms: int | None
+
+    @classmethod
+    def of(cls, view: TrialView) -> TrialUsage:
+        return cls(view.input_tokens, view.output_tokens, len(view.calls), view.latency_ms)
+
+
 def _instance(
-    base: dict[str, Any], task_id: str, cell: Any, view: TrialView | None
+    base: dict[str, Any], task_id: str, cell: Any, view: TrialUsage | None
 ) -> dict[str, Any]:
     tokens = None
     if view is not None and (view.input_tokens or view.output_tokens):
@@ -83,7 +98,7 @@ def _instance(
         "evaluation": {
             "score": cell.score if cell.score is not None else 0.0,
             "is_correct": cell.status == "pass",
-            "tool_calls_count": len(view.calls) if view is not None else 0,
+            "tool_calls_count": view.tool_calls if view is not None else 0,
         },
         "token_usage": tokens,
         "performance": {"latency_ms": view.latency_ms} if view and view.latency_ms else None,
@@ -153,13 +168,14 @@ def _aggregate(
 def eee_export(
     summary: EvalSummary,
     detail: RunDetail,
-    views: dict[tuple[str, int], TrialView],
+    usage: Mapping[tuple[str, int], TrialUsage],
     *,
     run_id: str,
     agent_id: str,
     retrieved_timestamp: str,
 ) -> EeeExport:
-    """The aggregate and instance records of one completed run (pure)."""
+    """The aggregate and instance records of one completed run (pure). ``usage``: each trial's
+    :class:`TrialUsage`, collected while its detail is graded (``run_detail(on_trial=…)``)."""
     # the datastore pins a version-4 shaped uuid; derived from the run id, so exports are stable
     digest = hashlib.sha256(run_id.encode()).digest()[:16]
     evaluation_uuid = str(uuid.UUID(bytes=digest, version=4))
@@ -175,7 +191,7 @@ def eee_export(
         "evaluation_result_id": result_id,
     }
     instances = [
-        _instance(base, task.task_id, cell, views.get((task.task_id, cell.trial_index)))
+        _instance(base, task.task_id, cell, usage.get((task.task_id, cell.trial_index)))
         for task in detail.tasks
         for cell in task.cells
     ]

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from wopeval.grading.exact import at_least
+from wopeval.grading.fold import TrialHook
 from wopeval.grading.reasons import Verdict, explain
-from wopeval.grading.summary import GradingOptions, grade_run
+from wopeval.grading.summary import GradingOptions, grade_run, pass_score_of
 from wopeval.grading.trial import trajectory_of
 from wopeval.grading.views import TrialView
 from wopeval.suite.models import AgentEvalSuite, Task
@@ -71,16 +72,31 @@ class RunDetail:
 
 
 def run_detail(
-    suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions
+    suite: AgentEvalSuite,
+    events: Iterable[RunEvent],
+    options: GradingOptions,
+    *,
+    on_trial: TrialHook | None = None,
 ) -> RunDetail:
-    graded = grade_run(suite, events, options)
+    """Grade the run and give every planned trial its cell, in the same single folding pass
+    (:func:`~wopeval.grading.summary.grade_run`): each trial's view becomes its small cell as
+    it closes and is dropped, so memory holds the cells (one per trial: a status, a score and,
+    for a trial that did not pass, its reason), never the run's views. ``on_trial`` also sees
+    each planned trial's final view (to keep more of it, e.g. the EEE export's usage)."""
+    pass_score = pass_score_of(suite, options)
+    found: dict[tuple[str, int], TrialCell] = {}
+
+    def keep(task: Task, view: TrialView) -> None:
+        found[(task.taskId, view.trial_index)] = _cell(task, view, options, pass_score)
+        if on_trial is not None:
+            on_trial(task, view)
+
+    graded = grade_run(suite, events, options, on_trial=keep)
     tasks: list[TaskDetail] = []
     count = suite.trial_plan.effective_count
     for task, grade in zip(suite.tasks, graded.tasks, strict=True):
-        cells = [
-            _cell(task, i, graded.views.get((task.taskId, i)), options, graded.pass_score)
-            for i in range(count)
-        ]
+        cells = [found.get((task.taskId, i)) or TrialCell(i, "missing", None, None)
+                 for i in range(count)]  # fmt: skip
         tasks.append(
             TaskDetail(task.taskId, cells, float(grade.result.gating_score), grade.result.passed)
         )
@@ -94,10 +110,9 @@ def run_detail(
     )
 
 
-def _cell(
-    task: Task, index: int, view: TrialView | None, options: GradingOptions, pass_score: float
-) -> TrialCell:
-    if view is None or (not view.ran and view.scored is None):
+def _cell(task: Task, view: TrialView, options: GradingOptions, pass_score: float) -> TrialCell:
+    index = view.trial_index
+    if not view.ran and view.scored is None:
         return TrialCell(index, "missing", None, None)
     scored = view.scored
     passed = scored is not None and scored.passed

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import math
 import statistics
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from wopeval.grading.exact import at_least, exact_mean
+from wopeval.grading.exact import at_least, recorded
 from wopeval.suite.models import PassRule
 from wopeval.wire.summary import TrialsBlock, TrialStats
 
 __all__ = [
+    "OutcomeTally",
     "TaskTrialResult",
     "TrialOutcome",
     "clustered_stderr",
@@ -123,6 +125,50 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
+class OutcomeTally:
+    """One task's trial outcomes, streamed: what :func:`task_result` reads, without the outcomes.
+
+    Holds the counts, the exact sum of the gating scores and the scores themselves (8 bytes a
+    trial, so that ``meanScore`` is the same ``math.fsum`` as over the list).
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.passed_count = 0
+        self._scores = array("d")
+        self._gating = Fraction(0)
+
+    def add(self, outcome: TrialOutcome) -> None:
+        self.n += 1
+        self.passed_count += 1 if outcome.passed else 0
+        self._scores.append(outcome.score)
+        self._gating += recorded(outcome.gating_score)
+
+    def result(self, k: int, pass_rule: PassRule, pass_score: float) -> TaskTrialResult:
+        """Aggregate (RFC 0244 §B; ``mean`` reads the gating score, RFC 0246)."""
+        if self.n == 0:
+            raise ValueError("outcomes must hold at least one trial")
+        n, c = self.n, self.passed_count
+        gating = self._gating / n
+        if pass_rule == "all":
+            passed = c == n
+        elif pass_rule == "any":
+            passed = c >= 1
+        elif pass_rule == "mean":
+            passed = at_least(gating, pass_score)
+        else:
+            raise ValueError(f"passRule must be all, any or mean, got {pass_rule!r}")
+        return TaskTrialResult(
+            n=n,
+            passed_count=c,
+            mean_score=_mean(self._scores),
+            gating_score=gating,
+            pass_at_k=pass_at_k(n, c, k),
+            pass_hat_k=pass_hat_k(n, c, k),
+            passed=passed,
+        )
+
+
 def task_result(
     outcomes: Sequence[TrialOutcome], k: int, pass_rule: PassRule, pass_score: float
 ) -> TaskTrialResult:
@@ -131,28 +177,10 @@ def task_result(
     ``passed``: ``all`` ⇔ every trial passed; ``any`` ⇔ at least one did; ``mean`` ⇔ the mean
     gating score is at least ``pass_score``, compared exactly (a tie passes).
     """
-    if not outcomes:
-        raise ValueError("outcomes must hold at least one trial")
-    n = len(outcomes)
-    c = sum(1 for outcome in outcomes if outcome.passed)
-    gating = exact_mean([outcome.gating_score for outcome in outcomes])
-    if pass_rule == "all":
-        passed = c == n
-    elif pass_rule == "any":
-        passed = c >= 1
-    elif pass_rule == "mean":
-        passed = at_least(gating, pass_score)
-    else:
-        raise ValueError(f"passRule must be all, any or mean, got {pass_rule!r}")
-    return TaskTrialResult(
-        n=n,
-        passed_count=c,
-        mean_score=_mean([outcome.score for outcome in outcomes]),
-        gating_score=gating,
-        pass_at_k=pass_at_k(n, c, k),
-        pass_hat_k=pass_hat_k(n, c, k),
-        passed=passed,
-    )
+    tally = OutcomeTally()
+    for outcome in outcomes:
+        tally.add(outcome)
+    return tally.result(k, pass_rule, pass_score)
 
 
 def clustered_stderr(task_mean_scores: Sequence[float]) -> float | None:

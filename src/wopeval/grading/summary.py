@@ -15,26 +15,27 @@ Aggregation (RFC 0081 §C, RFC 0244 §B with the RFC 0246 correction):
 * a planned trial missing from the log counts as failed, score 0.
 
 Every decision against a threshold (``passScore``, the cost ceilings) is exact
-(:mod:`wopeval.grading.exact`); the reported numbers stay floats.
+(:mod:`wopeval.grading.exact`); the reported numbers stay floats. The log is folded one closed
+trial at a time (:mod:`wopeval.grading.fold`): memory holds the open trials, not the run.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from wopeval.grading.exact import at_least, exact_mean, exceeds
-from wopeval.grading.stats import TaskTrialResult, TrialOutcome, task_result, trial_stats
-from wopeval.grading.trial import LABEL_SKIPPED, grade_trial, recorded_outcome, trajectory_of
-from wopeval.grading.views import TrialView, collect_trials
-from wopeval.suite.models import AgentEvalSuite, Task
-from wopeval.wire.events import PROVIDER_USAGE, ProviderUsage, RunEvent
-from wopeval.wire.summary import Efficiency, EvalSummary, TaskSummary
+from wopeval.grading.exact import ExactTotal, at_least, exact_mean
+from wopeval.grading.fold import MISSING, RunFold, TaskFold, TrialHook
+from wopeval.grading.stats import TaskTrialResult, trial_stats
+from wopeval.suite.models import AgentEvalSuite, PassRule
+from wopeval.wire.events import RunEvent
+from wopeval.wire.summary import EvalSummary, TaskSummary
+
+__all__ = ["MISSING", "Graded", "GradingOptions", "build_summary", "grade_run", "pass_score_of"]
 
 DEFAULT_PASS_SCORE = 1.0
-MISSING = TrialOutcome(score=0.0, passed=False, gated=True)
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,10 @@ class _TaskGrade:
 class Graded:
     """Everything the summary is computed from, for views that explain it (grading.detail)."""
 
-    views: dict[tuple[str, int], TrialView]
     tasks: list[_TaskGrade]
     pass_score: float
     gating_aggregate: Fraction
-    costs: list[float]
+    costs: Sequence[float]
     within_ceilings: bool
 
     @property
@@ -76,26 +76,37 @@ class Graded:
         return any(g.skipped for g in self.tasks)
 
 
-def grade_run(suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions) -> Graded:
-    """Grade every task of a run from its log (pure); :func:`build_summary` reports it."""
-    costs: list[float] = []
+def grade_run(
+    suite: AgentEvalSuite,
+    events: Iterable[RunEvent],
+    options: GradingOptions,
+    *,
+    on_trial: TrialHook | None = None,
+) -> Graded:
+    """Grade every task of a run from its log (pure); :func:`build_summary` reports it.
 
-    def tapped() -> Iterable[RunEvent]:  # one pass: the log may be streamed in pages
-        for e in events:
-            if e.type == PROVIDER_USAGE and isinstance(usage := e.typed, ProviderUsage):
-                costs.append(usage.costEstimateUsd or 0.0)
-            yield e
-
-    views = collect_trials(tapped())
+    One pass that folds each trial as it closes (:mod:`wopeval.grading.fold`), holding only the
+    open trials. A log that the fold cannot read that way (:attr:`TrialCollector.anomaly`) is
+    read again keeping every view, so the result never depends on the path. That second read
+    needs a log that can be iterated again: a one-shot iterator is read once, keeping every
+    view. ``on_trial`` sees each planned trial's final view (again, on a second read).
+    """
     pass_score = pass_score_of(suite, options)
-    graded = [_grade_task(suite, task, views, options, pass_score) for task in suite.tasks]
+    target = options.target_agent_id
+    one_shot = isinstance(events, Iterator)
+    fold = RunFold(suite, target, pass_score, on_trial=on_trial, closing=not one_shot)
+    fold.feed(events)
+    if fold.anomaly is not None:
+        fold = RunFold(suite, target, pass_score, on_trial=on_trial, closing=False)
+        fold.feed(events)
+    plan = suite.trial_plan
+    graded = [_task_grade(suite, f, plan.effective_k, plan.effective_pass_rule) for f in fold.tasks]
     return Graded(
-        views=views,
         tasks=graded,
         pass_score=pass_score,
         gating_aggregate=exact_mean([g.result.gating_score for g in graded]),
-        costs=costs,
-        within_ceilings=_within_ceilings(suite, options, costs, graded),
+        costs=fold.costs,
+        within_ceilings=_within_ceilings(suite, options, fold.cost_total, graded),
     )
 
 
@@ -126,14 +137,14 @@ def build_summary(
 def _within_ceilings(
     suite: AgentEvalSuite,
     options: GradingOptions,
-    costs: Sequence[float],
+    cost_total: ExactTotal,
     graded: Sequence[_TaskGrade],
 ) -> bool:
     thresholds = suite.thresholds
     ceilings = [options.host_max_cost_usd]
     if thresholds is not None:
         ceilings.append(thresholds.maxCostUsd)
-    if any(c is not None and exceeds(costs, c) for c in ceilings):
+    if any(c is not None and cost_total.exceeds(c) for c in ceilings):
         return False
     if thresholds is not None and thresholds.maxP95LatencyMs is not None:
         latencies = [g.summary.latencyMs for g in graded if g.summary.latencyMs is not None]
@@ -149,67 +160,24 @@ def p95(values: Sequence[int]) -> float:
     return float(ordered[rank - 1])
 
 
-def _grade_task(
-    suite: AgentEvalSuite,
-    task: Task,
-    views: dict[tuple[str, int], TrialView],
-    options: GradingOptions,
-    pass_score: float,
-) -> _TaskGrade:
-    plan = suite.trial_plan
-    trial_views = [views.get((task.taskId, i)) for i in range(plan.effective_count)]
-    outcomes = [_outcome(task, v, options, pass_score) for v in trial_views]
-    result = task_result(outcomes, plan.effective_k, plan.effective_pass_rule, pass_score)
-    ran = [v for v in trial_views if v is not None and v.ran]
-    last = ran[-1] if ran else None
-    trajectory = trajectory_of(task, last, options.target_agent_id) if last else None
-    misses = sum(v.fixture_misses for v in ran)
+def _task_grade(suite: AgentEvalSuite, fold: TaskFold, k: int, rule: PassRule) -> _TaskGrade:
+    task = fold.task
+    result = fold.tally.result(k, rule, fold.pass_score)
     fixtured = task.fixtures is not None and (
         task.fixtures.toolResponses is not None or task.fixtures.onMiss is not None
     )
-    latencies = [v.latency_ms for v in ran if v.latency_ms is not None]
     summary = TaskSummary(
         taskId=task.taskId,
         score=result.mean_score,
         passed=result.passed,
-        costUsd=math.fsum(v.cost_usd for v in ran),
-        latencyMs=round(_mean(latencies)) if latencies else None,
-        trajectory=trajectory,
+        costUsd=fold.cost_usd,
+        latencyMs=fold.latency_ms,
+        trajectory=fold.trajectory,
         trials=result.trials_block() if suite.trials is not None else None,
-        efficiency=_efficiency(ran),
-        fixtureMissCount=misses if fixtured or misses else None,
+        efficiency=fold.efficiency(),
+        fixtureMissCount=fold.misses if fixtured or fold.misses else None,
     )
-    skipped = any(
-        v is None or (v.scored is not None and v.scored.scoreLabel == LABEL_SKIPPED)
-        for v in trial_views
-    )
-    return _TaskGrade(summary=summary, result=result, skipped=skipped)
-
-
-def _outcome(
-    task: Task, view: TrialView | None, options: GradingOptions, pass_score: float
-) -> TrialOutcome:
-    if view is None:
-        return MISSING
-    recorded = recorded_outcome(task, view, options.target_agent_id)
-    if recorded is not None:
-        return recorded
-    if not view.ran:
-        return MISSING
-    return grade_trial(
-        task, view, target_agent_id=options.target_agent_id, pass_score=pass_score
-    ).outcome
-
-
-def _efficiency(ran: Sequence[TrialView]) -> Efficiency | None:
-    if not ran:
-        return None
-    return Efficiency(
-        toolCallCount=_mean([len(v.calls) for v in ran]),
-        modelCallCount=_mean([v.model_call_count for v in ran]),
-        inputTokens=_mean([v.input_tokens for v in ran]),
-        outputTokens=_mean([v.output_tokens for v in ran]),
-    )
+    return _TaskGrade(summary=summary, result=result, skipped=fold.skipped)
 
 
 def _mean(values: Sequence[float]) -> float:

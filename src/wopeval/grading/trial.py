@@ -35,6 +35,13 @@ LABEL_UNSCORED = "unscored"
 GATING_LABELS = frozenset({LABEL_TRAJECTORY, LABEL_FIXTURE_MISS, LABEL_SKIPPED, LABEL_UNSCORED})
 
 
+class Unset:
+    """The type of :data:`UNSET`: an argument not given (``None`` is a value here)."""
+
+
+UNSET = Unset()
+
+
 @dataclass(frozen=True)
 class TrialGrade:
     score: float
@@ -64,9 +71,14 @@ def grade_trial(
     pass_score: float,
     judge_score: float | None = None,
     rubric_evaluator: EvaluatorType = "llm_judge",
+    trajectory: TrajectoryBlock | Unset | None = UNSET,
 ) -> TrialGrade:
-    """Grade a trial from its view. ``judge_score`` is required for ``rubric`` tasks."""
-    trajectory = trajectory_of(task, view, target_agent_id)
+    """Grade a trial from its view. ``judge_score`` is required for ``rubric`` tasks.
+
+    ``trajectory``: :func:`trajectory_of` the view, when the caller has it already.
+    """
+    if isinstance(trajectory, Unset):
+        trajectory = trajectory_of(task, view, target_agent_id)
     kind = task.expected.kind
     evaluator: EvaluatorType = rubric_evaluator if kind == "rubric" else "deterministic"
     traj_ok = trajectory is None or trajectory.matched
@@ -97,16 +109,23 @@ def _label(output_ok: bool, traj_ok: bool) -> str:
     return LABEL_PASS if output_ok else LABEL_FAIL
 
 
-def recorded_outcome(task: Task, view: TrialView, target_agent_id: str) -> TrialOutcome | None:
+def recorded_outcome(
+    task: Task,
+    view: TrialView,
+    target_agent_id: str,
+    trajectory: TrajectoryBlock | Unset | None = UNSET,
+) -> TrialOutcome | None:
     """The trial's outcome from its recorded ``eval.scored`` fact, or None when unscored.
 
     Scores are facts (RFC 0244 §H Replay): score and passed are re-read, never re-judged. The
     gate is re-derived from the log (trajectory, fail-closed) and from the recorded label.
+    ``trajectory``: :func:`trajectory_of` the view, when the caller has it already.
     """
     scored = view.scored
     if scored is None:
         return None
-    trajectory = trajectory_of(task, view, target_agent_id)
+    if isinstance(trajectory, Unset):
+        trajectory = trajectory_of(task, view, target_agent_id)
     gated = (
         view.failed_closed
         or (trajectory is not None and not trajectory.matched)

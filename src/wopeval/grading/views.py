@@ -11,7 +11,7 @@ the unfinished one (:mod:`wopeval.engine.resume`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -40,7 +40,7 @@ from wopeval.wire.vocab import (
     X_TASK_ID,
 )
 
-__all__ = ["VENDOR_PREFIXES", "X_ERROR", "TrialView", "collect_trials"]
+__all__ = ["VENDOR_PREFIXES", "X_ERROR", "TrialCollector", "TrialView", "closed", "collect_trials"]
 
 
 @dataclass
@@ -97,37 +97,131 @@ def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialVie
     wopeval's own logs attribute by ``causationId`` (trials interleave). A log from another
     host without wopeval's markers is read by position (RFC 0081 order): a top-level bracket
     owns every event until it closes, and belongs to the next unattributed ``eval.scored``.
-    Payloads are read through their typed models (:attr:`RunEvent.typed`).
+    Payloads are read through their typed models (:attr:`RunEvent.typed`). Every view is kept;
+    :class:`TrialCollector` with ``on_close`` hands them over one at a time instead.
     """
-    views: dict[tuple[str, int], TrialView] = {}
-    by_root: dict[str, TrialView] = {}
-    positional = _Positional()
+    collector = TrialCollector()
     for event in events:
+        collector.feed(event)
+    return collector.views
+
+
+def closed(view: TrialView) -> bool:
+    """Nothing later in a well-formed log changes this view: it is scored, its bracket (if it
+    ran) is complete, and a trial that did not pass has its ``wopeval.trial-failed`` reason —
+    the engine records ``eval.scored`` then the reason as the trial's last events."""
+    scored = view.scored
+    if scored is None or (view.ran and view.completed_at is None):
+        return False
+    return scored.passed or view.reason is not None
+
+
+class TrialCollector:
+    """:func:`collect_trials` one event at a time; with ``on_close``, each view is handed over
+    once :func:`closed` and forgotten, so only the open (interleaved) trials are held.
+
+    The views handed over are those :func:`collect_trials` would give, provided no later event
+    touches a closed trial — true of every log wopeval writes or imports. A log where one does (a
+    second ``eval.scored`` or bracket for a closed key, an event caused by a closed root, a
+    causation chain of another host) sets :attr:`anomaly`, and the caller must read the log
+    again without closing (:func:`wopeval.grading.summary.grade_run` does). Closed keys are
+    remembered in one byte per planned trial (``planned``: taskId → trial count), others in a set.
+    With ``closing=False`` every view is kept and handed over by :meth:`finish`.
+    """
+
+    def __init__(
+        self,
+        on_close: Callable[[TrialView], None] | None = None,
+        planned: Mapping[str, int] | None = None,
+        *,
+        closing: bool = True,
+    ) -> None:
+        self.views: dict[tuple[str, int], TrialView] = {}
+        self.anomaly: str | None = None
+        self._on_close = on_close
+        self._closing = closing and on_close is not None
+        self._by_root: dict[str, TrialView] = {}
+        self._positional = _Positional()
+        self._planned = {task: bytearray(count) for task, count in (planned or {}).items()}
+        self._closed_other: set[tuple[str, int]] = set()
+
+    def feed(self, event: RunEvent) -> None:
         if event.type == INVOCATION_STARTED and _has_key(event, X_TASK_ID):
             started = _as(event, InvocationStarted)
             key = (started.task_id or "", started.trial_index or 0)
-            view = views.get(key)
+            self._touch(key, event)
+            view = self.views.get(key)
             if view is None or (view.ran and view.scored is None):  # a resume's new attempt
-                view = views[key] = TrialView(task_id=key[0], trial_index=key[1])
+                view = self.views[key] = TrialView(task_id=key[0], trial_index=key[1])
             _open(view, event, started)
-            by_root[event.eventId] = view
+            self._by_root[event.eventId] = view
         elif event.type == EVAL_SCORED:
             scored = _as(event, EvalScored)
             key = (scored.taskId, scored.trialIndex or 0)
-            if key not in views and positional.pending:
-                view = positional.pending.pop(0)
+            self._touch(key, event)
+            pending = self._positional.pending
+            if key not in self.views and not self._is_closed(key) and pending:
+                view = pending.pop(0)
                 view.task_id, view.trial_index = key
-                views[key] = view
-            views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1])).scored = scored
+                self.views[key] = view
+            view = self.views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1]))
+            view.scored = scored
+            self._maybe_close(key, view)
         elif event.type == TRIAL_FAILED:
             reason = _as(event, TrialFailed)
             key = (reason.taskId, reason.trialIndex)
-            views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1])).reason = reason
-        elif event.causationId is not None and event.causationId in by_root:
-            _apply(by_root[event.causationId], event)
+            self._touch(key, event)
+            view = self.views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1]))
+            view.reason = reason
+            self._maybe_close(key, view)
+        elif event.causationId is not None and event.causationId in self._by_root:
+            view = self._by_root[event.causationId]
+            _apply(view, event)
+            if event.type == INVOCATION_COMPLETED:
+                self._maybe_close((view.task_id, view.trial_index), view)
         else:
-            positional.feed(event)
-    return views
+            if event.causationId is not None and self._closing:
+                self._flag(event, "an event caused by no open trial")
+            self._positional.feed(event)
+
+    def finish(self) -> None:
+        """Hand over every view still open (unscored, or failed without a recorded reason)."""
+        if self._on_close is None:
+            return
+        for view in list(self.views.values()):
+            self._on_close(view)
+        self.views.clear()
+        self._by_root.clear()
+
+    def _maybe_close(self, key: tuple[str, int], view: TrialView) -> None:
+        hand_over = self._on_close
+        if not self._closing or hand_over is None or not closed(view):
+            return
+        if self.views.get(key) is not view:
+            return
+        del self.views[key]
+        if view.root_event_id is not None:
+            self._by_root.pop(view.root_event_id, None)
+        marks = self._planned.get(key[0])
+        if marks is not None and 0 <= key[1] < len(marks):
+            marks[key[1]] = 1
+        else:
+            self._closed_other.add(key)
+        hand_over(view)
+
+    def _is_closed(self, key: tuple[str, int]) -> bool:
+        marks = self._planned.get(key[0])
+        if marks is not None and 0 <= key[1] < len(marks):
+            return marks[key[1]] == 1
+        return key in self._closed_other
+
+    def _touch(self, key: tuple[str, int], event: RunEvent) -> None:
+        if self._closing and self._is_closed(key):
+            self._flag(event, f"{event.type} for the closed trial {key}")
+
+    def _flag(self, event: RunEvent, why: str) -> None:
+        if self.anomaly is None:
+            self.anomaly = f"event {event.sequence}: {why}"
 
 
 _P = TypeVar("_P", bound=Payload)

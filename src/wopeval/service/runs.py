@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -111,19 +111,23 @@ async def usable_baseline(
 
 LOG_PAGE = 2000
 _T = TypeVar("_T")
+Fold: TypeAlias = Callable[[Iterable[RunEvent]], _T]
 
 
-async def fold_log(store: EventStore, run_id: str, fold: Callable[[Iterable[RunEvent]], _T]) -> _T:
+async def fold_log(store: EventStore, run_id: str, fold: Fold[_T]) -> _T:
     """``fold`` over the run's whole log, read in pages of :data:`LOG_PAGE` events (never all
-    at once): the pure fold runs in a worker thread that fetches each page from this loop."""
+    at once): the pure fold runs in a worker thread that fetches each page from this loop.
+    The log it is given can be iterated again (each pass pages from the start), so grading
+    can read an anomalous log a second time (:func:`wopeval.grading.summary.grade_run`)."""
 
-    def pages() -> Iterator[RunEvent]:
-        after = -1
-        while page := anyio.from_thread.run(store.events, run_id, after, LOG_PAGE):
-            yield from page
-            after = page[-1].sequence
+    class Paged:
+        def __iter__(self) -> Iterator[RunEvent]:
+            after = -1
+            while page := anyio.from_thread.run(store.events, run_id, after, LOG_PAGE):
+                yield from page
+                after = page[-1].sequence
 
-    return await anyio.to_thread.run_sync(lambda: fold(pages()))
+    return await anyio.to_thread.run_sync(lambda: fold(Paged()))
 
 
 async def summarize(

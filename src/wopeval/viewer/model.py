@@ -20,7 +20,7 @@ from wopeval.grading.reasons import TrajectoryDiff, Verdict, explain, trajectory
 from wopeval.grading.stats import pass_at_k, pass_hat_k
 from wopeval.grading.trial import trajectory_of
 from wopeval.grading.views import TrialView, collect_trials
-from wopeval.service.runs import grading_options
+from wopeval.service.runs import fold_log, grading_options
 from wopeval.suite import parse_suite
 from wopeval.suite.models import Task, Thresholds, Trials
 from wopeval.viewer.queries import Outcome, Reason, Scored, all_events, outcomes, trial_events
@@ -198,10 +198,10 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
 
 
 async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:
-    """A log whose failing trials carry no reason: grade it in full (the pure detail)."""
+    """A log whose failing trials carry no reason: grade it (the pure detail, one paged pass)."""
     suite = parse_suite(record.suite_document, source=f"run {record.run_id}")
-    detail = run_detail(suite, await all_events(store, record.run_id),
-                        grading_options(record.run_request))  # fmt: skip
+    options = grading_options(record.run_request)
+    detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
     return [
         TaskRow(t.task_id, [Cell(c.trial_index, c.status, c.score,
                                  c.reason.message if c.reason else None,

@@ -1,0 +1,178 @@
+"""``wopeval grade``, ``runs`` and ``show``: read stored runs (the log in pages)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import anyio
+import typer
+
+from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
+from wopeval.errors import RunNotFound
+from wopeval.service.runs import LOG_PAGE, fold_log, grading_options, regrade
+from wopeval.suite import parse_suite
+from wopeval.wire.summary import EvalSummary
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from wopeval.events.store import EventStore, RunRecord
+    from wopeval.wire.events import RunEvent
+
+StoreOpt = Annotated[str | None, store_option()]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+
+
+def grade(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored."""
+
+    async def go() -> Any:
+        async with opened_store(store, must_exist=True) as opened:
+            record = await opened.get_run(run_id)
+            if record is None:
+                raise RunNotFound(run_id)
+            if record.summary is None:
+                fail_input(f"run {run_id!r} has no summary to reproduce (status {record.status})")
+            return await regrade(opened, run_id)
+
+    from rich.console import Console
+
+    from wopeval.cli.render import print_summary
+
+    try:
+        result = anyio.run(go)
+    except RunNotFound:
+        fail_input(f"run {run_id!r} is not in the store")
+    if as_json:
+        typer.echo(result.summary.to_json())
+    else:
+        suite = parse_suite(result.record.suite_document)
+        print_summary(Console(), result.summary, run_id, suite)
+        same = result.reproduces_stored
+        typer.echo("reproduces the stored summary exactly" if same else "DIFFERS from stored")
+    raise typer.Exit(EXIT_OK if result.reproduces_stored else EXIT_FAILED)
+
+
+def runs(
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 20,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List stored runs, newest first."""
+
+    async def go() -> Any:
+        async with opened_store(store, must_exist=True) as opened:
+            return await opened.list_runs(limit=limit)
+
+    from wopeval.cli.render import runs_lines
+
+    records = anyio.run(go)
+    if as_json:
+        rows = [
+            {
+                "runId": r.run_id,
+                "suiteId": r.suite_id,
+                "suiteVersion": r.suite_version,
+                "agentId": r.agent_id,
+                "status": r.status,
+                "createdAt": r.created_at,
+                "passed": (r.summary or {}).get("passed"),
+            }
+            for r in records
+        ]
+        typer.echo(json.dumps({"runs": rows}))
+    else:
+        for line in runs_lines(records):
+            typer.echo(line)
+
+
+def show(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one stored run: status, summary and (with --events) its event log.
+
+    The log is read in pages: the detail is folded in one pass (``run_detail``), the events
+    are printed page by page; no more than a page of events is held at once.
+    """
+
+    async def go() -> None:
+        async with opened_store(store, must_exist=True) as opened:
+            record = await opened.get_run(run_id)
+            if record is None:
+                fail_input(f"run {run_id!r} is not in the store")
+            if as_json:
+                await _show_json(opened, record, events)
+            else:
+                await _show_text(opened, record, events)
+
+    anyio.run(go)
+
+
+async def _pages(store: EventStore, run_id: str) -> AsyncIterator[list[RunEvent]]:
+    after = -1
+    while page := await store.events(run_id, after, LOG_PAGE):
+        yield page
+        after = page[-1].sequence
+
+
+async def _show_json(store: EventStore, record: RunRecord, events: bool) -> None:
+    doc: dict[str, Any] = {
+        "runId": record.run_id,
+        "status": record.status,
+        "summary": record.summary,
+        "error": record.error,
+    }
+    if not events:
+        typer.echo(json.dumps(doc))
+        return
+    head = json.dumps({**doc, "events": []})
+    out = sys.stdout  # the same document as json.dumps of it whole, written a page at a time
+    out.write(head[: -len("[]}")] + "[")
+    first = True
+    async for page in _pages(store, record.run_id):
+        for event in page:
+            out.write(("" if first else ", ") + json.dumps(event.to_wire()))
+            first = False
+    out.write("]}\n")
+    out.flush()
+
+
+async def _show_text(store: EventStore, record: RunRecord, events: bool) -> None:
+    from rich.console import Console
+
+    from wopeval.cli.render import print_summary
+    from wopeval.grading.detail import run_detail
+
+    console = Console()
+    count = await store.last_sequence(record.run_id) + 1
+    console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {count}")
+    if record.summary is not None:
+        suite = parse_suite(record.suite_document)
+        options = grading_options(record.run_request)
+        detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
+        summary = EvalSummary.model_validate(record.summary)
+        print_summary(console, summary, record.run_id, suite, detail=detail)
+    if record.error is not None:
+        console.print(f"error: {record.error.get('code')}: {record.error.get('message')}")
+    if events:
+        async for page in _pages(store, record.run_id):
+            for event in page:
+                console.print(f"{event.sequence:>6} {event.type}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(grade)
+    app.command()(runs)
+    app.command()(show)
+
+
+__all__ = ["register"]
