@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SCALE = ROOT / "bench" / "scale.py"
+CHILD = ROOT / "bench" / "scale_child.py"  # the children bench/scale.py runs
 
 
 def _child(src: Path, *args: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     done = subprocess.run(
-        [sys.executable, str(SCALE), "--child", *args],
+        [sys.executable, str(CHILD), *args],
         env=env, capture_output=True, text=True, timeout=7200, cwd=str(src.parent),
     )  # fmt: skip
     if done.returncode != 0:

@@ -44,17 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench import scale_peers, scale_proc, scale_table  # noqa: E402
 from bench.scale_proc import child, median_of  # noqa: E402
 
-ROWS = (
-    "resume",
-    "memory",
-    "firstTrial",
-    "startup",
-    "wholeProcess",
-    "perTrialCpu",
-    "concurrency",
-    "grading",
-    "keepalive",
-)
+ROWS = scale_table.ROWS
 StoreFactory = Callable[[], tuple[str, Callable[[], None]]]
 
 

@@ -19,17 +19,7 @@ import pytest
 from bench import scale_table
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = [
-    "resume",
-    "memory",
-    "firstTrial",
-    "startup",
-    "wholeProcess",
-    "perTrialCpu",
-    "concurrency",
-    "grading",
-    "keepalive",
-]
+ROWS = list(scale_table.ROWS)
 
 
 def _grading(ms_at_10k: float, growth: float, ratio: float) -> dict[str, Any]:

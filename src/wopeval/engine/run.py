@@ -234,6 +234,17 @@ async def _trial_runner(store: EventStore, env: TrialEnv, executor: Executor) ->
     return functools.partial(run_trial, env)
 
 
+def eval_completed(summary: EvalSummary) -> EvalCompleted:
+    """The ``eval.completed`` payload of a summary (its scalars only: the wire is content-free)."""
+    return EvalCompleted(
+        aggregateScore=summary.aggregateScore,
+        passed=summary.passed,
+        taskCount=summary.taskCount,
+        passedCount=summary.passedCount,
+        regressionVsBaseline=summary.regression.scoreDelta if summary.regression else None,
+    )
+
+
 def all_pairs(suite: AgentEvalSuite) -> Iterator[tuple[int, int]]:
     """Every planned ``(task index, trial index)``, trial-major, generated lazily."""
     for trial_index in range(suite.trial_plan.effective_count):
@@ -277,13 +288,6 @@ async def _finish_events(
     if resume is not None and resume.eval_completed:
         await store.emit_end(run_id, RunCompleted(outputs=wire), summary=wire)
         return
-    completed = EvalCompleted(
-        aggregateScore=summary.aggregateScore,
-        passed=summary.passed,
-        taskCount=summary.taskCount,
-        passedCount=summary.passedCount,
-        regressionVsBaseline=summary.regression.scoreDelta if summary.regression else None,
-    )
-    await store.emit(run_id, completed)
+    await store.emit(run_id, eval_completed(summary))
     # The terminal event, the status and the summary commit together (one transaction).
     await store.emit_end(run_id, RunCompleted(outputs=wire), summary=wire)

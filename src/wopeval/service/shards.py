@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 import anyio
 
 from wopeval.engine.distributed import record_remote_trial
+from wopeval.engine.run import eval_completed
 from wopeval.errors import UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
@@ -48,7 +49,6 @@ from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
     ErrorObject,
-    EvalCompleted,
     EvalScored,
     EvalStarted,
     Owner,
@@ -362,14 +362,7 @@ async def merge_shards(
         for shard in present:
             await _copy(store, run_id, shard, dropped[shard.run_id])
         summary = await summarize(store, suite, run_id, request)
-        completed = EvalCompleted(
-            aggregateScore=summary.aggregateScore,
-            passed=summary.passed,
-            taskCount=summary.taskCount,
-            passedCount=summary.passedCount,
-            regressionVsBaseline=summary.regression.scoreDelta if summary.regression else None,
-        )
-        await store.emit(run_id, completed)
+        await store.emit(run_id, eval_completed(summary))
         wire = summary.to_wire()
         await store.emit_end(run_id, RunCompleted(outputs=wire), summary=wire)
     except BaseException as exc:
