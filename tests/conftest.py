@@ -83,25 +83,3 @@ async def store(store_url: str) -> AsyncIterator[EventStore]:
         yield opened
     finally:
         await opened.close()
-
-
-# The slowest files start first, so the two workers (``-n 2 --dist loadfile``) finish together
-# rather than one idling while the other runs a long file at the end (about a minute: the EEE
-# validator's venv is built on a fresh clone). Order only; every test still runs.
-_SLOW_FIRST = (
-    "tests/exports/test_eee.py",
-    "tests/robust/test_run_end.py",
-    "tests/robust/test_processes.py",
-    "tests/service/test_shard_crash.py",
-    "tests/service/test_run_service.py",
-    "tests/test_readme.py",
-    "tests/cli/test_pytest_plugin.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return _SLOW_FIRST.index(path) if path in _SLOW_FIRST else len(_SLOW_FIRST)
-
-    items.sort(key=rank)  # stable: the order within each file is kept
