@@ -8,11 +8,11 @@ run service, prints its id, then executes it.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import anyio
 
-from tests.service.crash_worker import AGENT, crash_suite, live_registry
+from tests.service.crash_worker import AGENT, crash_suite
+from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service.runs import RunService
@@ -21,7 +21,7 @@ from wopeval.service.shards import plan_shard
 
 async def main(store_url: str, group: str, index: int, count: int) -> None:
     store = await EventStore.open(store_url)
-    service = RunService(store, live_registry(Path("/dev/null")))
+    service = RunService(store, Registry())  # fixtures only: no live tool to register
     plan = await service.plan(crash_suite(False), AGENT, RunSettings(concurrency=3))
     plan = plan_shard(plan, index, count, group)
     record = await service.create(plan)
