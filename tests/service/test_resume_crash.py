@@ -42,12 +42,11 @@ def _without_latency(value: Any) -> Any:
     return value
 
 
-def _crashed_run(store_url: str, live_log: Path, with_live: bool, delay: float) -> str:
-    """Start the worker, wait for its run id, SIGKILL it ``delay`` seconds later."""
+def kill_after_run_id(argv: list[str], delay: float) -> str:
+    """Start ``python -m`` ``argv``, wait for the run id it prints, SIGKILL it ``delay`` s later."""
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.service.crash_worker", store_url, str(live_log),
-         "live" if with_live else "fixtures"],
+        [sys.executable, "-m", *argv],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert child.stdout is not None
@@ -58,6 +57,12 @@ def _crashed_run(store_url: str, live_log: Path, with_live: bool, delay: float) 
         child.wait()
     assert run_id.strip(), "the worker died before creating its run"
     return run_id.strip()
+
+
+def _crashed_run(store_url: str, live_log: Path, with_live: bool, delay: float) -> str:
+    """Start the worker, wait for its run id, SIGKILL it ``delay`` seconds later."""
+    mode = "live" if with_live else "fixtures"
+    return kill_after_run_id(["tests.service.crash_worker", store_url, str(live_log), mode], delay)
 
 
 def _scored(events: list[Any]) -> Counter[tuple[str, int]]:

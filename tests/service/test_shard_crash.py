@@ -13,17 +13,13 @@ import asyncio
 import os
 import random
 import secrets
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from tests.service.crash_worker import AGENT, crash_suite, live_registry
-from tests.service.test_resume_crash import _scored, _without_latency
+from tests.service.test_resume_crash import _scored, _without_latency, kill_after_run_id
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service.runs import RunService
@@ -35,19 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _killed_shard(store_url: str, group: str, delay: float) -> str:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.service.shard_worker", store_url, group, "1", "2"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert child.stdout is not None
-    with child.stdout:
-        run_id = child.stdout.readline()
-        time.sleep(delay)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    assert run_id.strip(), "the worker died before creating its run"
-    return run_id.strip()
+    return kill_after_run_id(["tests.service.shard_worker", store_url, group, "1", "2"], delay)
 
 
 @pytest.mark.parametrize("seed", range(3))
