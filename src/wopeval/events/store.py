@@ -139,6 +139,7 @@ class EventStore(EmitsTyped, RunRegistry):
         self._closed = False
         self.owner: str | None = None
         self.lease_seconds = LEASE_SECONDS
+        self._taps: dict[str, Callable[[RunEvent], None]] = {}
 
     @classmethod
     async def open(cls, url: str | None = None) -> EventStore:
@@ -325,6 +326,22 @@ class EventStore(EmitsTyped, RunRegistry):
         stamp = timestamp if timestamp is not None else utc_now()
         item = queued_item(run_id, type, payload, causation_id, node_id, event_id, stamp)
         return await self._enqueue(item)
+
+    def tap(self, run_id: str, receive: Callable[[RunEvent], None]) -> Callable[[], None]:
+        """Hand ``receive`` each event this store commits to ``run_id`` from now on, in
+        sequence order, right after its commit (it must not raise); returns the call that
+        stops it. One tap a run (the run's live summary fold, :mod:`wopeval.grading.live`).
+        Another process's appends to the run are not seen: the receiver checks the sequence.
+        """
+        if run_id in self._taps:
+            raise ValueError(f"run {run_id!r} is tapped already")
+        self._taps[run_id] = receive
+
+        def untap() -> None:
+            if self._taps.get(run_id) is receive:
+                del self._taps[run_id]
+
+        return untap
 
     def emit_later(
         self,
@@ -636,6 +653,12 @@ class EventStore(EmitsTyped, RunRegistry):
             self._next_sequence.pop(item.run_id, None)
 
     def _notify(self, batch: list[Pending]) -> None:
+        taps = self._taps
+        if taps:
+            for item in batch:
+                tap = taps.get(item.run_id)
+                if tap is not None and item.event is not None:
+                    tap(item.event)
         for run_id in {item.run_id for item in batch if item.event is not None}:
             self.notifier.notify(run_id)
 

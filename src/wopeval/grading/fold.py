@@ -158,14 +158,22 @@ class RunFold:
         self.collector = TrialCollector(self._close, planned, closing=closing)
 
     def feed(self, events: Iterable[RunEvent]) -> None:
-        collector = self.collector
+        """Fold the whole log, then :meth:`close`."""
         for event in events:
-            if event.type == PROVIDER_USAGE and isinstance(usage := event.typed, ProviderUsage):
-                cost = usage.costEstimateUsd or 0.0
-                self.costs.append(cost)
-                self.cost_total.add(cost)
-            collector.feed(event)
-        collector.finish()
+            self.feed_one(event)
+        self.close()
+
+    def feed_one(self, event: RunEvent) -> None:
+        """Fold the log's next event (a live run feeds each as it is committed)."""
+        if event.type == PROVIDER_USAGE and isinstance(usage := event.typed, ProviderUsage):
+            cost = usage.costEstimateUsd or 0.0
+            self.costs.append(cost)
+            self.cost_total.add(cost)
+        self.collector.feed(event)
+
+    def close(self) -> None:
+        """The log has ended: hand over the trials still open; count the missing ones."""
+        self.collector.finish()
         for fold in self.tasks:
             fold.finish()
 

@@ -33,7 +33,16 @@ from wopeval.suite.models import AgentEvalSuite, PassRule
 from wopeval.wire.events import RunEvent
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
-__all__ = ["MISSING", "Graded", "GradingOptions", "build_summary", "grade_run", "pass_score_of"]
+__all__ = [
+    "MISSING",
+    "Graded",
+    "GradingOptions",
+    "build_summary",
+    "grade_run",
+    "graded_of",
+    "pass_score_of",
+    "summary_of",
+]
 
 DEFAULT_PASS_SCORE = 1.0
 
@@ -99,6 +108,12 @@ def grade_run(
     if fold.anomaly is not None:
         fold = RunFold(suite, target, pass_score, on_trial=on_trial, closing=False)
         fold.feed(events)
+    return graded_of(suite, options, fold)
+
+
+def graded_of(suite: AgentEvalSuite, options: GradingOptions, fold: RunFold) -> Graded:
+    """What a closed fold of the whole log grades to."""
+    pass_score = pass_score_of(suite, options)
     plan = suite.trial_plan
     graded = [_task_grade(suite, f, plan.effective_k, plan.effective_pass_rule) for f in fold.tasks]
     return Graded(
@@ -113,7 +128,12 @@ def grade_run(
 def build_summary(
     suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions
 ) -> EvalSummary:
-    run = grade_run(suite, events, options)
+    """The run's summary from its whole log (pure)."""
+    return summary_of(suite, grade_run(suite, events, options))
+
+
+def summary_of(suite: AgentEvalSuite, run: Graded) -> EvalSummary:
+    """The ``EvalSummary`` reporting a graded run."""
     graded = run.tasks
     results = [g.result for g in graded]
     aggregate = _mean([r.mean_score for r in results])

@@ -15,6 +15,7 @@ only what a caller adds around it differs (a progress bar, signal handling, HTTP
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeAlias, TypeVar
@@ -32,6 +33,7 @@ from wopeval.engine.toolspec import check_declared_tools
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
+from wopeval.grading.live import LiveFold
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.service.slices import shard_state
 from wopeval.suite import parse_suite, suite_to_document
@@ -39,6 +41,8 @@ from wopeval.suite.models import AgentEvalSuite, EvalMode
 from wopeval.wire.events import RunEvent
 from wopeval.wire.request import HostRequest, RunRequest, ShardRequest
 from wopeval.wire.summary import EvalSummary, RegressionBlock
+
+log = logging.getLogger("wopeval.service")
 
 LOCAL_TENANT = "local"
 
@@ -131,15 +135,25 @@ async def fold_log(store: EventStore, run_id: str, fold: Fold[_T]) -> _T:
 
 
 async def summarize(
-    store: EventStore, suite: AgentEvalSuite, run_id: str, request: RunRequest
+    store: EventStore,
+    suite: AgentEvalSuite,
+    run_id: str,
+    request: RunRequest,
+    live: LiveFold | None = None,
 ) -> EvalSummary:
     """The run's summary from its stored log, with the regression block when it has a baseline.
 
-    The one code path for live runs and re-grades (invariant 1). The baseline's own stored
-    summary is a recorded fact; the verdict is a pure function of both summaries.
+    The one code path for live runs and re-grades (invariant 1): ``live``, the fold a running
+    run fed each event as it was committed, is that fold of the same log; when it did not see
+    the whole log the log is read back. The baseline's own stored summary is a recorded fact;
+    the verdict is a pure function of both summaries.
     """
     options = grading_options(request)
-    summary = await fold_log(store, run_id, lambda log: build_summary(suite, log, options))
+    summary = live.summary(await store.last_sequence(run_id)) if live is not None else None
+    if summary is None:
+        if live is not None:
+            log.debug("run %s: summary read back from the log: %s", run_id, live.unusable)
+        summary = await fold_log(store, run_id, lambda log: build_summary(suite, log, options))
     baseline_id = request.baselineRunId
     if baseline_id is None:
         return summary
@@ -232,21 +246,27 @@ class RunService:
         if plan.shard is not None:  # the engine takes the shard's pairs from the state
             resume = shard_state(plan.shard, resume)
 
-        async def summary() -> EvalSummary:
-            return await summarize(self.store, plan.suite, handle.run_id, request)
+        live = LiveFold(plan.suite, grading_options(request))
+        untap = self.store.tap(handle.run_id, live)
 
-        return await execute_run(
-            self.store,
-            handle,
-            plan.suite,
-            plan.agent_id,
-            self.registry,
-            plan.settings,
-            summarize=summary,
-            judge=self.judge,
-            progress=progress,
-            resume=resume,
-        )
+        async def summary() -> EvalSummary:
+            return await summarize(self.store, plan.suite, handle.run_id, request, live)
+
+        try:
+            return await execute_run(
+                self.store,
+                handle,
+                plan.suite,
+                plan.agent_id,
+                self.registry,
+                plan.settings,
+                summarize=summary,
+                judge=self.judge,
+                progress=progress,
+                resume=resume,
+            )
+        finally:
+            untap()
 
     async def run(
         self, plan: RunPlan, *, progress: ProgressFn | None = None
