@@ -356,6 +356,11 @@ class FailingStore(EventStore):
             raise RuntimeError("disk on fire")
         return await super().append(run_id, type, payload, **kw)
 
+    def emit_later(self, run_id: str, payload: Any, **kw: Any) -> Any:  # how a trial scores
+        if payload.event_type == EVAL_SCORED:
+            raise RuntimeError("disk on fire")
+        return super().emit_later(run_id, payload, **kw)
+
 
 async def test_an_infrastructure_failure_fails_the_run_with_its_own_message(
     store_url: str,
@@ -378,3 +383,34 @@ async def test_an_infrastructure_failure_fails_the_run_with_its_own_message(
     assert stored.status == "failed"
     assert stored.error is not None
     assert stored.error["message"] == "RuntimeError: disk on fire"
+
+
+class FailingCommits(EventStore):
+    """The database refuses the commit of a batch holding a score (queued, not awaited)."""
+
+    async def _insert(self, rows: list[tuple[Any, ...]], **kw: Any) -> None:
+        if any(row[3] == EVAL_SCORED for row in rows):
+            raise RuntimeError("disk on fire")
+        await super()._insert(rows, **kw)
+
+
+async def test_a_failed_commit_of_a_queued_score_fails_the_run(store_url: str) -> None:
+    # A trial's score is queued and its worker goes on; the failed commit still surfaces
+    # (the run settles every trial's last events) and the run fails with the store's error.
+    opened = await FailingCommits.open(store_url)
+    try:
+        suite = make_suite([scripted_task("t", {"output": "ok"}, OK)], trials={"count": 3})
+        agent = "core.conformance.agents.scripted"
+        record = await create_run_record(opened, suite, agent, RunSettings())
+        with pytest.raises(BaseException, match="could not append") as raised:
+            await execute(opened, RunHandle(record.run_id), suite, agent, Registry(), RunSettings())
+        assert "disk on fire" in repr(raised.value) or "disk on fire" in str(raised.value)
+        stored = await opened.get_run(record.run_id)
+        scored = [e for e in await opened.events(record.run_id) if e.type == EVAL_SCORED]
+    finally:
+        await opened.close()
+    assert scored == []
+    assert stored is not None
+    assert stored.status == "failed"
+    assert stored.error is not None
+    assert "disk on fire" in stored.error["message"]

@@ -52,7 +52,7 @@ from wopeval.engine.agent import AgentFn
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
-from wopeval.engine.trial import TrialEnv, record_skipped, run_trial
+from wopeval.engine.trial import TrialEnv, record_skipped, run_trial, settle
 from wopeval.errors import RunError, UserError
 from wopeval.events.emit import EmitsTyped
 from wopeval.events.ids import new_event_id, utc_now
@@ -248,6 +248,7 @@ async def run_buffered(
         grade = None
     else:
         grade = await run_trial(env, task, trial_index)
+        await settle(env)
     return RemoteTrial([event.to_wire() for event in sink.events], list(meter.costs), grade)
 
 

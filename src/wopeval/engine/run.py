@@ -22,10 +22,11 @@ import anyio
 
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.distributed import TrialRunner, ray_trial_runner
+from wopeval.engine.gcpolicy import run_gc_policy
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
-from wopeval.engine.trial import TrialEnv, record_skipped, run_trial
+from wopeval.engine.trial import TrialEnv, record_skipped, run_trial, settle
 from wopeval.events.store import EventStore
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
@@ -153,7 +154,7 @@ async def execute_run(
     await store.set_status(run_id, "running")
     finished = False
     try:
-        with handle.scope:
+        with handle.scope, run_gc_policy():
             await _start_events(store, run_id, suite, settings, resume)
             pairs = None if resume is None else resume.pending(suite)
             await _run_trials(store, env, suite, settings, progress, pairs)
@@ -279,6 +280,7 @@ async def _run_trials(
     async with anyio.create_task_group() as group:
         for _ in range(max(1, settings.concurrency)):
             group.start_soon(worker)
+    await settle(env)  # the last trials' scores, committed before the run is summarised
 
 
 async def _finish_events(

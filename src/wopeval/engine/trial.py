@@ -18,6 +18,7 @@ import logging
 import math
 import secrets
 import traceback
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +49,7 @@ from wopeval.wire.events import (
     ToolReturned,
 )
 
-__all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial"]
+__all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial", "settle"]
 
 log = logging.getLogger("wopeval.engine")
 _TRACEBACK_LIMIT = 8000
@@ -73,6 +74,18 @@ class TrialEnv:
     input_texts: dict[int, tuple[Task, str | None]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # Trials returned with their score (and reason) queued, not yet known committed: see settle
+    settling: deque[_Trial] = field(default_factory=deque, repr=False, compare=False)
+
+
+async def settle(env: TrialEnv, *, wait: bool = True) -> None:
+    """Wait until every trial that returned has its last events (score, reason) committed;
+    raises what a write raised. A trial's score is queued, not awaited, so its worker goes on
+    to the next trial while it commits (with that trial's first events: fewer, fuller commits).
+    Each trial settles, without waiting, those committed already; the run waits for the rest."""
+    settling = env.settling
+    while settling and (wait or settling[0].committed):  # they commit in the order they came
+        await settling.popleft().flush()  # committed: no wait (raises what its write raised)
 
 
 def _new_id(prefix: str) -> str:
@@ -140,6 +153,11 @@ class _Trial:
         queued = later(self.env.run_id, payload, causation_id=self.root_event_id)
         self._queued.append(queued)
         return str(queued.event_id)
+
+    @property
+    def committed(self) -> bool:
+        """Every event it recorded is committed (or failed to be): :meth:`flush` won't wait."""
+        return all(queued.settled for queued in self._queued)
 
     async def flush(self) -> None:
         """Wait until every recorded event is committed; they join ``events`` in order."""
@@ -239,7 +257,9 @@ class TrialContext:
 
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
-    """Run, record and grade one trial; returns its grade (also recorded as ``eval.scored``)."""
+    """Run, record and grade one trial; returns its grade (also recorded as ``eval.scored``,
+    committed by the next :func:`settle`)."""
+    await settle(env, wait=False)
     fixtures = task.fixtures
     seed = copy.deepcopy(list(fixtures.memorySeed or ())) if fixtures else []
     gateway = ToolGateway(fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures)
@@ -256,7 +276,10 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
             trial_index=trial_index,
         )
     )
-    label, failure = await _invoke(env, trial, ids)
+    try:
+        label, failure = await _invoke(env, trial, ids)
+    finally:
+        gateway.before_live = None  # trial → gateway → trial.flush: no cycle left for the GC
     await trial.record(
         InvocationCompleted(
             **ids,
@@ -270,6 +293,7 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     grade, grader_error = await _grade(env, task, view, trial)
     await _record_score(env, trial, view, grade)
     await _record_reason(env, trial, view, grade, grader_error)
+    env.settling.append(trial)
     return grade
 
 
@@ -370,7 +394,7 @@ async def _record_score(env: TrialEnv, trial: _Trial, view: TrialView, grade: Tr
         scoreLabel=grade.label,
         evaluatorType=grade.evaluator_type,
     )
-    await trial.emit(scored)
+    await trial.record(scored)
 
 
 async def _record_reason(
@@ -389,7 +413,7 @@ async def _record_reason(
     )
     if reason is not None:
         trial.log.info("%s: failed: %s", trial.ids, reason.message)
-        await trial.emit(reason)
+        await trial.record(reason)
 
 
 async def record_skipped(env: TrialEnv, task: Task, trial_index: int) -> None:

@@ -111,6 +111,12 @@ class QueuedEvent:
     def event_id(self) -> str:
         return self._item.event_id
 
+    @property
+    def settled(self) -> bool:
+        """Its batch is settled (committed, or failed): :meth:`committed` returns at once."""
+        waiter = self._item.waiter
+        return waiter is None or waiter.done()
+
     async def committed(self) -> RunEvent:
         """The event, once its batch is committed (raises what the write raised). A cancelled
         caller leaves the write to finish; awaiting again later still returns the event."""

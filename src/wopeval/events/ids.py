@@ -34,20 +34,23 @@ class _MonotonicUlid:
         self._lock = threading.Lock()
         self._last_ms = -1
         self._last_random = 0
-        self._prefix = ""  # _base32(self._last_ms, 10), kept: ids come many per millisecond
+        # Kept, as ids come many per millisecond: the time digits and the random part's digits
+        # but its last two (which an increment changes, unless it carries into them).
+        self._prefix = ""
 
     def __call__(self) -> str:
         with self._lock:
             now_ms = time.time_ns() // 1_000_000
             if now_ms <= self._last_ms and self._last_random < _RANDOM_MAX:
                 random_part = self._last_random + 1
+                if not random_part & 1023:  # a carry past the last two digits
+                    self._prefix = _base32(self._last_ms, 10) + _base32(random_part >> 10, 14)
             else:
                 random_part = secrets.randbits(_RANDOM_BITS)
                 self._last_ms = now_ms
-                self._prefix = _base32(now_ms, 10)
+                self._prefix = _base32(now_ms, 10) + _base32(random_part >> 10, 14)
             self._last_random = random_part
-            prefix = self._prefix
-        return prefix + _base32(random_part, 16)
+            return self._prefix + _PAIRS[random_part & 1023]
 
 
 # Every pair of Crockford digits (10 bits), so an id takes 13 look-ups instead of 26.
@@ -74,9 +77,22 @@ def new_event_id() -> str:
     return _ulid()
 
 
+_last_stamp: tuple[int, str] = (-1, "")
+
+
 def utc_now() -> str:
     """The current time as ISO 8601 UTC with milliseconds and ``Z`` (event and run timestamps).
 
-    All stored timestamps use this one fixed-width form, so they sort as strings.
+    All stored timestamps use this one fixed-width form, so they sort as strings. The text of
+    the last millisecond is kept: events come many per millisecond.
     """
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    global _last_stamp
+    ms = time.time_ns() // 1_000_000
+    last = _last_stamp
+    if last[0] == ms:
+        return last[1]
+    moment = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=ms % 1000 * 1000)
+    stamp = moment.isoformat(timespec="milliseconds")
+    text = stamp.replace("+00:00", "Z")
+    _last_stamp = (ms, text)
+    return text
