@@ -35,6 +35,7 @@ TOOL_FAILED = "wopeval.tool_failed"
 # A fixture ``response`` that is exactly ``{FIXTURE_ERROR_KEY: {"code", "message"}}`` is served
 # as that tool error (a recorded tool error, :mod:`wopeval.exports.record`).
 FIXTURE_ERROR_KEY = "x-wopeval-toolError"
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})  # served as they are: no copy
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,9 @@ class ToolGateway:
         if index is not None:
             self._consumed[index] = True
             # A copy: an agent mutating what it was served must not change the suite (§B, §H).
-            response = copy.deepcopy(self._responses[index].response)
+            response = self._responses[index].response
+            if type(response) not in _IMMUTABLE:
+                response = copy.deepcopy(response)
             return Served(_fixture_result(response), "served", None, index)
         self.miss_count += 1
         if self._on_miss == "live":

@@ -16,7 +16,6 @@ import copy
 import json
 import logging
 import math
-import secrets
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
+from wopeval.events.ids import new_event_id
 from wopeval.events.schema import dumps_json
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
@@ -89,7 +89,8 @@ async def settle(env: TrialEnv, *, wait: bool = True) -> None:
 
 
 def _new_id(prefix: str) -> str:
-    return f"{prefix}-{secrets.token_hex(8)}"
+    """A call or invocation id, unique in the process (a ULID: no system call per id)."""
+    return f"{prefix}-{new_event_id()}"
 
 
 def _jsonable(value: Any) -> Any:
@@ -261,7 +262,8 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     committed by the next :func:`settle`)."""
     await settle(env, wait=False)
     fixtures = task.fixtures
-    seed = copy.deepcopy(list(fixtures.memorySeed or ())) if fixtures else []
+    seeded = fixtures.memorySeed if fixtures else None
+    seed = copy.deepcopy(list(seeded)) if seeded else []
     gateway = ToolGateway(fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures)
     trial = _Trial(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
