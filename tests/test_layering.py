@@ -4,6 +4,9 @@ imports only layers below it (or its own), and no module imports itself back thr
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,3 +111,44 @@ def test_no_import_cycle_between_modules() -> None:
     for node in sorted(edges):
         if node not in state:
             visit(node, [node])
+
+
+# Issue 13 §3: ``wopeval run`` imports per sub-command. A whole run (to its exit, the --json
+# report included) of a plain agent never loads the host, numpy, the exports, the conformance
+# kit, the viewer, rich, or what only --model/--agent-file/--agent-cmd/--mcp/--executor ray use.
+NOT_IMPORTED_BY_RUN = (
+    "wopeval.host", "wopeval.exports", "wopeval.conformance", "wopeval.viewer",
+    "wopeval.service.api", "wopeval.agents.build", "wopeval.agents.definition",
+    "wopeval.agents.openai_compat", "wopeval.agents.judge_llm", "wopeval.engine.mcp_tools",
+    "wopeval.engine.cmd_agent", "wopeval.cli.render", "wopeval.cli.merge_cmd",
+    "numpy", "scipy", "fastapi", "starlette", "uvicorn", "jinja2", "rich", "httpx", "openai",
+    "mcp", "ray", "opentelemetry",
+)  # fmt: skip
+_WHOLE_RUN = (
+    "import json, runpy, sys\n"
+    "out = sys.argv.pop()\n"  # the file the loaded modules are written to, at exit
+    "try:\n    runpy.run_module('wopeval', run_name='__main__', alter_sys=True)\n"
+    "finally:\n    open(out, 'w').write(json.dumps(sorted(sys.modules)))\n"
+)
+
+
+def test_wopeval_run_imports_no_other_sub_commands_stack(tmp_path: Path) -> None:
+    suite = {
+        "suiteId": "core.test.evals.imports", "version": "1.0.0", "modes": ["golden"],
+        "targetAgentId": "core.conformance.agents.scripted",
+        "tasks": [{"taskId": "t", "input": {"output": "ok"},
+                   "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}}],
+    }  # fmt: skip
+    (tmp_path / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    modules = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _WHOLE_RUN, "run", "suite.json", "--store", "s.db", "--json",
+         str(modules)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summary"]["passed"] is True
+    loaded = set(json.loads(modules.read_text(encoding="utf-8")))
+    assert {"wopeval.engine.trial", "wopeval.events.store"} <= loaded  # it saw a real run
+    heavy = sorted(m for m in loaded for h in NOT_IMPORTED_BY_RUN if (m + ".").startswith(h + "."))
+    assert heavy == []
