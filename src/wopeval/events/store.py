@@ -26,7 +26,6 @@ and nothing is appended after it (``RunEndedError``; migration 3's triggers refu
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
@@ -35,7 +34,6 @@ from types import TracebackType
 from typing import Any, Final, TypeVar
 
 from sqlalchemy import Row, func, or_, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import StoreError
@@ -44,7 +42,6 @@ from wopeval.events.appends import (
     QueuedEvent,
     check_given,
     dump_payload,
-    is_busy,
     open_appender,
     queued_item,
     wake,
@@ -66,21 +63,19 @@ from wopeval.events.records import (
 )
 from wopeval.events.registry import RunRegistry
 from wopeval.events.schema import (
-    ENDED_MESSAGE,
     apply_migrations,
     create_store_engine,
     drain_sqlite_workers,
     dumps_json,
     ensure_sqlite_wal,
     events,
-    insert_events_sql,
     row_event,
     runs,
     sqlite_workers,
-    transaction,
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
-from wopeval.wire.events import SCHEMA_VERSION, Payload, RunEvent
+from wopeval.events.writes import BatchWrites, run_to_completion
+from wopeval.wire.events import Payload, RunEvent
 from wopeval.wire.vocab import (
     INTERRUPTED_ERROR_CODE,
     RUN_CANCELLED,
@@ -109,12 +104,11 @@ __all__ = [
 END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
-_APPEND_ATTEMPTS: Final = 3
 _T = TypeVar("_T")
 log = logging.getLogger("wopeval.events")
 
 
-class EventStore(EmitsTyped, RunRegistry):
+class EventStore(EmitsTyped, RunRegistry, BatchWrites):
     """Append-only event log plus run registry. Open with :meth:`open`, then :meth:`close`."""
 
     def __init__(self, engine: AsyncEngine, writer: AsyncConnection) -> None:
@@ -279,9 +273,9 @@ class EventStore(EmitsTyped, RunRegistry):
             while self._pending:  # the events queued before the end are written first
                 batch = self._pending[:MAX_BATCH]
                 del self._pending[:MAX_BATCH]
-                await _run_to_completion(self._write_batch(batch))
+                await run_to_completion(self._write_batch(batch))
                 wake(batch)
-            await _run_to_completion(self._write_end(item, values))
+            await run_to_completion(self._write_end(item, values))
         assert item.event is not None
         return item.event
 
@@ -476,7 +470,7 @@ class EventStore(EmitsTyped, RunRegistry):
         SSE client that disconnects should cost nothing but the rest of a short query.
         """
         self._check_open()
-        return await _run_to_completion(self._query(stmt))
+        return await run_to_completion(self._query(stmt))
 
     async def _query(self, stmt: Any) -> Sequence[Row[Any]]:
         async with self._engine.connect() as conn:
@@ -489,195 +483,4 @@ class EventStore(EmitsTyped, RunRegistry):
         self._check_open()
         async with self._write_lock:
             self._check_open()
-            return await _run_to_completion(operation(self._writer))
-
-    async def _write_batch(self, batch: list[Pending]) -> None:
-        """Write ``batch`` as one atomic INSERT and settle every item. Never raises."""
-        failure: BaseException = StoreClosedError("the event store is closed")
-        for _ in range(_APPEND_ATTEMPTS if not self._closed else 0):
-            try:
-                rows = await self._stage(batch)
-                await self._insert(rows)
-            except (IntegrityError, sqlite3.IntegrityError) as exc:  # another process took a
-                # sequence of one of these runs: reload the sequences and retry
-                failure = exc
-                self._forget(batch)
-            except Exception as exc:
-                failure = exc
-                self._forget(batch)
-                break
-            else:
-                self.batches_written += 1
-                self._notify(batch)
-                return
-        for item in batch:
-            item.event = None
-            item.error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
-            item.error.__cause__ = failure
-
-    async def _write_end(self, item: Pending, values: dict[str, Any]) -> None:
-        """The terminal event and the status update, one transaction (retried on a clash)."""
-        guard = update(runs).where(
-            runs.c.run_id == item.run_id, runs.c.status.not_in(TERMINAL_STATUSES)
-        )
-        for attempt in range(_APPEND_ATTEMPTS):
-            try:
-                async with transaction(self._writer):
-                    rows = await self._stage([item])
-                    if item.error is not None:
-                        raise item.error
-                    await self._insert(rows, in_transaction=True)
-                    result = await self._writer.execute(guard.values(values))
-                    if result.rowcount == 0:
-                        raise RunTerminalError(f"run {item.run_id!r} has already ended")
-            except (IntegrityError, sqlite3.IntegrityError) as exc:
-                self._forget([item])
-                if attempt == _APPEND_ATTEMPTS - 1:
-                    raise StoreError(f"could not end run {item.run_id!r}: {exc}") from exc
-            except BaseException:
-                self._forget([item])
-                raise
-            else:
-                self._forget([item])  # ended: no more sequences for it
-                self._notify([item])
-                return
-
-    async def _stage(self, batch: list[Pending]) -> list[tuple[Any, ...]]:
-        """Assign sequences and build rows and events; unknown and ended runs fail
-        individually."""
-        next_sequence = self._next_sequence
-        unknown: set[str] = set()
-        ended: set[str] = set()
-        if any(item.run_id not in next_sequence for item in batch):
-            unknown, ended = await self._load_sequences({item.run_id for item in batch})
-        timestamp = utc_now()
-        rows: list[tuple[Any, ...]] = []
-        for item in batch:
-            item.event = item.error = None
-            run_id = item.run_id
-            if run_id in unknown:
-                item.error = UnknownRunError(f"no run {run_id!r}")
-                continue
-            if run_id in ended:
-                item.error = RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}")
-                continue
-            sequence = next_sequence[run_id]
-            next_sequence[run_id] = sequence + 1
-            stamp = item.timestamp or timestamp
-            payload = json.loads(item.payload_json) if item.payload is None else item.payload
-            item.event = RunEvent.recorded(
-                item.event_id,
-                run_id,
-                item.type,
-                payload,
-                stamp,
-                sequence,
-                SCHEMA_VERSION,
-                item.node_id,
-                None,
-                item.causation_id,
-                typed=item.typed,
-            )
-            rows.append(
-                (
-                    run_id,
-                    sequence,
-                    item.event_id,
-                    item.type,
-                    item.payload_json,
-                    stamp,
-                    SCHEMA_VERSION,
-                    item.node_id,
-                    None,
-                    item.causation_id,
-                )
-            )  # fmt: skip (the events table's column order, as schema.event_row)
-        return rows
-
-    async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
-        """Fill the next-sequence cache for ``run_ids``; return the ids of unknown runs and of
-        ended ones (which are not cached: an append to them is refused)."""
-        missing = [run_id for run_id in run_ids if run_id not in self._next_sequence]
-        if not missing:
-            return set(), set()
-        last = (
-            select(func.max(events.c.sequence))
-            .where(events.c.run_id == runs.c.run_id)
-            .scalar_subquery()
-        )
-        stmt = select(runs.c.run_id, last, runs.c.ended_sequence).where(runs.c.run_id.in_(missing))
-        found = (await self._writer.execute(stmt)).all()
-        ended = set()
-        for run_id, last_sequence, ended_sequence in found:
-            if ended_sequence is not None:
-                ended.add(run_id)
-                continue
-            self._next_sequence[run_id] = 0 if last_sequence is None else int(last_sequence) + 1
-        return set(missing) - {row[0] for row in found}, ended
-
-    async def _insert(self, rows: list[tuple[Any, ...]], *, in_transaction: bool = False) -> None:
-        """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip.
-
-        SQLite, outside a transaction: committed on :attr:`_appender` in this thread, which
-        costs less than the write itself does in the aiosqlite worker thread (a thread hop,
-        GIL hand-offs). The appender never waits for SQLite's write lock (``busy_timeout`` 0,
-        so the event loop is never blocked on another process): when another process holds
-        it, the same statement goes to the writer connection, which waits off the loop.
-        """
-        if not rows:
-            return
-        sql = insert_events_sql(self._engine.dialect, len(rows))
-        params = tuple(value for row in rows for value in row)
-        self.insert_round_trips += 1
-        if self._appender is not None and not in_transaction:
-            try:
-                self._appender.execute(sql, params)
-                return
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise
-                self.appender_fallbacks += 1  # nothing was written: the writer waits for it
-        if self._sqlite:
-            # SQLAlchemy's aiosqlite adapter makes three thread round trips per statement
-            # (cursor, execute, close); aiosqlite's execute_fetchall makes one, which doubles a
-            # lone appender's rate. Same SQL, same AUTOCOMMIT connection, under the write lock.
-            if self._sqlite_driver is None:
-                raw = await self._writer.get_raw_connection()
-                self._sqlite_driver = raw.driver_connection
-            await self._sqlite_driver.execute_fetchall(sql, params)
-        else:
-            await self._writer.exec_driver_sql(sql, params)
-
-    def _forget(self, batch: list[Pending]) -> None:
-        for item in batch:
-            self._next_sequence.pop(item.run_id, None)
-
-    def _notify(self, batch: list[Pending]) -> None:
-        taps = self._taps
-        if taps:
-            for item in batch:
-                tap = taps.get(item.run_id)
-                if tap is not None and item.event is not None:
-                    tap(item.event)
-        for run_id in {item.run_id for item in batch if item.event is not None}:
-            self.notifier.notify(run_id)
-
-
-async def _run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
-    """Await ``operation`` to its end even if the caller is cancelled, then re-raise that.
-
-    The writer connection is shared: a statement abandoned half-way would poison every later
-    write, so a cancelled caller waits for its write to settle (the log stays consistent).
-    """
-    task = asyncio.ensure_future(operation)
-    caught: asyncio.CancelledError | None = None
-    while not task.done():
-        try:
-            await asyncio.wait((task,))
-        except asyncio.CancelledError as exc:
-            caught = caught or exc  # keep the original: anyio's cancel scopes recognise it
-    if caught is not None:
-        if not task.cancelled():
-            task.exception()  # retrieved: the caller's cancellation wins
-        raise caught
-    return task.result()
+            return await run_to_completion(operation(self._writer))

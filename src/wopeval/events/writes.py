@@ -1,0 +1,245 @@
+"""The write half of the store: a batch of queued appends staged (sequences assigned, events
+built), committed as one multi-row ``INSERT``, and its appenders and the run's tap told.
+
+A mixin of :class:`~wopeval.events.store.EventStore`, which provides the connections, the queue
+and the per-run sequence cache (see its module for the group commit these serve).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, TypeVar
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from wopeval.errors import StoreError
+from wopeval.events.appends import Pending, is_busy
+from wopeval.events.ids import utc_now
+from wopeval.events.notify import LogNotifier
+from wopeval.events.records import (
+    TERMINAL_STATUSES,
+    RunEndedError,
+    RunTerminalError,
+    StoreClosedError,
+    UnknownRunError,
+)
+from wopeval.events.schema import ENDED_MESSAGE, events, insert_events_sql, runs, transaction
+from wopeval.wire.events import SCHEMA_VERSION, RunEvent
+
+__all__ = ["APPEND_ATTEMPTS", "BatchWrites", "run_to_completion"]
+
+APPEND_ATTEMPTS: Final = 3
+_T = TypeVar("_T")
+
+
+class BatchWrites:
+    """Staging and committing batches; :class:`~wopeval.events.store.EventStore` queues them."""
+
+    _engine: AsyncEngine
+    _writer: AsyncConnection
+    _sqlite: bool
+    _sqlite_driver: Any
+    _appender: sqlite3.Connection | None
+    _closed: bool
+    _next_sequence: dict[str, int]
+    _taps: dict[str, Callable[[RunEvent], None]]
+    notifier: LogNotifier
+    batches_written: int
+    insert_round_trips: int
+    appender_fallbacks: int
+
+    async def _write_batch(self, batch: list[Pending]) -> None:
+        """Write ``batch`` as one atomic INSERT and settle every item. Never raises."""
+        failure: BaseException = StoreClosedError("the event store is closed")
+        for _ in range(APPEND_ATTEMPTS if not self._closed else 0):
+            try:
+                rows = await self._stage(batch)
+                await self._insert(rows)
+            except (IntegrityError, sqlite3.IntegrityError) as exc:  # another process took a
+                # sequence of one of these runs: reload the sequences and retry
+                failure = exc
+                self._forget(batch)
+            except Exception as exc:
+                failure = exc
+                self._forget(batch)
+                break
+            else:
+                self.batches_written += 1
+                self._notify(batch)
+                return
+        for item in batch:
+            item.event = None
+            item.error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
+            item.error.__cause__ = failure
+
+    async def _write_end(self, item: Pending, values: dict[str, Any]) -> None:
+        """The terminal event and the status update, one transaction (retried on a clash)."""
+        guard = update(runs).where(
+            runs.c.run_id == item.run_id, runs.c.status.not_in(TERMINAL_STATUSES)
+        )
+        for attempt in range(APPEND_ATTEMPTS):
+            try:
+                async with transaction(self._writer):
+                    rows = await self._stage([item])
+                    if item.error is not None:
+                        raise item.error
+                    await self._insert(rows, in_transaction=True)
+                    result = await self._writer.execute(guard.values(values))
+                    if result.rowcount == 0:
+                        raise RunTerminalError(f"run {item.run_id!r} has already ended")
+            except (IntegrityError, sqlite3.IntegrityError) as exc:
+                self._forget([item])
+                if attempt == APPEND_ATTEMPTS - 1:
+                    raise StoreError(f"could not end run {item.run_id!r}: {exc}") from exc
+            except BaseException:
+                self._forget([item])
+                raise
+            else:
+                self._forget([item])  # ended: no more sequences for it
+                self._notify([item])
+                return
+
+    async def _stage(self, batch: list[Pending]) -> list[tuple[Any, ...]]:
+        """Assign sequences and build rows and events; unknown and ended runs fail
+        individually."""
+        next_sequence = self._next_sequence
+        unknown: set[str] = set()
+        ended: set[str] = set()
+        if any(item.run_id not in next_sequence for item in batch):
+            unknown, ended = await self._load_sequences({item.run_id for item in batch})
+        timestamp = utc_now()
+        rows: list[tuple[Any, ...]] = []
+        for item in batch:
+            item.event = item.error = None
+            run_id = item.run_id
+            if run_id in unknown:
+                item.error = UnknownRunError(f"no run {run_id!r}")
+                continue
+            if run_id in ended:
+                item.error = RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}")
+                continue
+            sequence = next_sequence[run_id]
+            next_sequence[run_id] = sequence + 1
+            stamp = item.timestamp or timestamp
+            payload = json.loads(item.payload_json) if item.payload is None else item.payload
+            item.event = RunEvent.recorded(
+                item.event_id,
+                run_id,
+                item.type,
+                payload,
+                stamp,
+                sequence,
+                SCHEMA_VERSION,
+                item.node_id,
+                None,
+                item.causation_id,
+                typed=item.typed,
+            )
+            rows.append(
+                (
+                    run_id,
+                    sequence,
+                    item.event_id,
+                    item.type,
+                    item.payload_json,
+                    stamp,
+                    SCHEMA_VERSION,
+                    item.node_id,
+                    None,
+                    item.causation_id,
+                )
+            )  # fmt: skip (the events table's column order, as schema.event_row)
+        return rows
+
+    async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
+        """Fill the next-sequence cache for ``run_ids``; return the ids of unknown runs and of
+        ended ones (which are not cached: an append to them is refused)."""
+        missing = [run_id for run_id in run_ids if run_id not in self._next_sequence]
+        if not missing:
+            return set(), set()
+        last = (
+            select(func.max(events.c.sequence))
+            .where(events.c.run_id == runs.c.run_id)
+            .scalar_subquery()
+        )
+        stmt = select(runs.c.run_id, last, runs.c.ended_sequence).where(runs.c.run_id.in_(missing))
+        found = (await self._writer.execute(stmt)).all()
+        ended = set()
+        for run_id, last_sequence, ended_sequence in found:
+            if ended_sequence is not None:
+                ended.add(run_id)
+                continue
+            self._next_sequence[run_id] = 0 if last_sequence is None else int(last_sequence) + 1
+        return set(missing) - {row[0] for row in found}, ended
+
+    async def _insert(self, rows: list[tuple[Any, ...]], *, in_transaction: bool = False) -> None:
+        """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip.
+
+        SQLite, outside a transaction: committed on :attr:`_appender` in this thread, which
+        costs less than the write itself does in the aiosqlite worker thread (a thread hop,
+        GIL hand-offs). The appender never waits for SQLite's write lock (``busy_timeout`` 0,
+        so the event loop is never blocked on another process): when another process holds
+        it, the same statement goes to the writer connection, which waits off the loop.
+        """
+        if not rows:
+            return
+        sql = insert_events_sql(self._engine.dialect, len(rows))
+        params = tuple(value for row in rows for value in row)
+        self.insert_round_trips += 1
+        if self._appender is not None and not in_transaction:
+            try:
+                self._appender.execute(sql, params)
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                self.appender_fallbacks += 1  # nothing was written: the writer waits for it
+        if self._sqlite:
+            # SQLAlchemy's aiosqlite adapter makes three thread round trips per statement
+            # (cursor, execute, close); aiosqlite's execute_fetchall makes one, which doubles a
+            # lone appender's rate. Same SQL, same AUTOCOMMIT connection, under the write lock.
+            if self._sqlite_driver is None:
+                raw = await self._writer.get_raw_connection()
+                self._sqlite_driver = raw.driver_connection
+            await self._sqlite_driver.execute_fetchall(sql, params)
+        else:
+            await self._writer.exec_driver_sql(sql, params)
+
+    def _forget(self, batch: list[Pending]) -> None:
+        for item in batch:
+            self._next_sequence.pop(item.run_id, None)
+
+    def _notify(self, batch: list[Pending]) -> None:
+        taps = self._taps
+        if taps:
+            for item in batch:
+                tap = taps.get(item.run_id)
+                if tap is not None and item.event is not None:
+                    tap(item.event)
+        for run_id in {item.run_id for item in batch if item.event is not None}:
+            self.notifier.notify(run_id)
+
+
+async def run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
+    """Await ``operation`` to its end even if the caller is cancelled, then re-raise that.
+
+    The writer connection is shared: a statement abandoned half-way would poison every later
+    write, so a cancelled caller waits for its write to settle (the log stays consistent).
+    """
+    task = asyncio.ensure_future(operation)
+    caught: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError as exc:
+            caught = caught or exc  # keep the original: anyio's cancel scopes recognise it
+    if caught is not None:
+        if not task.cancelled():
+            task.exception()  # retrieved: the caller's cancellation wins
+        raise caught
+    return task.result()
