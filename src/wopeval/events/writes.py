@@ -11,6 +11,7 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import Callable, Coroutine
+from itertools import chain
 from typing import Any, Final, TypeVar
 
 from sqlalchemy import func, select, update
@@ -189,7 +190,7 @@ class BatchWrites:
         if not rows:
             return
         sql = insert_events_sql(self._engine.dialect, len(rows))
-        params = tuple(value for row in rows for value in row)
+        params = tuple(chain.from_iterable(rows))
         self.insert_round_trips += 1
         if self._appender is not None and not in_transaction:
             try:
