@@ -1,7 +1,8 @@
 """Issue 13 §3: how a trial's events reach the store (structure, counted, never timed).
 
-A trial's events are queued and committed together before it is graded, so an instant trial
-costs two commits, not one per event; and before a live tool runs, what the trial recorded
+A trial's events are queued and committed together, its score with them (it is graded on what
+it recorded, the score chained after those events), so an instant trial costs one commit, not
+one per event; and before a live tool runs, what the trial recorded
 (the call included) is committed, so a resume after a crash knows the call may have reached
 the tool (issue 13 §1). The store's side: tests/events/test_group_commit_counts.py.
 """
@@ -22,7 +23,7 @@ OK = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 CALLS = [{"tool": f"kb:tool-{i}", "args": {"i": i}} for i in range(3)]
 
 
-async def test_an_instant_trial_commits_twice(store: EventStore) -> None:
+async def test_an_instant_trial_commits_once(store: EventStore) -> None:
     fixtures = {
         "onMiss": "fail",
         "toolResponses": [{"tool": c["tool"], "response": {"ok": True}} for c in CALLS],
@@ -32,10 +33,10 @@ async def test_an_instant_trial_commits_twice(store: EventStore) -> None:
     ran = await run_suite(store, suite)  # fmt: skip
     assert ran.done.passed
     # run.started, eval.started, the trial's nine events (root, three calls and returns,
-    # decided, completed: one flush), its eval.scored, eval.completed: five batches
+    # decided, completed) with its eval.scored, eval.completed: four batches
     # (run.completed is written by the end-of-run transaction, not as a batch).
     assert len(ran.events) == 14
-    assert store.batches_written - before == 5
+    assert store.batches_written - before == 4
 
 
 async def test_a_live_tool_runs_only_after_its_call_is_committed(tmp_path: Path) -> None:

@@ -386,18 +386,26 @@ async def test_an_infrastructure_failure_fails_the_run_with_its_own_message(
 
 
 class FailingCommits(EventStore):
-    """The database refuses the commit of a batch holding a score (queued, not awaited)."""
+    """The database refuses the commit of a batch holding an event of type ``refused``."""
+
+    refused = EVAL_SCORED
 
     async def _insert(self, rows: list[tuple[Any, ...]], **kw: Any) -> None:
-        if any(row[3] == EVAL_SCORED for row in rows):
+        if any(row[3] == self.refused for row in rows):
             raise RuntimeError("disk on fire")
         await super()._insert(rows, **kw)
 
 
-async def test_a_failed_commit_of_a_queued_score_fails_the_run(store_url: str) -> None:
+@pytest.mark.parametrize("refused", [EVAL_SCORED, "agent.decided"])
+async def test_a_failed_commit_of_a_queued_score_fails_the_run(
+    store_url: str, refused: str
+) -> None:
     # A trial's score is queued and its worker goes on; the failed commit still surfaces
     # (the run settles every trial's last events) and the run fails with the store's error.
+    # A score is chained after its trial's events: one that was not written keeps it out.
     opened = await FailingCommits.open(store_url)
+    assert isinstance(opened, FailingCommits)
+    opened.refused = refused
     try:
         suite = make_suite([scripted_task("t", {"output": "ok"}, OK)], trials={"count": 3})
         agent = "core.conformance.agents.scripted"

@@ -30,6 +30,7 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
+from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
 from wopeval.events.schema import dumps_json
 from wopeval.grading.reasons import Verdict, explain
@@ -53,6 +54,8 @@ __all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial"
 
 log = logging.getLogger("wopeval.engine")
 _TRACEBACK_LIMIT = 8000
+# Trials returned whose last events may still be queued; past this, a new trial waits first.
+SETTLING_LIMIT = 32
 
 
 @dataclass
@@ -82,10 +85,13 @@ async def settle(env: TrialEnv, *, wait: bool = True) -> None:
     """Wait until every trial that returned has its last events (score, reason) committed;
     raises what a write raised. A trial's score is queued, not awaited, so its worker goes on
     to the next trial while it commits (with that trial's first events: fewer, fuller commits).
-    Each trial settles, without waiting, those committed already; the run waits for the rest."""
+    Each trial settles, without waiting, those committed already, and waits only when more than
+    :data:`SETTLING_LIMIT` are not (memory stays bounded); the run waits for the rest."""
     settling = env.settling
     while settling and (wait or settling[0].committed):  # they commit in the order they came
         await settling.popleft().flush()  # committed: no wait (raises what its write raised)
+    while len(settling) > SETTLING_LIMIT:  # writes lag behind: wait, so memory stays bounded
+        await settling.popleft().flush()
 
 
 def _new_id(prefix: str) -> str:
@@ -131,6 +137,8 @@ class _Trial:
     events: list[RunEvent] = field(default_factory=list)
     root_event_id: str | None = None
     _queued: list[Any] = field(default_factory=list)  # QueuedEvent, not yet in ``events``
+    # Its queued events stand or fall in order: its score is never written without them.
+    _chain: Chain = field(default_factory=Chain)
 
     async def emit(self, payload: Payload) -> RunEvent:
         """Write ``payload`` through the sink's ``emit`` once everything recorded before it is
@@ -142,18 +150,23 @@ class _Trial:
 
     async def record(self, payload: Payload) -> str:
         """Record ``payload``; returns its event id. A sink with ``emit_later`` (the store)
-        queues it, committed in order, waited for at the next :meth:`flush`; others write it
-        now. A trial flushes before anything a resume must see durable first: a live tool
-        call, a usage report, its score."""
+        queues it, committed in order with the trial's others (a chain: none is written once
+        one before it was not), waited for at the next :meth:`flush`; others write it now. A
+        trial flushes before anything a resume must see durable first: a live tool call, a
+        usage report; its score follows its events in the chain."""
         sink = self.env.sink
         later = getattr(sink, "emit_later", None)
         if later is None:
             event = await sink.emit(self.env.run_id, payload, causation_id=self.root_event_id)
             self.events.append(event)
             return event.eventId
-        queued = later(self.env.run_id, payload, causation_id=self.root_event_id)
+        queued = later(self.env.run_id, payload, causation_id=self.root_event_id, chain=self._chain)
         self._queued.append(queued)
         return str(queued.event_id)
+
+    def known_events(self) -> list[RunEvent]:
+        """What the trial recorded, committed or still queued (in order), to grade it by."""
+        return self.events + [queued.known() for queued in self._queued]
 
     @property
     def committed(self) -> bool:
@@ -290,8 +303,8 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
             failure=failure,
         )
     )
-    await trial.flush()  # the trial's log, committed, before it is graded and scored
-    view = collect_trials(trial.events)[(task.taskId, trial_index)]
+    # Graded on what it recorded, committed or not: its score is chained after those events.
+    view = collect_trials(trial.known_events())[(task.taskId, trial_index)]
     grade, grader_error = await _grade(env, task, view, trial)
     await _record_score(env, trial, view, grade)
     await _record_reason(env, trial, view, grade, grader_error)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -20,11 +21,19 @@ from pydantic import BaseModel
 
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id
 from wopeval.events.schema import SQLITE_PRAGMAS, dumps_json
-from wopeval.wire.events import PAYLOAD_MODELS, Payload, RunEvent
+from wopeval.wire.events import PAYLOAD_MODELS, SCHEMA_VERSION, Payload, RunEvent
 
 _EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
 # The one fixed-width form of utc_now(), so stored timestamps keep sorting as strings.
 _TIMESTAMP_RE: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+@dataclass(eq=False, slots=True)
+class Chain:
+    """Appends that stand or fall in order: once one of them is not written, none queued after
+    it is (a trial's events: its score is never written without them)."""
+
+    broken: BaseException | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -45,6 +54,13 @@ class Pending:
     waiter: asyncio.Future[None] | None = None
     event: RunEvent | None = None
     error: BaseException | None = None
+    chain: Chain | None = None
+
+    def fail(self, error: BaseException) -> None:
+        """Not written: ``error`` is what its appender gets; its chain is broken from here."""
+        self.event, self.error = None, error
+        if self.chain is not None and self.chain.broken is None:
+            self.chain.broken = error
 
 
 def open_appender(path: Path) -> sqlite3.Connection:
@@ -75,6 +91,7 @@ def queued_item(
     node_id: str | None,
     event_id: str | None,
     timestamp: str | None,
+    chain: Chain | None = None,
 ) -> Pending:
     """A queued append. A typed payload is dumped once; its dict and model are kept."""
     wire: Any = None
@@ -96,6 +113,7 @@ def queued_item(
         timestamp,
         payload=wire,
         typed=typed,
+        chain=chain,
     )
 
 
@@ -116,6 +134,27 @@ class QueuedEvent:
         """Its batch is settled (committed, or failed): :meth:`committed` returns at once."""
         waiter = self._item.waiter
         return waiter is None or waiter.done()
+
+    def known(self) -> RunEvent:
+        """The event: committed, or as it will be once committed but for its ``sequence``
+        (``-1`` until then), so a trial can be graded on what it has recorded."""
+        item = self._item
+        if item.event is not None:
+            return item.event
+        payload = json.loads(item.payload_json) if item.payload is None else item.payload
+        return RunEvent.recorded(
+            item.event_id,
+            item.run_id,
+            item.type,
+            payload,
+            item.timestamp or "",
+            -1,
+            SCHEMA_VERSION,
+            item.node_id,
+            None,
+            item.causation_id,
+            typed=item.typed,
+        )
 
     async def committed(self) -> RunEvent:
         """The event, once its batch is committed (raises what the write raised). A cancelled

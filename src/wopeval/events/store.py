@@ -38,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import StoreError
 from wopeval.events.appends import (
+    Chain,
     Pending,
     QueuedEvent,
     check_given,
@@ -344,6 +345,7 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         *,
         causation_id: str | None = None,
         node_id: str | None = None,
+        chain: Chain | None = None,
     ) -> QueuedEvent:
         """Queue a typed payload for the writer and return at once, its event id known.
 
@@ -352,10 +354,11 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         caller that must know its event durable before going on (before a side effect a
         resume must see) awaits ``committed()`` first; one that only needs the order (a
         trial's events before its score) awaits them all at the end: one wake-up, not one per
-        event, and the trial's events share commits."""
+        event, and the trial's events share commits. Events queued with the same ``chain``
+        stand or fall in order: once one is not written, none after it is."""
         self._check_open()
         item = queued_item(
-            run_id, payload.event_type, payload, causation_id, node_id, None, utc_now()
+            run_id, payload.event_type, payload, causation_id, node_id, None, utc_now(), chain
         )
         self._queue(item)
         return QueuedEvent(item)

@@ -74,9 +74,9 @@ class BatchWrites:
                 self._notify(batch)
                 return
         for item in batch:
-            item.event = None
-            item.error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
-            item.error.__cause__ = failure
+            error = StoreError(f"could not append to run {item.run_id!r}: {failure}")
+            error.__cause__ = failure
+            item.fail(error)
 
     async def _write_end(self, item: Pending, values: dict[str, Any]) -> None:
         """The terminal event and the status update, one transaction (retried on a clash)."""
@@ -119,10 +119,14 @@ class BatchWrites:
             item.event = item.error = None
             run_id = item.run_id
             if run_id in unknown:
-                item.error = UnknownRunError(f"no run {run_id!r}")
+                item.fail(UnknownRunError(f"no run {run_id!r}"))
                 continue
             if run_id in ended:
-                item.error = RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}")
+                item.fail(RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}"))
+                continue
+            if item.chain is not None and item.chain.broken is not None:
+                item.fail(StoreError(f"not appended to run {run_id!r}: an event queued before "
+                                     f"it in its chain was not ({item.chain.broken})"))  # fmt: skip
                 continue
             sequence = next_sequence[run_id]
             next_sequence[run_id] = sequence + 1
