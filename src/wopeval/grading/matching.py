@@ -38,6 +38,7 @@ from wopeval.grading.patterns import (
     IndexNode,
     Patterns,
     ToolPatterns,
+    collector_paused,
     compile_patterns,
     guards_hold,
     has_terms,
@@ -137,7 +138,7 @@ class ClassGraph:
 
 
 def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
-    """The exact-like classes ``inputs`` equals (``tool.by_canon`` is not empty)."""
+    """The exact-like classes ``inputs`` equals (``tool.slots`` is not empty)."""
     canon = tool.rest
     pivot = tool.pivot
     if pivot is not None and isinstance(inputs, dict):
@@ -157,7 +158,7 @@ def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
                     if args == inputs and guards_hold(inputs, guards):
                         return [slot]
             canon = True
-    return tool.by_canon.get(canonical_json(inputs), []) if canon else []
+    return tool.by_canon().get(canonical_json(inputs), []) if canon else []
 
 
 def _walk(node: IndexNode, value: dict[str, object], out: list[int]) -> int:
@@ -193,7 +194,7 @@ def _step(child: IndexNode, item: object, out: list[int]) -> int:
 
 def _lookup(tool: ToolPatterns, inputs: object) -> tuple[list[int], int]:
     """The expected classes of ``tool`` that ``inputs`` matches (sorted), and the steps."""
-    found = _exact_classes(tool, inputs) if tool.by_canon else []
+    found = _exact_classes(tool, inputs) if tool.slots else []
     index = tool.index
     if index is None or not isinstance(inputs, dict):
         return found, 2
@@ -231,6 +232,11 @@ def _add_edges(graph: ClassGraph) -> None:
 
 def build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
     """Look the ``observed`` calls up against ``patterns`` and join their classes by edges."""
+    with collector_paused():
+        return _build(patterns, observed)
+
+
+def _build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
     graph = ClassGraph(patterns, observed, work=patterns.work + len(observed))
     # A class's key: its one neighbour (an int), its neighbours (a tuple) or, with none, its
     # tool (a str); an expected class belongs to one tool, so the key determines the tool.

@@ -32,19 +32,23 @@ Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
 from __future__ import annotations
 
+import gc
 import math
 import operator
 import weakref
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import cast
 
-from wopeval.grading.jsonmatch import canonical_json, json_key
+from wopeval.grading.jsonmatch import canonical_json, canonical_plain, json_key
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation
 
 __all__ = [
     "OBJECT",
     "Patterns",
     "ToolPatterns",
+    "collector_paused",
     "compile_patterns",
     "compiled",
     "guards_hold",
@@ -60,6 +64,22 @@ _FEW = 4  # at most this many bucket candidates are compared with ``==``
 Path = tuple[str, ...]
 Term = tuple[Path, Hashable]
 Guard = tuple[tuple[str | int, ...], bool]  # (path to a leaf, the leaf must be a bool)
+Plain = tuple[object, tuple[Guard, ...]]  # an exact object pattern of exact JSON types, guards
+Identity = tuple[Hashable, str | None, list[Term] | None, Plain | None]
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an index is built: it allocates many small
+    acyclic containers that live as long as the index, and a collection in the middle of the
+    build scans them all again for nothing (at 10,000 calls that was over half the time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def leaf_key(value: object) -> Hashable:
@@ -83,13 +103,25 @@ class IndexNode:
 class ToolPatterns:
     """One tool's compared classes, indexed for looking observed inputs up."""
 
-    by_canon: dict[str, list[int]] = field(default_factory=dict)
+    slots: list[int] = field(default_factory=list)  # the exact-like classes
+    keys: list[str | None] = field(default_factory=list)  # every class's canonical key
     pivot: str | None = None
     by_field: dict[Hashable, list[int]] = field(default_factory=dict)
     plain: dict[int, tuple[object, tuple[Guard, ...]]] = field(default_factory=dict)
     rest: bool = False  # an exact-like class outside ``by_field``: observed need canonical keys
     index: IndexNode | None = None
     others: dict[int, list[Term]] = field(default_factory=dict)  # terms besides the indexed one
+    _by_canon: dict[str, list[int]] | None = None
+
+    def by_canon(self) -> dict[str, list[int]]:
+        """The exact-like classes by canonical key (built on first use: most grades need none)."""
+        found = self._by_canon
+        if found is None:
+            found, keys = {}, self.keys
+            for slot in self.slots:
+                found.setdefault(keys[slot], []).append(slot)  # type: ignore[arg-type]
+            self._by_canon = found  # complete before it is seen (grades may share a suite)
+        return found
 
 
 @dataclass
@@ -163,30 +195,70 @@ def _terms(pattern: dict[str, object], path: Path, out: list[Term]) -> None:
     if not pattern:
         out.append((path, OBJECT))
     for name, item in pattern.items():
-        if not isinstance(name, str):
+        if type(name) is not str and not isinstance(name, str):
             raise TypeError(f"not a JSON object key: {name!r}")
-        if isinstance(item, dict):
-            _terms(item, (*path, name), out)
+        kind = type(item)
+        if kind is str or kind is int:
+            out.append(((*path, name), item))
+        elif kind is dict or isinstance(item, dict):
+            _terms(item, (*path, name), out)  # type: ignore[arg-type]
         else:
-            out.append(((*path, name), leaf_key(item)))
+            out.append(((*path, name), json_key(item)))
 
 
-def _guards(value: object, path: tuple[str | int, ...], out: list[Guard]) -> bool:
-    """Collect the guards of a value made of exact JSON types only; False for any other."""
-    kind = type(value)
-    if kind is dict:
-        for name, item in value.items():  # type: ignore[attr-defined]
-            if type(name) is not str or not _guards(item, (*path, name), out):
-                return False
-        return True
-    if kind is list:
-        return all(_guards(item, (*path, index), out) for index, item in enumerate(value))  # type: ignore[arg-type]
-    if kind is str or value is None:
-        return True
-    if kind is bool or kind is int or (kind is float and math.isfinite(value)):  # type: ignore[arg-type]
-        out.append((path, kind is bool))
-        return True
-    return False
+def _guards(value: object, path: tuple[str | int, ...], out: list[Guard]) -> int:
+    """Collect the guards of a container made of exact JSON types with string keys.
+
+    0: some other type or key (no guards); 1: its sorted-key encoding is canonical; 2: it holds
+    an integral float, so only its canonical key needs the normalising copy.
+    """
+    keyed = type(value) is dict
+    items: Iterable[tuple[object, object]] = (
+        cast(dict[object, object], value).items() if keyed else enumerate(cast(list[object], value))
+    )
+    found = 1
+    for name, item in items:
+        if keyed and type(name) is not str:
+            return 0
+        kind = type(item)
+        if kind is str or item is None:
+            continue
+        step = (*path, cast(str | int, name))
+        if kind is int or kind is bool:
+            out.append((step, kind is bool))
+        elif kind is float:
+            number = cast(float, item)
+            if not math.isfinite(number):
+                return 0
+            found = 2 if number.is_integer() else found
+            out.append((step, False))
+        elif kind is dict or kind is list:
+            inner = _guards(item, step, out)
+            if inner == 0:
+                return 0
+            found = max(found, inner)
+        else:
+            return 0
+    return found
+
+
+def _identity(mode: ArgsMatch, args: object) -> Identity:
+    """A class's identity, canonical key, terms and (exact object patterns) guards."""
+    if mode == "ignore":
+        return "i", None, None, None
+    if mode == "subset" and isinstance(args, dict):
+        terms: list[Term] = []
+        _terms(args, (), terms)
+        return frozenset(terms), None, terms, None
+    plain = None
+    if mode == "exact" and type(args) is dict:
+        guards: list[Guard] = []
+        kind = _guards(args, (), guards)
+        key = canonical_plain(args) if kind == 1 else canonical_json(args)
+        plain = (args, tuple(guards)) if kind else None
+    else:
+        key = canonical_json(args)
+    return ("e" if mode == "exact" else "s") + key, key, None, plain
 
 
 def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
@@ -194,29 +266,24 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
     counts, left_of = patterns.left_counts, patterns.left_of
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
-        tool, args = call.tool, call.args
-        terms: list[Term] | None = None
-        key: str | None = None
-        ident: Hashable
-        if mode == "ignore":
-            ident = "i"
-        elif mode == "subset" and isinstance(args, dict):
-            terms = []
-            _terms(args, (), terms)
-            ident = frozenset(terms)
-        else:
-            key = canonical_json(args)
-            ident = ("e" if mode == "exact" else "s") + key
-        slot = index.get((tool, ident))
+        ident, key, terms, plain = _identity(mode, call.args)
+        slot = index.get((call.tool, ident))
         if slot is None:
-            slot = index[tool, ident] = len(counts)
+            slot = index[call.tool, ident] = len(counts)
             _new_class(patterns, call, mode, key, terms)
+            if plain is not None:
+                patterns.plain[slot] = plain
+                patterns.work += len(plain[1])
         counts[slot] += 1
         left_of.append(slot)
 
 
 def _new_class(
-    patterns: Patterns, call: ExpectedCall, mode: ArgsMatch, key: str | None, terms: list[Term] | None
+    patterns: Patterns,
+    call: ExpectedCall,
+    mode: ArgsMatch,
+    key: str | None,
+    terms: list[Term] | None,
 ) -> None:
     slot = len(patterns.left_counts)
     patterns.left.append(call)
@@ -229,35 +296,36 @@ def _new_class(
         patterns.work += len(terms)
     if mode == "ignore":
         patterns.ignore_of[call.tool] = slot
-    elif mode == "exact" and type(call.args) is dict:
-        guards: list[Guard] = []
-        if _guards(call.args, (), guards):
-            patterns.plain[slot] = (call.args, tuple(guards))
-            patterns.work += len(guards)
+
+
+_PIVOT_SAMPLE = 256  # classes looked at to choose the pivot field
 
 
 def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
-    """``by_canon`` for every exact-like class; ``by_field`` for the plain object patterns."""
+    """``slots`` for ``by_canon``; ``by_field`` for the plain object patterns, bucketed by the
+    top-level field with the most distinct scalar values among the first classes."""
+    tool.slots, tool.keys = slots, patterns.left_keys
+    plain = patterns.plain
     distinct: dict[str, set[Hashable]] = {}
+    for slot in slots[:_PIVOT_SAMPLE]:
+        found = plain.get(slot)
+        for name, value in found[0].items() if found is not None else ():  # type: ignore[attr-defined]
+            if type(value) in _SCALARS:
+                distinct.setdefault(name, set()).add(leaf_key(value))
+    pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
+    by_field, tool_plain = tool.by_field, tool.plain
     for slot in slots:
-        key = patterns.left_keys[slot]
-        assert key is not None
-        tool.by_canon.setdefault(key, []).append(slot)
-        plain = patterns.plain.get(slot)
-        if plain is not None:
-            tool.plain[slot] = plain
-            for name, value in plain[0].items():  # type: ignore[attr-defined]
-                if type(value) in _SCALARS:
-                    distinct.setdefault(name, set()).add(leaf_key(value))
-    tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
-    for slot in slots:
-        plain = tool.plain.get(slot)
-        value = _MISSING if plain is None else plain[0].get(tool.pivot, _MISSING)  # type: ignore[attr-defined]
-        if value is _MISSING or type(value) not in _SCALARS:
-            tool.rest = True
-            tool.plain.pop(slot, None)
+        found = plain.get(slot)
+        value = _MISSING if found is None else found[0].get(pivot, _MISSING)  # type: ignore[attr-defined]
+        kind = type(value)
+        if kind is str or kind is int:
+            by_field.setdefault(value, []).append(slot)
+        elif kind in _SCALARS:
+            by_field.setdefault(leaf_key(value), []).append(slot)
         else:
-            tool.by_field.setdefault(leaf_key(value), []).append(slot)
+            tool.rest = True
+            continue
+        tool_plain[slot] = found  # type: ignore[assignment]
     patterns.work += 2 * len(slots)
 
 
@@ -270,9 +338,7 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
     root = tool.index = IndexNode()
     for slot in slots:
         terms = patterns.left_terms[slot]
-        best = min(
-            range(len(terms)), key=lambda i: (frequency[terms[i]], terms[i][1] is OBJECT)
-        )
+        best = min(range(len(terms)), key=lambda i: (frequency[terms[i]], terms[i][1] is OBJECT))
         path, key = terms[best]
         node = root
         for name in path:
@@ -287,6 +353,11 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
 
 def compile_patterns(calls: Sequence[ExpectedCall]) -> Patterns:
     """Group and index ``calls`` (the expected side of :func:`~wopeval.grading.matching.build`)."""
+    with collector_paused():
+        return _compile(calls)
+
+
+def _compile(calls: Sequence[ExpectedCall]) -> Patterns:
     patterns = Patterns(calls=tuple(calls))
     _group(patterns, calls)
     exact: dict[str, list[int]] = {}
