@@ -23,7 +23,6 @@ from wopeval.grading.jsonmatch import (
     _ENCODER,
     _normalized,
     canonical_json,
-    canonical_plain,
     json_equal,
 )
 from wopeval.grading.matching import build_graph
@@ -247,7 +246,6 @@ def test_0244_A_each_call_is_keyed_once(shape: str, monkeypatch: pytest.MonkeyPa
         return counted
 
     monkeypatch.setattr(patterns, "canonical_json", counting(keyed, canonical_json))
-    monkeypatch.setattr(patterns, "canonical_plain", counting(keyed, canonical_plain))
     monkeypatch.setattr(matching, "canonical_json", counting(looked_up, canonical_json))
     graph = build_graph(expected, observed)
     class_matching(graph)

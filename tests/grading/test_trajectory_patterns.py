@@ -85,11 +85,11 @@ def test_0244_A_trajectory_matching_lookups_equal_the_brute_force(
         }
         assert set(graph.neighbours(slot)) == brute
     # Every observed call's class lists exactly the expected classes it matches (not ignore).
-    for call, right in zip(observed, graph.right_of, strict=True):
+    for got, right in zip(observed, graph.right_of, strict=True):
         found = {
             slot
             for slot, want in enumerate(graph.left)
-            if want.args_match != "ignore" and call_matches(want, call)
+            if want.args_match != "ignore" and call_matches(want, got)
         }
         assert found == set(graph.right_neighbours[right])
 

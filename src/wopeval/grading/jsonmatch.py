@@ -40,7 +40,6 @@ from wopeval.suite.models import ArgsMatch
 __all__ = [
     "args_match",
     "canonical_json",
-    "canonical_plain",
     "json_equal",
     "json_key",
     "json_subset",
@@ -189,11 +188,6 @@ def canonical_json(value: object) -> str:
     if _plain(value):
         return "".join(_encode(value, 0))
     return _ENCODER.encode(_normalized(value))
-
-
-def canonical_plain(value: object) -> str:
-    """:func:`canonical_json` of a value known to pass :func:`_plain` (the caller checked)."""
-    return "".join(_encode(value, 0))
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)

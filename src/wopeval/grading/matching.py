@@ -40,7 +40,6 @@ from wopeval.grading.patterns import (
     ToolPatterns,
     collector_paused,
     compile_patterns,
-    guards_hold,
     has_terms,
     leaf_key,
 )
@@ -154,8 +153,7 @@ def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
             if len(found) <= _FEW:
                 plain = tool.plain
                 for slot in found:
-                    args, guards = plain[slot]
-                    if args == inputs and guards_hold(inputs, guards):
+                    if plain[slot].equals(inputs):
                         return [slot]
             canon = True
     return tool.by_canon().get(canonical_json(inputs), []) if canon else []

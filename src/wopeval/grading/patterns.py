@@ -33,15 +33,16 @@ Per tool that some class compares arguments of (:class:`ToolPatterns`):
 from __future__ import annotations
 
 import gc
+import marshal
 import math
 import operator
 import weakref
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any
 
-from wopeval.grading.jsonmatch import canonical_json, canonical_plain, json_key
+from wopeval.grading.jsonmatch import canonical_json, json_key
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation
 
 __all__ = [
@@ -65,7 +66,6 @@ Path = tuple[str, ...]
 Term = tuple[Path, Hashable]
 Guard = tuple[tuple[str | int, ...], bool]  # (path to a leaf, the leaf must be a bool)
 Plain = tuple[object, tuple[Guard, ...]]  # an exact object pattern of exact JSON types, guards
-Identity = tuple[Hashable, str | None, list[Term] | None, Plain | None]
 
 
 @contextmanager
@@ -99,6 +99,49 @@ class IndexNode:
         self.objects: list[int] = []
 
 
+class ExactPattern:
+    """An ``exact`` object pattern, for the ``==`` lookups.
+
+    :meth:`equals` is True only when the pattern and an observed value are JSON-equal: Python
+    ``==`` holds and either the values are identical type for type (equal ``marshal`` bytes,
+    version 2: no references, so equal values of equal types in equal key order give equal
+    bytes) or every leaf at the pattern's numbers and booleans has the right type
+    (:func:`guards_hold`; ``==`` alone says ``True == 1``). False leaves it undecided, and so
+    does a pattern holding other than exact JSON types (a tuple, a subclass): its canonical key
+    decides. The bytes and guards are computed on first use.
+    """
+
+    __slots__ = ("args", "decidable", "guards", "packed")
+
+    def __init__(self, args: dict[str, object]) -> None:
+        self.args = args
+        self.packed: bytes | None = None
+        self.guards: tuple[Guard, ...] | None = None
+        self.decidable = True
+
+    def equals(self, inputs: object) -> bool:
+        if self.args != inputs:
+            return False
+        packed = self.packed
+        if packed is None:
+            try:
+                packed = marshal.dumps(self.args, 2)
+            except ValueError:  # a type marshal does not write: never equal bytes
+                packed = b""
+            self.packed = packed
+        try:
+            if marshal.dumps(inputs, 2) == packed:
+                return True
+        except ValueError:  # a type marshal does not write (a subclass, Decimal, …)
+            pass
+        guards = self.guards
+        if guards is None:
+            found: list[Guard] = []
+            self.decidable = _guards(self.args, (), found) != 0
+            guards = self.guards = tuple(found)
+        return self.decidable and guards_hold(inputs, guards)
+
+
 @dataclass
 class ToolPatterns:
     """One tool's compared classes, indexed for looking observed inputs up."""
@@ -107,7 +150,7 @@ class ToolPatterns:
     keys: list[str | None] = field(default_factory=list)  # every class's canonical key
     pivot: str | None = None
     by_field: dict[Hashable, list[int]] = field(default_factory=dict)
-    plain: dict[int, tuple[object, tuple[Guard, ...]]] = field(default_factory=dict)
+    plain: dict[int, ExactPattern] = field(default_factory=dict)
     rest: bool = False  # an exact-like class outside ``by_field``: observed need canonical keys
     index: IndexNode | None = None
     others: dict[int, list[Term]] = field(default_factory=dict)  # terms besides the indexed one
@@ -138,7 +181,7 @@ class Patterns:
     left_of: list[int] = field(default_factory=list)
     ignore_of: dict[str, int] = field(default_factory=dict)
     tools: dict[str, ToolPatterns] = field(default_factory=dict)
-    plain: dict[int, tuple[object, tuple[Guard, ...]]] = field(default_factory=dict)
+    plain: dict[int, ExactPattern] = field(default_factory=dict)
     work: int = 0
 
     def same_calls(self, calls: Sequence[ExpectedCall]) -> bool:
@@ -152,7 +195,7 @@ class Patterns:
         if mode == "ignore":
             return True
         plain = self.plain.get(slot)
-        if plain is not None and plain[0] == inputs and guards_hold(inputs, plain[1]):
+        if plain is not None and plain.equals(inputs):
             return True
         terms = self.left_terms.get(slot)
         if terms is not None:
@@ -206,34 +249,29 @@ def _terms(pattern: dict[str, object], path: Path, out: list[Term]) -> None:
             out.append(((*path, name), json_key(item)))
 
 
-def _guards(value: object, path: tuple[str | int, ...], out: list[Guard]) -> int:
+def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> int:
     """Collect the guards of a container made of exact JSON types with string keys.
 
     0: some other type or key (no guards); 1: its sorted-key encoding is canonical; 2: it holds
     an integral float, so only its canonical key needs the normalising copy.
     """
     keyed = type(value) is dict
-    items: Iterable[tuple[object, object]] = (
-        cast(dict[object, object], value).items() if keyed else enumerate(cast(list[object], value))
-    )
     found = 1
-    for name, item in items:
+    for name, item in value.items() if keyed else enumerate(value):
         if keyed and type(name) is not str:
             return 0
         kind = type(item)
         if kind is str or item is None:
             continue
-        step = (*path, cast(str | int, name))
         if kind is int or kind is bool:
-            out.append((step, kind is bool))
+            out.append(((*path, name), kind is bool))
         elif kind is float:
-            number = cast(float, item)
-            if not math.isfinite(number):
+            if not math.isfinite(item):
                 return 0
-            found = 2 if number.is_integer() else found
-            out.append((step, False))
+            found = 2 if item.is_integer() else found
+            out.append(((*path, name), False))
         elif kind is dict or kind is list:
-            inner = _guards(item, step, out)
+            inner = _guards(item, (*path, name), out)
             if inner == 0:
                 return 0
             found = max(found, inner)
@@ -242,38 +280,32 @@ def _guards(value: object, path: tuple[str | int, ...], out: list[Guard]) -> int
     return found
 
 
-def _identity(mode: ArgsMatch, args: object) -> Identity:
-    """A class's identity, canonical key, terms and (exact object patterns) guards."""
-    if mode == "ignore":
-        return "i", None, None, None
-    if mode == "subset" and isinstance(args, dict):
-        terms: list[Term] = []
-        _terms(args, (), terms)
-        return frozenset(terms), None, terms, None
-    plain = None
-    if mode == "exact" and type(args) is dict:
-        guards: list[Guard] = []
-        kind = _guards(args, (), guards)
-        key = canonical_plain(args) if kind == 1 else canonical_json(args)
-        plain = (args, tuple(guards)) if kind else None
-    else:
-        key = canonical_json(args)
-    return ("e" if mode == "exact" else "s") + key, key, None, plain
-
-
 def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
+    # Identity per tool: the canonical key for exact args and non-object subset patterns (the
+    # same comparison, so they may share a class), the term set for subset object patterns,
+    # "i" for ignore (no canonical key is the bare letter i).
     index: dict[tuple[str, Hashable], int] = {}
-    counts, left_of = patterns.left_counts, patterns.left_of
+    counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
-        ident, key, terms, plain = _identity(mode, call.args)
+        args = call.args
+        terms: list[Term] | None = None
+        key: str | None = None
+        ident: Hashable
+        if mode == "ignore":
+            ident = "i"
+        elif mode == "subset" and isinstance(args, dict):
+            terms = []
+            _terms(args, (), terms)
+            ident = frozenset(terms)
+        else:
+            ident = key = canonical_json(args)
         slot = index.get((call.tool, ident))
         if slot is None:
             slot = index[call.tool, ident] = len(counts)
             _new_class(patterns, call, mode, key, terms)
-            if plain is not None:
-                patterns.plain[slot] = plain
-                patterns.work += len(plain[1])
+            if mode == "exact" and type(args) is dict:
+                exact[slot] = ExactPattern(args)
         counts[slot] += 1
         left_of.append(slot)
 
@@ -309,14 +341,14 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
     distinct: dict[str, set[Hashable]] = {}
     for slot in slots[:_PIVOT_SAMPLE]:
         found = plain.get(slot)
-        for name, value in found[0].items() if found is not None else ():  # type: ignore[attr-defined]
+        for name, value in found.args.items() if found is not None else ():
             if type(value) in _SCALARS:
                 distinct.setdefault(name, set()).add(leaf_key(value))
     pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
     by_field, tool_plain = tool.by_field, tool.plain
     for slot in slots:
         found = plain.get(slot)
-        value = _MISSING if found is None else found[0].get(pivot, _MISSING)  # type: ignore[attr-defined]
+        value = _MISSING if found is None else found.args.get(pivot, _MISSING)  # type: ignore[arg-type]
         kind = type(value)
         if kind is str or kind is int:
             by_field.setdefault(value, []).append(slot)
@@ -338,17 +370,24 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
     root = tool.index = IndexNode()
     for slot in slots:
         terms = patterns.left_terms[slot]
-        best = min(range(len(terms)), key=lambda i: (frequency[terms[i]], terms[i][1] is OBJECT))
+        best, rank = 0, (len(slots) + 1, True)
+        for position, term in enumerate(terms):
+            this = (frequency[term], term[1] is OBJECT)
+            if this < rank:
+                best, rank = position, this
         path, key = terms[best]
         node = root
         for name in path:
-            node = node.children.setdefault(name, IndexNode())
+            child = node.children.get(name)
+            if child is None:
+                child = node.children[name] = IndexNode()
+            node = child
         if key is OBJECT:
             node.objects.append(slot)
         else:
             node.buckets.setdefault(key, []).append(slot)
         tool.others[slot] = terms[:best] + terms[best + 1 :]
-        patterns.work += 2 * len(terms)
+    patterns.work += 2 * sum(len(patterns.left_terms[slot]) for slot in slots)
 
 
 def compile_patterns(calls: Sequence[ExpectedCall]) -> Patterns:
@@ -362,11 +401,12 @@ def _compile(calls: Sequence[ExpectedCall]) -> Patterns:
     _group(patterns, calls)
     exact: dict[str, list[int]] = {}
     subset: dict[str, list[int]] = {}
-    for slot, mode in enumerate(patterns.left_modes):
+    terms = patterns.left_terms
+    for slot, (mode, tool) in enumerate(zip(patterns.left_modes, patterns.left_tools, strict=True)):
         if mode != "ignore":
-            tool = patterns.left_tools[slot]
-            patterns.tools.setdefault(tool, ToolPatterns())
-            side = subset if slot in patterns.left_terms else exact
+            if tool not in patterns.tools:
+                patterns.tools[tool] = ToolPatterns()
+            side = subset if slot in terms else exact
             side.setdefault(tool, []).append(slot)
     for name, slots in exact.items():
         _index_exact(patterns, patterns.tools[name], slots)
