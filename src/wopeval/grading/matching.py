@@ -48,6 +48,7 @@ from wopeval.suite.models import ExpectedCall
 __all__ = ["Call", "ClassGraph", "build", "build_graph"]
 
 _CONTAINERS = (dict, list, tuple)
+_NONE: list[int] = []  # no neighbours (never changed)
 
 
 class Call(Protocol):
@@ -156,7 +157,7 @@ def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
                     if plain[slot].equals(inputs):
                         return [slot]
             canon = True
-    return tool.by_canon().get(canonical_json(inputs), []) if canon else []
+    return tool.by_canon().get(canonical_json(inputs), _NONE) if canon else _NONE
 
 
 def _walk(node: IndexNode, value: dict[str, object], out: list[int]) -> int:
@@ -192,12 +193,12 @@ def _step(child: IndexNode, item: object, out: list[int]) -> int:
 
 def _lookup(tool: ToolPatterns, inputs: object) -> tuple[list[int], int]:
     """The expected classes of ``tool`` that ``inputs`` matches (sorted), and the steps."""
-    found = _exact_classes(tool, inputs) if tool.slots else []
+    found = _exact_classes(tool, inputs) if tool.slots else _NONE
     index = tool.index
     if index is None or not isinstance(inputs, dict):
-        return found, 2
+        return found, 0
     candidates: list[int] = []
-    steps = 2 + _walk(index, inputs, candidates)
+    steps = _walk(index, inputs, candidates)
     if candidates:
         others = tool.others
         found = found[:]
@@ -235,7 +236,7 @@ def build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
 
 
 def _build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
-    graph = ClassGraph(patterns, observed, work=patterns.work + len(observed))
+    graph = ClassGraph(patterns, observed, work=patterns.work + 3 * len(observed))
     # A class's key: its one neighbour (an int), its neighbours (a tuple) or, with none, its
     # tool (a str); an expected class belongs to one tool, so the key determines the tool.
     classes: dict[Hashable, int] = {}
@@ -243,14 +244,18 @@ def _build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
     first, neighbours = graph.right_first, graph.right_neighbours
     work = 0
     for position, call in enumerate(observed):
-        index = tools.get(call.tool)
+        tool = call.tool
+        index = tools.get(tool)
         if index is None:
-            found: list[int] = []
-            key: Hashable = call.tool
+            found: list[int] = _NONE
+            key: Hashable = tool
         else:
-            found, steps = _lookup(index, call.inputs)
-            work += steps
-            key = found[0] if len(found) == 1 else tuple(found) if found else call.tool
+            if index.index is None:  # exact-like classes only
+                found = _exact_classes(index, call.inputs)
+            else:
+                found, steps = _lookup(index, call.inputs)
+                work += steps
+            key = found[0] if len(found) == 1 else tuple(found) if found else tool
         slot = classes.get(key)
         if slot is None:
             slot = classes[key] = len(counts)

@@ -345,19 +345,24 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
             if type(value) in _SCALARS:
                 distinct.setdefault(name, set()).add(leaf_key(value))
     pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
-    by_field, tool_plain = tool.by_field, tool.plain
+    tool.plain = plain  # every bucketed class is in it
+    by_field = tool.by_field
     for slot in slots:
         found = plain.get(slot)
         value = _MISSING if found is None else found.args.get(pivot, _MISSING)  # type: ignore[arg-type]
         kind = type(value)
         if kind is str or kind is int:
-            by_field.setdefault(value, []).append(slot)
+            key: Hashable = value
         elif kind in _SCALARS:
-            by_field.setdefault(leaf_key(value), []).append(slot)
+            key = leaf_key(value)
         else:
             tool.rest = True
             continue
-        tool_plain[slot] = found  # type: ignore[assignment]
+        bucket = by_field.get(key)
+        if bucket is None:
+            by_field[key] = [slot]
+        else:
+            bucket.append(slot)
     patterns.work += 2 * len(slots)
 
 
@@ -407,7 +412,11 @@ def _compile(calls: Sequence[ExpectedCall]) -> Patterns:
             if tool not in patterns.tools:
                 patterns.tools[tool] = ToolPatterns()
             side = subset if slot in terms else exact
-            side.setdefault(tool, []).append(slot)
+            listed = side.get(tool)
+            if listed is None:
+                side[tool] = [slot]
+            else:
+                listed.append(slot)
     for name, slots in exact.items():
         _index_exact(patterns, patterns.tools[name], slots)
     for name, slots in subset.items():
