@@ -150,11 +150,15 @@ def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
             found = None
         else:
             found = tool.by_field.get(leaf_key(value))
-        if found is not None:
+        if isinstance(found, int):
+            if tool.plain.equals(found, inputs):
+                return [found]
+            canon = True
+        elif found is not None:
             if len(found) <= _FEW:
-                plain = tool.plain
+                equals = tool.plain.equals
                 for slot in found:
-                    if plain[slot].equals(inputs):
+                    if equals(slot, inputs):
                         return [slot]
             canon = True
     return tool.by_canon().get(canonical_json(inputs), _NONE) if canon else _NONE

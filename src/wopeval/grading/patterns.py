@@ -99,47 +99,46 @@ class IndexNode:
         self.objects: list[int] = []
 
 
-class ExactPattern:
-    """An ``exact`` object pattern, for the ``==`` lookups.
+class ExactPatterns:
+    """The ``exact`` object patterns (``args``: class → its args), for the ``==`` lookups.
 
-    :meth:`equals` is True only when the pattern and an observed value are JSON-equal: Python
-    ``==`` holds and either the values are identical type for type (equal ``marshal`` bytes,
-    version 2: no references, so equal values of equal types in equal key order give equal
-    bytes) or every leaf at the pattern's numbers and booleans has the right type
+    :meth:`equals` is True only when pattern ``slot`` and an observed value are JSON-equal:
+    Python ``==`` holds and either the values are identical type for type (equal ``marshal``
+    bytes, version 2: no references, so equal values of equal types in equal key order give
+    equal bytes) or every leaf at the pattern's numbers and booleans has the right type
     (:func:`guards_hold`; ``==`` alone says ``True == 1``). False leaves it undecided, and so
     does a pattern holding other than exact JSON types (a tuple, a subclass): its canonical key
     decides. The bytes and guards are computed on first use.
     """
 
-    __slots__ = ("args", "decidable", "guards", "packed")
+    __slots__ = ("args", "guards", "packed")
 
-    def __init__(self, args: dict[str, object]) -> None:
-        self.args = args
-        self.packed: bytes | None = None
-        self.guards: tuple[Guard, ...] | None = None
-        self.decidable = True
+    def __init__(self) -> None:
+        self.args: dict[int, dict[str, object]] = {}
+        self.packed: dict[int, bytes] = {}
+        self.guards: dict[int, tuple[Guard, ...] | None] = {}  # None: not exact JSON types
 
-    def equals(self, inputs: object) -> bool:
-        if self.args != inputs:
+    def equals(self, slot: int, inputs: object) -> bool:
+        args = self.args[slot]
+        if args != inputs:
             return False
-        packed = self.packed
+        packed = self.packed.get(slot)
         if packed is None:
             try:
-                packed = marshal.dumps(self.args, 2)
+                packed = marshal.dumps(args, 2)
             except ValueError:  # a type marshal does not write: never equal bytes
                 packed = b""
-            self.packed = packed
+            self.packed[slot] = packed
         try:
             if marshal.dumps(inputs, 2) == packed:
                 return True
         except ValueError:  # a type marshal does not write (a subclass, Decimal, …)
             pass
-        guards = self.guards
-        if guards is None:
+        if slot not in self.guards:
             found: list[Guard] = []
-            self.decidable = _guards(self.args, (), found) != 0
-            guards = self.guards = tuple(found)
-        return self.decidable and guards_hold(inputs, guards)
+            self.guards[slot] = tuple(found) if _guards(args, (), found) else None
+        guards = self.guards[slot]
+        return guards is not None and guards_hold(inputs, guards)
 
 
 @dataclass
@@ -149,8 +148,8 @@ class ToolPatterns:
     slots: list[int] = field(default_factory=list)  # the exact-like classes
     keys: list[str | None] = field(default_factory=list)  # every class's canonical key
     pivot: str | None = None
-    by_field: dict[Hashable, list[int]] = field(default_factory=dict)
-    plain: dict[int, ExactPattern] = field(default_factory=dict)
+    by_field: dict[Hashable, int | list[int]] = field(default_factory=dict)  # value → classes
+    plain: ExactPatterns = field(default_factory=ExactPatterns)
     rest: bool = False  # an exact-like class outside ``by_field``: observed need canonical keys
     index: IndexNode | None = None
     others: dict[int, list[Term]] = field(default_factory=dict)  # terms besides the indexed one
@@ -181,7 +180,7 @@ class Patterns:
     left_of: list[int] = field(default_factory=list)
     ignore_of: dict[str, int] = field(default_factory=dict)
     tools: dict[str, ToolPatterns] = field(default_factory=dict)
-    plain: dict[int, ExactPattern] = field(default_factory=dict)
+    plain: ExactPatterns = field(default_factory=ExactPatterns)
     work: int = 0
 
     def same_calls(self, calls: Sequence[ExpectedCall]) -> bool:
@@ -194,8 +193,7 @@ class Patterns:
         mode = self.left_modes[slot]
         if mode == "ignore":
             return True
-        plain = self.plain.get(slot)
-        if plain is not None and plain.equals(inputs):
+        if slot in self.plain.args and self.plain.equals(slot, inputs):
             return True
         terms = self.left_terms.get(slot)
         if terms is not None:
@@ -285,7 +283,7 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
     # same comparison, so they may share a class), the term set for subset object patterns,
     # "i" for ignore (no canonical key is the bare letter i).
     index: dict[tuple[str, Hashable], int] = {}
-    counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain
+    counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain.args
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
         args = call.args
@@ -305,7 +303,7 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
             slot = index[call.tool, ident] = len(counts)
             _new_class(patterns, call, mode, key, terms)
             if mode == "exact" and type(args) is dict:
-                exact[slot] = ExactPattern(args)
+                exact[slot] = args
         counts[slot] += 1
         left_of.append(slot)
 
@@ -337,19 +335,19 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
     """``slots`` for ``by_canon``; ``by_field`` for the plain object patterns, bucketed by the
     top-level field with the most distinct scalar values among the first classes."""
     tool.slots, tool.keys = slots, patterns.left_keys
-    plain = patterns.plain
+    plain = patterns.plain.args
     distinct: dict[str, set[Hashable]] = {}
     for slot in slots[:_PIVOT_SAMPLE]:
         found = plain.get(slot)
-        for name, value in found.args.items() if found is not None else ():
+        for name, value in found.items() if found is not None else ():
             if type(value) in _SCALARS:
                 distinct.setdefault(name, set()).add(leaf_key(value))
     pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
-    tool.plain = plain  # every bucketed class is in it
+    tool.plain = patterns.plain  # every bucketed class is in it
     by_field = tool.by_field
     for slot in slots:
         found = plain.get(slot)
-        value = _MISSING if found is None else found.args.get(pivot, _MISSING)  # type: ignore[arg-type]
+        value = _MISSING if found is None else found.get(pivot, _MISSING)  # type: ignore[arg-type]
         kind = type(value)
         if kind is str or kind is int:
             key: Hashable = value
@@ -360,7 +358,9 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
             continue
         bucket = by_field.get(key)
         if bucket is None:
-            by_field[key] = [slot]
+            by_field[key] = slot  # one class: the slot itself (no list to allocate)
+        elif isinstance(bucket, int):
+            by_field[key] = [bucket, slot]
         else:
             bucket.append(slot)
     patterns.work += 2 * len(slots)
