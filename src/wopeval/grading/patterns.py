@@ -15,14 +15,14 @@ for ``ignore``.
 
 Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
-* ``exact`` classes by canonical key (``by_canon``, the ground truth), and the object patterns
-  made of exact JSON types also bucketed by the value of one top-level *field* (the one with the
-  most distinct values). An observed object is looked up by that field's value and confirmed by
-  Python ``==`` against the one candidate plus :func:`guards_hold`, which checks the types at the
-  pattern's numeric and boolean leaves (``==`` alone says ``True == 1``). Python ``==`` implies
-  JSON equality under those guards; where it cannot decide (several candidates, a miss that a
-  tuple or a number subclass could explain, patterns outside the buckets) the observed value is
-  canonicalised and looked up in ``by_canon``.
+* ``exact`` classes by canonical key (``by_canon``, the ground truth, built on first use), and
+  the object patterns also bucketed by the value of one top-level *pivot* field (the one with the
+  most distinct scalar values among the first classes). An observed object is looked up by its
+  pivot value and confirmed against the candidate by :meth:`ExactPatterns.equals`: Python ``==``
+  plus either equal ``marshal`` bytes (the same values of the same types) or the type guards at
+  the pattern's numbers and booleans (``==`` alone says ``True == 1``). Where those cannot decide
+  (several candidates, a miss that a tuple or an integral float could explain, patterns outside
+  the buckets) the observed value is canonicalised and looked up in ``by_canon``.
 * ``subset`` object patterns in a trie of key paths, each under its *rarest* term among the
   tool's patterns: ``{"region": "eu", "orderId": 7}`` under ``orderId = 7``,
   ``{"filter": {"id": 7}}`` under ``filter.id = 7``. An observed value walks the trie (each level
