@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,12 +101,18 @@ def test_0244_A_trajectory_matching_lookups_equal_the_brute_force(
     st.lists(SPELLINGS, min_size=5, max_size=5),
     st.integers(-1, 4),
     st.sampled_from(MODES),
+    st.booleans(),
 )
 def test_0244_A_trajectory_matching_exact_mode_pairwise_equals_the_reference(
-    records: list[dict[str, object]], spellings: list[str], broken: int, mode: TrajectoryMode
+    records: list[dict[str, object]],
+    spellings: list[str],
+    broken: int,
+    mode: TrajectoryMode,
+    compile_first: bool,
 ) -> None:
     # Observed calls spell the expected ones differently (mostly a full pairwise match, so the
-    # graph-free path answers); ``broken`` changes one position, so the graph answers.
+    # graph-free path answers, call by call or through the compiled classes); ``broken``
+    # changes one position, so the graph answers.
     expected = _calls(records, ["exact"] * len(records), spellings)
     values = [
         _spell(record, how) for record, how in zip(records, reversed(spellings), strict=False)
@@ -113,7 +120,10 @@ def test_0244_A_trajectory_matching_exact_mode_pairwise_equals_the_reference(
     if 0 <= broken < len(values):
         values[broken] = {"id": 3}
     observed = [ObservedCall("t", value, AGENT) for value in values]
-    block = grade_trajectory(TrajectoryExpectation(match=mode, calls=expected), observed, AGENT)
+    expectation = TrajectoryExpectation(match=mode, calls=expected)
+    if compile_first:
+        patterns.compiled(expectation)
+    block = grade_trajectory(expectation, observed, AGENT)
     assert (block.matched, block.matchedCount) == _reference(mode, expected, observed)
 
 
@@ -177,3 +187,19 @@ def test_0244_A_trajectory_matching_pivot_buckets_fall_back_to_canonical_keys() 
     assert (block.matched, block.matchedCount) == (True, 11)
     graph = build_graph(expected, observed)
     assert [graph.neighbours(slot) for slot in range(11)] == [[slot] for slot in range(11)]
+
+
+def test_0244_A_trajectory_matching_pauses_the_collector_and_restores_it() -> None:
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            with patterns.collector_paused():
+                assert not gc.isenabled()
+            assert gc.isenabled() is enabled
+            bad = [ExpectedCall(tool="t", args={"x": float("nan")}, argsMatch="exact")]
+            with pytest.raises(ValueError, match="not a JSON value"):
+                patterns.compile_patterns(bad)  # a failed compile restores it too
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

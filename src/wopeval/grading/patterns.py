@@ -49,6 +49,8 @@ __all__ = [
     "OBJECT",
     "Patterns",
     "ToolPatterns",
+    "cached",
+    "call_matches",
     "collector_paused",
     "compile_patterns",
     "compiled",
@@ -427,18 +429,46 @@ def _compile(calls: Sequence[ExpectedCall]) -> Patterns:
 _CACHE: dict[int, tuple[weakref.ref[TrajectoryExpectation], Patterns]] = {}
 
 
+def cached(expectation: TrajectoryExpectation) -> Patterns | None:
+    """:func:`compiled` when ``expectation`` has been compiled already, else None."""
+    entry = _CACHE.get(id(expectation))
+    if entry is not None and entry[0]() is expectation and entry[1].same_calls(expectation.calls):
+        return entry[1]
+    return None
+
+
+def call_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
+    """:meth:`Patterns.matches` for one expected call, without compiling anything: ``==`` and
+    equal ``marshal`` bytes, else the canonical keys (``exact``) or the terms (``subset``)."""
+    if want.tool != tool:
+        return False
+    mode, args = want.argsMatch, want.args
+    if mode is None or mode == "ignore":
+        return True
+    if mode == "subset" and isinstance(args, dict):
+        terms: list[Term] = []
+        _terms(args, (), terms)
+        return has_terms(inputs, terms)
+    if mode == "exact" and type(args) is dict and args == inputs:
+        try:
+            if marshal.dumps(args, 2) == marshal.dumps(inputs, 2):
+                return True
+        except ValueError:  # a type marshal does not write: the canonical keys decide
+            pass
+    return canonical_json(args) == canonical_json(inputs)
+
+
 def compiled(expectation: TrajectoryExpectation) -> Patterns:
     """:func:`compile_patterns` of ``expectation.calls``, kept while the expectation lives.
 
     Suites are frozen models; their calls are checked by identity on every use, so a list
     changed in place is compiled again (args mutated in place inside a call are not seen).
     """
+    found = cached(expectation)
+    if found is not None:
+        return found
     key = id(expectation)
-    entry = _CACHE.get(key)
-    calls = expectation.calls
-    if entry is not None and entry[0]() is expectation and entry[1].same_calls(calls):
-        return entry[1]
-    patterns = compile_patterns(calls)
+    patterns = compile_patterns(expectation.calls)
 
     def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
         if _CACHE.get(key, (None,))[0] is ref:

@@ -25,7 +25,8 @@ each observed call up in linear time (``exact`` by a hash bucket and a guarded `
 through an index of (key path, leaf value) under each pattern's rarest term, ``ignore`` with no
 edges); :mod:`wopeval.grading.flow` runs the augmenting paths only among the classes that still
 compete. In ``exact`` mode, when every observed call matches the expected call at its position,
-that pairing is a matching of the largest possible size, so no graph is built.
+that pairing is a matching of the largest possible size, so no graph is built (and an
+expectation not compiled yet is compared call by call, compiling nothing).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from dataclasses import dataclass
 from wopeval.grading.flow import class_matching
 from wopeval.grading.jsonmatch import args_match
 from wopeval.grading.matching import ClassGraph, build, build_graph
-from wopeval.grading.patterns import Patterns, compiled
+from wopeval.grading.patterns import Patterns, cached, compiled
+from wopeval.grading.patterns import call_matches as pattern_matches
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 from wopeval.wire.summary import TrajectoryBlock
 
@@ -87,10 +89,18 @@ def max_matching_size(expected: Sequence[ExpectedCall], observed: Sequence[Obser
     return class_matching(_build_graph(expected, observed))[0]
 
 
-def _pairwise(patterns: Patterns, calls: Sequence[ObservedCall]) -> bool:
-    """``exact`` mode without the graph: the i-th observed call matches the i-th expected."""
-    if len(calls) != len(patterns.left_of):
+def _pairwise(
+    expected: Sequence[ExpectedCall], patterns: Patterns | None, calls: Sequence[ObservedCall]
+) -> bool:
+    """``exact`` mode without the graph: the i-th observed call matches the i-th expected
+    (through the compiled classes when there are some, else call by call)."""
+    if len(calls) != len(expected):
         return False
+    if patterns is None:
+        return all(
+            pattern_matches(want, call.tool, call.inputs)
+            for want, call in zip(expected, calls, strict=True)
+        )
     matches = patterns.matches
     return all(
         matches(slot, call.tool, call.inputs)
@@ -130,11 +140,10 @@ def grade_trajectory(
     expected = expectation.calls
     forbidden = expectation.forbidden_tools
     forbidden_count = sum(1 for call in calls if call.tool in forbidden) if forbidden else 0
-    patterns = compiled(expectation)
     mode = expectation.match
-    if mode == "exact" and _pairwise(patterns, calls):
+    if mode == "exact" and _pairwise(expected, cached(expectation), calls):
         return _block(expectation, len(calls), True, len(calls), forbidden_count)
-    graph = build(patterns, calls)
+    graph = build(compiled(expectation), calls)
     matched_count = class_matching(graph)[0]
     if mode == "exact":
         matched = False  # _pairwise decided: some position does not match
