@@ -37,13 +37,7 @@ from typing import cast
 
 from wopeval.suite.models import ArgsMatch
 
-__all__ = [
-    "args_match",
-    "canonical_json",
-    "json_equal",
-    "json_key",
-    "json_subset",
-]
+__all__ = ["args_match", "canonical_json", "json_equal", "json_key", "json_subset"]
 
 
 def _check_float(value: float) -> None:
