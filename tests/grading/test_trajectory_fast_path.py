@@ -1,9 +1,10 @@
 """The linear RFC 0244 §A grader against a direct reference, and its work growing linearly.
 
-The grader canonicalises each call's arguments once (the C encoder, after normalisation where a
-value needs it), groups calls by that key and matches classes; the reference below compares
-calls pairwise with :func:`~wopeval.grading.jsonmatch.json_equal` / ``json_subset`` only and
-searches every assignment. The values are the JSON-equality policy's edge cases: ``1`` vs
+The grader keys each expected call's arguments once (the C encoder, after normalisation where a
+value needs it), looks observed calls up against that index (a pivot bucket and a guarded
+``==``, the canonical key where those cannot decide) and matches classes; the reference below
+compares calls pairwise with :func:`~wopeval.grading.jsonmatch.json_equal` / ``json_subset``
+only and searches every assignment. The values are the JSON-equality policy's edge cases: ``1`` vs
 ``1.0`` vs ``true``, ``-0.0``, integral floats, nested objects and arrays, tuples, unicode
 keys, and duplicates of identical calls.
 """
@@ -16,9 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wopeval.grading import matching
+from wopeval.grading import matching, patterns
 from wopeval.grading.flow import class_matching
-from wopeval.grading.jsonmatch import _ENCODER, _normalized, canonical_json, json_equal
+from wopeval.grading.jsonmatch import (
+    _ENCODER,
+    _normalized,
+    canonical_json,
+    json_equal,
+)
 from wopeval.grading.matching import build_graph
 from wopeval.grading.trajectory import ObservedCall, call_matches, grade_trajectory
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation, TrajectoryMode
@@ -189,7 +195,7 @@ def test_0244_A_duplicates_of_identical_calls(
     assert (block.matched, block.matchedCount) == _reference(mode, expected, observed)
 
 
-# --- structure: each call canonicalised once, work linear in the calls ------------------------
+# --- structure: each expected call keyed once, observed calls looked up, work linear ---------
 
 
 def _shapes(n: int) -> dict[str, tuple[list[ExpectedCall], list[ObservedCall]]]:
@@ -229,20 +235,24 @@ def _shapes(n: int) -> dict[str, tuple[list[ExpectedCall], list[ObservedCall]]]:
 @pytest.mark.parametrize("shape", sorted(_shapes(1)))
 def test_0244_A_each_call_is_keyed_once(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
     expected, observed = _shapes(50)[shape]
-    seen: list[object] = []
+    keyed: list[object] = []
+    looked_up: list[object] = []
 
-    def counting(value: object) -> str:
-        seen.append(value)
-        return canonical_json(value)
+    def counting(seen: list[object], key: Callable[[object], str]) -> Callable[[object], str]:
+        def counted(value: object) -> str:
+            seen.append(value)
+            return key(value)
 
-    monkeypatch.setattr(matching, "canonical_json", counting)
+        return counted
+
+    monkeypatch.setattr(patterns, "canonical_json", counting(keyed, canonical_json))
+    monkeypatch.setattr(matching, "canonical_json", counting(looked_up, canonical_json))
     graph = build_graph(expected, observed)
     class_matching(graph)
-    # Expected: every exact pattern (a subset object pattern is keyed by its terms instead);
-    # observed: every call of a tool some expected call compares arguments of.
-    compared = [call for call in expected if call.args_match != "ignore"]
-    keyed = [call for call in compared if call.args_match == "exact"]
-    assert len(seen) == len(keyed) + (len(observed) if compared else 0)
+    # Expected: every exact pattern once (a subset object pattern is keyed by its terms
+    # instead); observed: none, the pivot bucket and a guarded == decide every lookup here.
+    assert len(keyed) == sum(1 for call in expected if call.args_match == "exact")
+    assert looked_up == []
 
 
 @pytest.mark.parametrize("shape", sorted(_shapes(1)))

@@ -184,10 +184,10 @@ def _augment(
 
 def _fill_ignore(graph: ClassGraph, used_left: list[int], into: list[int]) -> None:
     """Each tool's ``ignore`` class takes the calls of that tool nothing else took."""
+    by_tool = graph.right_by_tool() if graph.ignore_of else {}
     for tool, slot in graph.ignore_of.items():
-        tool_index = graph.tools.get(tool)
         wanted = graph.left_counts[slot]
-        for observed in tool_index.classes if tool_index is not None else ():
+        for observed in by_tool.get(tool, ()):
             if wanted == 0:
                 break
             take = min(wanted, graph.right_counts[observed] - into[observed])

@@ -19,20 +19,27 @@ Any observed call to a ``forbidden`` tool makes the trajectory unmatched whateve
 
 ``matchedCount`` is mode-independent: the size of a maximum one-to-one matching between
 expected and observed calls, ignoring order. Calls are grouped into classes with multiplicities
-and matched as a flow on the class graph (:mod:`wopeval.grading.matching` builds the graph in
-linear time: ``exact`` by hash, ``subset`` through an inverted index of (key path, leaf value)
-using the rarest posting list, ``ignore`` with no edges; :mod:`wopeval.grading.flow` runs the
-augmenting paths only among the classes that still compete).
+and matched as a flow on the class graph. The expected side is grouped and indexed once per
+expectation (:func:`wopeval.grading.patterns.compiled`); :mod:`wopeval.grading.matching` looks
+each observed call up in linear time (``exact`` by a hash bucket and a guarded ``==``, ``subset``
+through an index of (key path, leaf value) under each pattern's rarest term, ``ignore`` with no
+edges); :mod:`wopeval.grading.flow` runs the augmenting paths only among the classes that still
+compete. In ``exact`` mode, when every observed call matches the expected call at its position,
+that pairing is a matching of the largest possible size, so no graph is built (and an
+expectation not compiled yet is compared call by call, compiling nothing).
 """
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wopeval.grading.flow import class_matching
 from wopeval.grading.jsonmatch import args_match
-from wopeval.grading.matching import ClassGraph, build_graph
+from wopeval.grading.matching import ClassGraph, build, build_graph
+from wopeval.grading.patterns import Patterns, cached, compiled
+from wopeval.grading.patterns import call_matches as pattern_matches
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 from wopeval.wire.summary import TrajectoryBlock
 
@@ -71,7 +78,7 @@ def observed_trajectory(
     return [call for call in observed if call.agent_id == target_agent_id]
 
 
-# --- the class graph and its matching (grading.matching, grading.flow) ----------------------
+# --- the class graph and its matching (grading.patterns, grading.matching, grading.flow) ----
 
 
 def _build_graph(expected: Sequence[ExpectedCall], observed: Sequence[ObservedCall]) -> ClassGraph:
@@ -83,13 +90,40 @@ def max_matching_size(expected: Sequence[ExpectedCall], observed: Sequence[Obser
     return class_matching(_build_graph(expected, observed))[0]
 
 
-# --- the modes -------------------------------------------------------------------------------
-
-
-def _exact(graph: ClassGraph) -> bool:
-    return len(graph.left_of) == len(graph.right_of) and all(
-        map(graph.pair_matches, graph.left_of, graph.right_of)
+def _pairwise(
+    expected: Sequence[ExpectedCall], patterns: Patterns | None, calls: Sequence[ObservedCall]
+) -> bool:
+    """``exact`` mode without the graph: the i-th observed call matches the i-th expected
+    (through the compiled classes when there are some, else call by call)."""
+    if len(calls) != len(expected):
+        return False
+    if patterns is None:
+        return _call_by_call(expected, calls)
+    matches = patterns.matches
+    return all(
+        matches(slot, call.tool, call.inputs)
+        for slot, call in zip(patterns.left_of, calls, strict=True)
     )
+
+
+def _call_by_call(expected: Sequence[ExpectedCall], calls: Sequence[ObservedCall]) -> bool:
+    """:func:`_pairwise` without classes; equal ``exact`` objects of the same types in the same
+    key order (equal ``marshal`` bytes) are decided inline, the rest by ``pattern_matches``."""
+    dumps = marshal.dumps
+    for want, call in zip(expected, calls, strict=True):
+        args, inputs = want.args, call.inputs
+        if want.argsMatch == "exact" and type(args) is dict and args == inputs:
+            try:
+                if want.tool == call.tool and dumps(args, 2) == dumps(inputs, 2):
+                    continue
+            except ValueError:  # a type marshal does not write: pattern_matches decides
+                pass
+        if not pattern_matches(want, call.tool, inputs):
+            return False
+    return True
+
+
+# --- the modes -------------------------------------------------------------------------------
 
 
 def _in_order(graph: ClassGraph) -> bool:
@@ -121,22 +155,30 @@ def grade_trajectory(
     expected = expectation.calls
     forbidden = expectation.forbidden_tools
     forbidden_count = sum(1 for call in calls if call.tool in forbidden) if forbidden else 0
-    graph = _build_graph(expected, calls)
-    matched_count = class_matching(graph)[0]
     mode = expectation.match
+    if mode == "exact" and _pairwise(expected, cached(expectation), calls):
+        return _block(expectation, len(calls), True, len(calls), forbidden_count)
+    graph = build(compiled(expectation), calls)
+    matched_count = class_matching(graph)[0]
     if mode == "exact":
-        matched = _exact(graph)
+        matched = False  # _pairwise decided: some position does not match
     elif mode == "in-order":
         matched = _in_order(graph)
     elif mode == "any-order":
         matched = matched_count == len(expected)
     else:
         matched = _every_observed_matchable(graph)
+    return _block(expectation, len(calls), matched, matched_count, forbidden_count)
+
+
+def _block(
+    expectation: TrajectoryExpectation, observed: int, matched: bool, size: int, forbidden: int
+) -> TrajectoryBlock:
     return TrajectoryBlock(
-        mode=mode,
-        matched=matched and forbidden_count == 0,
-        expectedCount=len(expected),
-        observedCount=len(calls),
-        matchedCount=matched_count,
-        forbiddenCount=forbidden_count,
+        mode=expectation.match,
+        matched=matched and forbidden == 0,
+        expectedCount=len(expectation.calls),
+        observedCount=observed,
+        matchedCount=size,
+        forbiddenCount=forbidden,
     )

@@ -1,0 +1,478 @@
+"""The expected side of RFC 0244 §A trajectory grading, compiled once per expectation.
+
+A task's expected calls are the same for every trial, so they are grouped into classes and
+indexed once (:func:`compiled`, cached per :class:`~wopeval.suite.models.TrajectoryExpectation`
+object) and each trial's observed calls are then looked up against that index without
+canonicalising them in the common case.
+
+Classes: per tool, ``argsMatch`` and an identity of the args: the canonical JSON
+(:func:`~wopeval.grading.jsonmatch.canonical_json`) for ``exact`` and for a ``subset`` pattern
+that is not an object (which is an exact comparison); the set of *terms* for a ``subset``
+object pattern: its non-object leaves ``(key path, json_key(leaf))`` and its empty objects
+``(key path, OBJECT)`` (two patterns have the same terms exactly when they are JSON-equal, and a
+value matches the pattern exactly when it has every term: :func:`has_terms`); one class per tool
+for ``ignore``.
+
+Per tool that some class compares arguments of (:class:`ToolPatterns`):
+
+* ``exact`` classes by canonical key (``by_canon``, the ground truth, built on first use), and
+  the object patterns also bucketed by the value of one top-level *pivot* field (the one with the
+  most distinct scalar values among the first classes). An observed object is looked up by its
+  pivot value and confirmed against the candidate by :meth:`ExactPatterns.equals`: Python ``==``
+  plus either equal ``marshal`` bytes (the same values of the same types) or the type guards at
+  the pattern's numbers and booleans (``==`` alone says ``True == 1``). Where those cannot decide
+  (several candidates, a miss that a tuple or an integral float could explain, patterns outside
+  the buckets) the observed value is canonicalised and looked up in ``by_canon``.
+* ``subset`` object patterns in a trie of key paths, each under its *rarest* term among the
+  tool's patterns: ``{"region": "eu", "orderId": 7}`` under ``orderId = 7``,
+  ``{"filter": {"id": 7}}`` under ``filter.id = 7``. An observed value walks the trie (each level
+  the fewer of its keys and the trie's branches) and the patterns found are confirmed on their
+  other terms.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import math
+import operator
+import weakref
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from wopeval.grading.jsonmatch import canonical_json, json_key
+from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation
+
+__all__ = [
+    "OBJECT",
+    "Patterns",
+    "ToolPatterns",
+    "cached",
+    "call_matches",
+    "collector_paused",
+    "compile_patterns",
+    "compiled",
+    "guards_hold",
+    "has_terms",
+    "leaf_key",
+]
+
+OBJECT: Hashable = object()  # the leaf marker of "an object is here" in a term
+_MISSING = object()
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_FEW = 4  # at most this many bucket candidates are compared with ``==``
+
+Path = tuple[str, ...]
+Term = tuple[Path, Hashable]
+Guard = tuple[tuple[str | int, ...], bool]  # (path to a leaf, the leaf must be a bool)
+Plain = tuple[object, tuple[Guard, ...]]  # an exact object pattern of exact JSON types, guards
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an index is built: it allocates many small
+    acyclic containers that live as long as the index, and a collection in the middle of the
+    build scans them all again for nothing (at 10,000 calls that was over half the time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def leaf_key(value: object) -> Hashable:
+    """:func:`~wopeval.grading.jsonmatch.json_key`, with str and int as themselves."""
+    return value if type(value) is str or type(value) is int else json_key(value)
+
+
+class IndexNode:
+    """A key path of the index trie: the patterns indexed here by a leaf (``buckets``) or by an
+    empty object (``objects``), and the longer paths (``children``)."""
+
+    __slots__ = ("buckets", "children", "objects")
+
+    def __init__(self) -> None:
+        self.children: dict[str, IndexNode] = {}
+        self.buckets: dict[Hashable, list[int]] = {}
+        self.objects: list[int] = []
+
+
+class ExactPatterns:
+    """The ``exact`` object patterns (``args``: class → its args), for the ``==`` lookups.
+
+    :meth:`equals` is True only when pattern ``slot`` and an observed value are JSON-equal:
+    Python ``==`` holds and either the values are identical type for type (equal ``marshal``
+    bytes, version 2: no references, so equal values of equal types in equal key order give
+    equal bytes) or every leaf at the pattern's numbers and booleans has the right type
+    (:func:`guards_hold`; ``==`` alone says ``True == 1``). False leaves it undecided, and so
+    does a pattern holding other than exact JSON types (a tuple, a subclass): its canonical key
+    decides. The bytes and guards are computed on first use.
+    """
+
+    __slots__ = ("args", "guards", "packed")
+
+    def __init__(self) -> None:
+        self.args: dict[int, dict[str, object]] = {}
+        self.packed: dict[int, bytes] = {}
+        self.guards: dict[int, tuple[Guard, ...] | None] = {}  # None: not exact JSON types
+
+    def equals(self, slot: int, inputs: object) -> bool:
+        args = self.args[slot]
+        if args != inputs:
+            return False
+        packed = self.packed.get(slot)
+        if packed is None:
+            try:
+                packed = marshal.dumps(args, 2)
+            except ValueError:  # a type marshal does not write: never equal bytes
+                packed = b""
+            self.packed[slot] = packed
+        try:
+            if marshal.dumps(inputs, 2) == packed:
+                return True
+        except ValueError:  # a type marshal does not write (a subclass, Decimal, …)
+            pass
+        if slot not in self.guards:
+            found: list[Guard] = []
+            self.guards[slot] = tuple(found) if _guards(args, (), found) else None
+        guards = self.guards[slot]
+        return guards is not None and guards_hold(inputs, guards)
+
+
+@dataclass
+class ToolPatterns:
+    """One tool's compared classes, indexed for looking observed inputs up."""
+
+    slots: list[int] = field(default_factory=list)  # the exact-like classes
+    keys: list[str | None] = field(default_factory=list)  # every class's canonical key
+    pivot: str | None = None
+    by_field: dict[Hashable, int | list[int]] = field(default_factory=dict)  # value → classes
+    plain: ExactPatterns = field(default_factory=ExactPatterns)
+    rest: bool = False  # an exact-like class outside ``by_field``: observed need canonical keys
+    index: IndexNode | None = None
+    others: dict[int, list[Term]] = field(default_factory=dict)  # terms besides the indexed one
+    _by_canon: dict[str, list[int]] | None = None
+
+    def by_canon(self) -> dict[str, list[int]]:
+        """The exact-like classes by canonical key (built on first use: most grades need none)."""
+        found = self._by_canon
+        if found is None:
+            found, keys = {}, self.keys
+            for slot in self.slots:
+                found.setdefault(keys[slot], []).append(slot)  # type: ignore[arg-type]
+            self._by_canon = found  # complete before it is seen (grades may share a suite)
+        return found
+
+
+@dataclass
+class Patterns:
+    """The expected calls grouped into classes (numbered by first appearance) and indexed."""
+
+    calls: tuple[ExpectedCall, ...] = ()
+    left: list[ExpectedCall] = field(default_factory=list)
+    left_modes: list[ArgsMatch] = field(default_factory=list)
+    left_tools: list[str] = field(default_factory=list)
+    left_keys: list[str | None] = field(default_factory=list)
+    left_terms: dict[int, list[Term]] = field(default_factory=dict)
+    left_counts: list[int] = field(default_factory=list)
+    left_of: list[int] = field(default_factory=list)
+    ignore_of: dict[str, int] = field(default_factory=dict)
+    tools: dict[str, ToolPatterns] = field(default_factory=dict)
+    plain: ExactPatterns = field(default_factory=ExactPatterns)
+    work: int = 0
+
+    def same_calls(self, calls: Sequence[ExpectedCall]) -> bool:
+        return len(calls) == len(self.calls) and all(map(operator.is_, calls, self.calls))
+
+    def matches(self, slot: int, tool: str, inputs: object) -> bool:
+        """RFC 0244 §A call matching of expected class ``slot`` and one observed call."""
+        if self.left_tools[slot] != tool:
+            return False
+        mode = self.left_modes[slot]
+        if mode == "ignore":
+            return True
+        if slot in self.plain.args and self.plain.equals(slot, inputs):
+            return True
+        terms = self.left_terms.get(slot)
+        if terms is not None:
+            return has_terms(inputs, terms)
+        return canonical_json(inputs) == self.left_keys[slot]
+
+
+def guards_hold(value: object, guards: tuple[Guard, ...]) -> bool:
+    """After ``pattern == value``: the leaves at the pattern's booleans are booleans and those
+    at its numbers exact ints or floats, so Python equality was JSON equality."""
+    for path, boolean in guards:
+        leaf = value
+        for name in path:
+            leaf = leaf[name]  # type: ignore[index]  # the structure equals the pattern's
+        kind = type(leaf)
+        if (kind is not bool) if boolean else (kind is not int and kind is not float):
+            return False
+    return True
+
+
+def has_terms(value: object, terms: Sequence[Term]) -> bool:
+    """Whether ``value`` holds every term: :func:`~wopeval.grading.jsonmatch.json_subset`."""
+    for path, key in terms:
+        leaf = value
+        for name in path:
+            if not isinstance(leaf, dict):
+                return False
+            leaf = leaf.get(name, _MISSING)
+            if leaf is _MISSING:
+                return False
+        if key is OBJECT:
+            if not isinstance(leaf, dict):
+                return False
+        elif isinstance(leaf, dict) or leaf_key(leaf) != key:
+            return False
+    return True
+
+
+def _terms(pattern: dict[str, object], path: Path, out: list[Term]) -> None:
+    if not pattern:
+        out.append((path, OBJECT))
+    for name, item in pattern.items():
+        if type(name) is not str and not isinstance(name, str):
+            raise TypeError(f"not a JSON object key: {name!r}")
+        kind = type(item)
+        if kind is str or kind is int:
+            out.append(((*path, name), item))
+        elif kind is dict or isinstance(item, dict):
+            _terms(item, (*path, name), out)  # type: ignore[arg-type]
+        else:
+            out.append(((*path, name), json_key(item)))
+
+
+def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> int:
+    """Collect the guards of a container made of exact JSON types with string keys.
+
+    0: some other type or key (no guards); 1: its sorted-key encoding is canonical; 2: it holds
+    an integral float, so only its canonical key needs the normalising copy.
+    """
+    keyed = type(value) is dict
+    found = 1
+    for name, item in value.items() if keyed else enumerate(value):
+        if keyed and type(name) is not str:
+            return 0
+        kind = type(item)
+        if kind is str or item is None:
+            continue
+        if kind is int or kind is bool:
+            out.append(((*path, name), kind is bool))
+        elif kind is float:
+            if not math.isfinite(item):
+                return 0
+            found = 2 if item.is_integer() else found
+            out.append(((*path, name), False))
+        elif kind is dict or kind is list:
+            inner = _guards(item, (*path, name), out)
+            if inner == 0:
+                return 0
+            found = max(found, inner)
+        else:
+            return 0
+    return found
+
+
+def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
+    # Identity per tool: the canonical key for exact args and non-object subset patterns (the
+    # same comparison, so they may share a class), the term set for subset object patterns,
+    # "i" for ignore (no canonical key is the bare letter i).
+    index: dict[tuple[str, Hashable], int] = {}
+    counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain.args
+    for call in calls:
+        mode: ArgsMatch = call.argsMatch or "ignore"
+        args = call.args
+        terms: list[Term] | None = None
+        key: str | None = None
+        ident: Hashable
+        if mode == "ignore":
+            ident = "i"
+        elif mode == "subset" and isinstance(args, dict):
+            terms = []
+            _terms(args, (), terms)
+            ident = frozenset(terms)
+        else:
+            ident = key = canonical_json(args)
+        slot = index.get((call.tool, ident))
+        if slot is None:
+            slot = index[call.tool, ident] = len(counts)
+            _new_class(patterns, call, mode, key, terms)
+            if mode == "exact" and type(args) is dict:
+                exact[slot] = args
+        counts[slot] += 1
+        left_of.append(slot)
+
+
+def _new_class(
+    patterns: Patterns,
+    call: ExpectedCall,
+    mode: ArgsMatch,
+    key: str | None,
+    terms: list[Term] | None,
+) -> None:
+    slot = len(patterns.left_counts)
+    patterns.left.append(call)
+    patterns.left_modes.append(mode)
+    patterns.left_tools.append(call.tool)
+    patterns.left_keys.append(key)
+    patterns.left_counts.append(0)
+    if terms is not None:
+        patterns.left_terms[slot] = terms
+        patterns.work += len(terms)
+    if mode == "ignore":
+        patterns.ignore_of[call.tool] = slot
+
+
+_PIVOT_SAMPLE = 256  # classes looked at to choose the pivot field
+
+
+def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
+    """``slots`` for ``by_canon``; ``by_field`` for the plain object patterns, bucketed by the
+    top-level field with the most distinct scalar values among the first classes."""
+    tool.slots, tool.keys = slots, patterns.left_keys
+    plain = patterns.plain.args
+    distinct: dict[str, set[Hashable]] = {}
+    for slot in slots[:_PIVOT_SAMPLE]:
+        found = plain.get(slot)
+        for name, value in found.items() if found is not None else ():
+            if type(value) in _SCALARS:
+                distinct.setdefault(name, set()).add(leaf_key(value))
+    pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
+    tool.plain = patterns.plain  # every bucketed class is in it
+    by_field = tool.by_field
+    for slot in slots:
+        found = plain.get(slot)
+        value = _MISSING if found is None else found.get(pivot, _MISSING)  # type: ignore[arg-type]
+        kind = type(value)
+        if kind is str or kind is int:
+            key: Hashable = value
+        elif kind in _SCALARS:
+            key = leaf_key(value)
+        else:
+            tool.rest = True
+            continue
+        bucket = by_field.get(key)
+        if bucket is None:
+            by_field[key] = slot  # one class: the slot itself (no list to allocate)
+        elif isinstance(bucket, int):
+            by_field[key] = [bucket, slot]
+        else:
+            bucket.append(slot)
+    patterns.work += 2 * len(slots)
+
+
+def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
+    """Each subset object pattern under its rarest term (a leaf before an empty object)."""
+    frequency: dict[Term, int] = {}
+    for slot in slots:
+        for term in patterns.left_terms[slot]:
+            frequency[term] = frequency.get(term, 0) + 1
+    root = tool.index = IndexNode()
+    for slot in slots:
+        terms = patterns.left_terms[slot]
+        best, rank = 0, (len(slots) + 1, True)
+        for position, term in enumerate(terms):
+            this = (frequency[term], term[1] is OBJECT)
+            if this < rank:
+                best, rank = position, this
+        path, key = terms[best]
+        node = root
+        for name in path:
+            child = node.children.get(name)
+            if child is None:
+                child = node.children[name] = IndexNode()
+            node = child
+        if key is OBJECT:
+            node.objects.append(slot)
+        else:
+            node.buckets.setdefault(key, []).append(slot)
+        tool.others[slot] = terms[:best] + terms[best + 1 :]
+    patterns.work += 2 * sum(len(patterns.left_terms[slot]) for slot in slots)
+
+
+def compile_patterns(calls: Sequence[ExpectedCall]) -> Patterns:
+    """Group and index ``calls`` (the expected side of :func:`~wopeval.grading.matching.build`)."""
+    with collector_paused():
+        return _compile(calls)
+
+
+def _compile(calls: Sequence[ExpectedCall]) -> Patterns:
+    patterns = Patterns(calls=tuple(calls))
+    _group(patterns, calls)
+    exact: dict[str, list[int]] = {}
+    subset: dict[str, list[int]] = {}
+    terms = patterns.left_terms
+    for slot, (mode, tool) in enumerate(zip(patterns.left_modes, patterns.left_tools, strict=True)):
+        if mode != "ignore":
+            if tool not in patterns.tools:
+                patterns.tools[tool] = ToolPatterns()
+            side = subset if slot in terms else exact
+            listed = side.get(tool)
+            if listed is None:
+                side[tool] = [slot]
+            else:
+                listed.append(slot)
+    for name, slots in exact.items():
+        _index_exact(patterns, patterns.tools[name], slots)
+    for name, slots in subset.items():
+        _index_subset(patterns, patterns.tools[name], slots)
+    return patterns
+
+
+_CACHE: dict[int, tuple[weakref.ref[TrajectoryExpectation], Patterns]] = {}
+
+
+def cached(expectation: TrajectoryExpectation) -> Patterns | None:
+    """:func:`compiled` when ``expectation`` has been compiled already, else None."""
+    entry = _CACHE.get(id(expectation))
+    if entry is not None and entry[0]() is expectation and entry[1].same_calls(expectation.calls):
+        return entry[1]
+    return None
+
+
+def call_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
+    """:meth:`Patterns.matches` for one expected call, without compiling anything: ``==`` and
+    equal ``marshal`` bytes, else the canonical keys (``exact``) or the terms (``subset``)."""
+    if want.tool != tool:
+        return False
+    mode, args = want.argsMatch, want.args
+    if mode is None or mode == "ignore":
+        return True
+    if mode == "subset" and isinstance(args, dict):
+        terms: list[Term] = []
+        _terms(args, (), terms)
+        return has_terms(inputs, terms)
+    if mode == "exact" and type(args) is dict and args == inputs:
+        try:
+            if marshal.dumps(args, 2) == marshal.dumps(inputs, 2):
+                return True
+        except ValueError:  # a type marshal does not write: the canonical keys decide
+            pass
+    return canonical_json(args) == canonical_json(inputs)
+
+
+def compiled(expectation: TrajectoryExpectation) -> Patterns:
+    """:func:`compile_patterns` of ``expectation.calls``, kept while the expectation lives.
+
+    Suites are frozen models; their calls are checked by identity on every use, so a list
+    changed in place is compiled again (args mutated in place inside a call are not seen).
+    """
+    found = cached(expectation)
+    if found is not None:
+        return found
+    key = id(expectation)
+    patterns = compile_patterns(expectation.calls)
+
+    def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
+        if _CACHE.get(key, (None,))[0] is ref:
+            del _CACHE[key]
+
+    _CACHE[key] = (weakref.ref(expectation, forget), patterns)
+    return patterns
