@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 # Not on the path to the first trial of a plain ``--agent`` run (the host, numpy, the exports
-# and the conformance kit; rich, the agent-definition builders, MCP and the detail view are
-# imported where a run uses them: a progress bar, --agent-file/--model, --mcp, the report).
+# and the conformance kit; rich, the agent-definition builders, MCP and the report's renderer
+# are imported where a run uses them: a progress bar, --agent-file/--model, --mcp, the report).
+# The detail view's cells (wopeval.grading.detail, a small pure module) are folded as the run
+# is recorded, so that module is needed from the start.
 NOT_BEFORE_FIRST_TRIAL = (
     "wopeval.host",
     "numpy",
@@ -20,7 +22,6 @@ NOT_BEFORE_FIRST_TRIAL = (
     "wopeval.agents.build",
     "wopeval.agents.definition",
     "wopeval.engine.mcp_tools",
-    "wopeval.grading.detail",
     "wopeval.cli.render",
 )
 

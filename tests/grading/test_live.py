@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.grading import fold_logs
+from wopeval.grading.detail import run_detail
 from wopeval.grading.live import LiveFold
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.suite.models import AgentEvalSuite
@@ -27,8 +28,8 @@ def _case(seed: int, style: str = "wopeval") -> tuple[AgentEvalSuite, list[RunEv
     return suite, fold_logs.run_log(rng, suite, concurrency=rng.randint(1, 6), style=style)
 
 
-def _fed(suite: AgentEvalSuite, log: list[RunEvent]) -> LiveFold:
-    live = LiveFold(suite, OPTIONS)
+def _fed(suite: AgentEvalSuite, log: list[RunEvent], detail: bool = False) -> LiveFold:
+    live = LiveFold(suite, OPTIONS, detail=detail)
     for event in log:
         live(event)
     return live
@@ -46,6 +47,26 @@ def test_rfc0244_live_summary_is_the_stored_logs_summary(seed: int, style: str) 
         assert "anomalous" in live.unusable
     else:
         assert summary.to_json() == expected.to_json()
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), style=st.sampled_from(STYLES))
+def test_live_detail_is_the_stored_logs_detail(seed: int, style: str) -> None:
+    suite, log = _case(seed, style)
+    live = _fed(suite, log, detail=True)
+    summary = live.summary(len(log) - 1)
+    if summary is None:
+        assert live.detail is None
+    else:
+        assert live.detail == run_detail(suite, log, OPTIONS)
+        assert summary.to_json() == build_summary(suite, log, OPTIONS).to_json()
+
+
+def test_without_detail_asked_none_is_kept() -> None:
+    suite, log = _case(12)
+    live = _fed(suite, log)
+    assert live.summary(len(log) - 1) is not None
+    assert live.detail is None
 
 
 def test_the_generated_logs_give_live_summaries_and_anomalous_fallbacks() -> None:

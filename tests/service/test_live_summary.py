@@ -12,7 +12,14 @@ from tests.engine.helpers import make_suite, scripted_task
 from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
-from wopeval.service.runs import RunService, create_run_record, execute, regrade
+from wopeval.grading.detail import run_detail
+from wopeval.service.runs import (
+    RunService,
+    create_run_record,
+    execute,
+    grading_options,
+    regrade,
+)
 from wopeval.wire.events import RunStarted
 
 GOLDEN = {"kind": "golden", "match": {"strategy": "exact", "value": "done"}}
@@ -64,6 +71,23 @@ async def test_rfc0244_a_run_is_summarised_live_as_grade_reproduces(
     assert regraded.summary.to_json() == summary.to_json()
 
 
+async def test_a_runs_detail_is_folded_live_as_run_detail_reads_it(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = CountingReads(store, monkeypatch)
+    service = RunService(store, Registry())
+    plan = await service.plan(SUITE, SCRIPTED_AGENT_ID, RunSettings(concurrency=3))
+    record = await service.create(plan)
+    summary, detail = await service.execute_detailed(plan, RunHandle(record.run_id))
+    assert summary is not None
+    assert detail is not None
+    assert reads.pages == 0  # neither the summary nor the detail read the log back
+    assert [t.passed for t in detail.tasks] == [True, False, False]
+    assert {c.status for c in detail.tasks[2].cells} == {"fail-closed"}
+    stored = await store.events(record.run_id)
+    assert detail == run_detail(SUITE, stored, grading_options(plan.request()))
+
+
 async def test_rfc0244_events_the_fold_did_not_see_make_the_run_read_its_log_back(
     store: EventStore, store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,7 +110,7 @@ async def test_rfc0244_events_the_fold_did_not_see_make_the_run_read_its_log_bac
         run_ids.append(record.run_id)
         service = RunService(store, registry)
         plan = await service.plan(suite, SCRIPTED_AGENT_ID, RunSettings())
-        summary = await service.execute(plan, RunHandle(record.run_id))
+        summary, detail = await service.execute_detailed(plan, RunHandle(record.run_id))
     finally:
         await other.close()
     assert summary is not None
@@ -95,6 +119,7 @@ async def test_rfc0244_events_the_fold_did_not_see_make_the_run_read_its_log_bac
     log = await store.events(record.run_id)
     assert any(e.type == "x-test.note" for e in log)
     assert (await regrade(store, record.run_id)).reproduces_stored
+    assert detail == run_detail(suite, log, grading_options(plan.request()))  # read back
 
 
 async def test_a_store_taps_one_receiver_a_run_and_untaps_it(store: EventStore) -> None:

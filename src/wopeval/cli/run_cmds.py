@@ -41,7 +41,7 @@ from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import UserError
 from wopeval.grading.trial import TrialGrade
-from wopeval.service.runs import RunService, fold_log, grading_options
+from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -372,14 +372,8 @@ async def _execute(
         with progress if progress is not None else nullcontext():
             async with anyio.create_task_group() as group:
                 group.start_soon(_cancel_on_signal, handle)
-                summary = await service.execute(plan, handle, progress=view)
+                summary, detail = await service.execute_detailed(plan, handle, progress=view)
                 group.cancel_scope.cancel()  # stop listening for signals
-        if summary is None:
-            return record.run_id, None, None
-        from wopeval.grading.detail import run_detail
-
-        options = grading_options(plan.request())
-        detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
         return record.run_id, summary, detail
 
 

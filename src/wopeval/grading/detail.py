@@ -16,7 +16,7 @@ from typing import Literal
 from wopeval.grading.exact import at_least
 from wopeval.grading.fold import TrialHook
 from wopeval.grading.reasons import Verdict, explain
-from wopeval.grading.summary import GradingOptions, grade_run, pass_score_of
+from wopeval.grading.summary import Graded, GradingOptions, grade_run, pass_score_of
 from wopeval.grading.trial import trajectory_of
 from wopeval.grading.views import TrialView
 from wopeval.suite.models import AgentEvalSuite, Task
@@ -83,22 +83,39 @@ def run_detail(
     it closes and is dropped, so memory holds the cells (one per trial: a status, a score and,
     for a trial that did not pass, its reason), never the run's views. ``on_trial`` also sees
     each planned trial's final view (to keep more of it, e.g. the EEE export's usage)."""
-    pass_score = pass_score_of(suite, options)
-    found: dict[tuple[str, int], TrialCell] = {}
+    cells = CellKeeper(suite, options, on_trial)
+    return detail_of(suite, grade_run(suite, events, options, on_trial=cells), cells)
 
-    def keep(task: Task, view: TrialView) -> None:
-        found[(task.taskId, view.trial_index)] = _cell(task, view, options, pass_score)
-        if on_trial is not None:
-            on_trial(task, view)
 
-    graded = grade_run(suite, events, options, on_trial=keep)
+class CellKeeper:
+    """The fold's ``on_trial`` hook that keeps each planned trial's cell (then calls
+    ``on_trial``, if given); :func:`detail_of` reports them with the graded run."""
+
+    def __init__(
+        self, suite: AgentEvalSuite, options: GradingOptions, on_trial: TrialHook | None = None
+    ) -> None:
+        self._options = options
+        self._pass_score = pass_score_of(suite, options)
+        self._on_trial = on_trial
+        self.found: dict[tuple[str, int], TrialCell] = {}
+
+    def __call__(self, task: Task, view: TrialView) -> None:
+        cell = _cell(task, view, self._options, self._pass_score)
+        self.found[(task.taskId, view.trial_index)] = cell
+        if self._on_trial is not None:
+            self._on_trial(task, view)
+
+
+def detail_of(suite: AgentEvalSuite, graded: Graded, cells: CellKeeper) -> RunDetail:
+    """The detail of a run graded with ``cells`` as its fold's ``on_trial`` hook."""
     tasks: list[TaskDetail] = []
     count = suite.trial_plan.effective_count
+    found = cells.found
     for task, grade in zip(suite.tasks, graded.tasks, strict=True):
-        cells = [found.get((task.taskId, i)) or TrialCell(i, "missing", None, None)
-                 for i in range(count)]  # fmt: skip
+        cells_of = [found.get((task.taskId, i)) or TrialCell(i, "missing", None, None)
+                    for i in range(count)]  # fmt: skip
         tasks.append(
-            TaskDetail(task.taskId, cells, float(grade.result.gating_score), grade.result.passed)
+            TaskDetail(task.taskId, cells_of, float(grade.result.gating_score), grade.result.passed)
         )
     return RunDetail(
         tasks=tasks,

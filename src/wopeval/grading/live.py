@@ -4,7 +4,8 @@
 sequence order, and folds it with the very :class:`~wopeval.grading.fold.RunFold` that
 :func:`~wopeval.grading.summary.build_summary` runs over the stored log. So the summary it
 gives is ``build_summary(suite, log, options)`` of the same log, computed as the log was
-written instead of by reading it back.
+written instead of by reading it back; with ``detail``, :attr:`LiveFold.detail` is
+``run_detail(suite, log, options)`` of it too (the same hook on the same fold).
 
 It gives no summary (the caller reads the log back, the one path for every other case) when it
 cannot vouch for having seen the whole log, exactly once, in order: it was attached after the
@@ -15,6 +16,7 @@ a second read), or folding raised.
 
 from __future__ import annotations
 
+from wopeval.grading.detail import CellKeeper, RunDetail, detail_of
 from wopeval.grading.fold import RunFold
 from wopeval.grading.summary import GradingOptions, graded_of, pass_score_of, summary_of
 from wopeval.suite.models import AgentEvalSuite
@@ -27,13 +29,19 @@ __all__ = ["LiveFold"]
 class LiveFold:
     """Folds a run's events as they are committed; :meth:`summary` once every trial is in."""
 
-    def __init__(self, suite: AgentEvalSuite, options: GradingOptions) -> None:
+    def __init__(
+        self, suite: AgentEvalSuite, options: GradingOptions, *, detail: bool = False
+    ) -> None:
         self._suite = suite
         self._options = options
         target = options.target_agent_id
-        self._fold = RunFold(suite, target, pass_score_of(suite, options))
+        # With ``detail``, the trial cells run_detail keeps, kept by the same hook.
+        self._cells = CellKeeper(suite, options) if detail else None
+        pass_score = pass_score_of(suite, options)
+        self._fold = RunFold(suite, target, pass_score, on_trial=self._cells)
         self.next_sequence = 0
         self.unusable: str | None = None  # why :meth:`summary` gives None
+        self.detail: RunDetail | None = None  # run_detail of the log, once summarised
 
     def __call__(self, event: RunEvent) -> None:
         """The store has committed ``event`` (called in commit order). Never raises."""
@@ -60,4 +68,7 @@ class LiveFold:
             return None
         self.unusable = "its summary was taken"
         self._fold.close()
-        return summary_of(self._suite, graded_of(self._suite, self._options, self._fold))
+        graded = graded_of(self._suite, self._options, self._fold)
+        if self._cells is not None:
+            self.detail = detail_of(self._suite, graded, self._cells)
+        return summary_of(self._suite, graded)

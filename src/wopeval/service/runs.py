@@ -33,6 +33,7 @@ from wopeval.engine.toolspec import check_declared_tools
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
+from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.live import LiveFold
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.service.slices import shard_state
@@ -233,7 +234,14 @@ class RunService:
         self, plan: RunPlan, handle: RunHandle, *, progress: ProgressFn | None = None
     ) -> EvalSummary | None:
         """Execute a created run to a terminal state; the summary, or None unless completed."""
-        return await self._execute(plan, handle, progress, None)
+        return (await self._execute(plan, handle, progress, None))[0]
+
+    async def execute_detailed(
+        self, plan: RunPlan, handle: RunHandle, *, progress: ProgressFn | None = None
+    ) -> tuple[EvalSummary | None, RunDetail | None]:
+        """:meth:`execute`, and the completed run's detail (``run_detail`` of its log, the
+        tenant's own view: each trial's status and reason), folded as the run was recorded."""
+        return await self._execute(plan, handle, progress, None, detail=True)
 
     async def _execute(
         self,
@@ -241,19 +249,21 @@ class RunService:
         handle: RunHandle,
         progress: ProgressFn | None,
         resume: ResumeState | None,
-    ) -> EvalSummary | None:
+        *,
+        detail: bool = False,
+    ) -> tuple[EvalSummary | None, RunDetail | None]:
         request = plan.request()
         if plan.shard is not None:  # the engine takes the shard's pairs from the state
             resume = shard_state(plan.shard, resume)
 
-        live = LiveFold(plan.suite, grading_options(request))
+        live = LiveFold(plan.suite, grading_options(request), detail=detail)
         untap = self.store.tap(handle.run_id, live)
 
         async def summary() -> EvalSummary:
             return await summarize(self.store, plan.suite, handle.run_id, request, live)
 
         try:
-            return await execute_run(
+            done = await execute_run(
                 self.store,
                 handle,
                 plan.suite,
@@ -267,6 +277,15 @@ class RunService:
             )
         finally:
             untap()
+        if done is None or not detail:
+            return done, None
+        if live.detail is not None:
+            return done, live.detail
+        options = grading_options(request)  # the live fold was not used: read the log back
+        folded = await fold_log(
+            self.store, handle.run_id, lambda log: run_detail(plan.suite, log, options)
+        )
+        return done, folded
 
     async def run(
         self, plan: RunPlan, *, progress: ProgressFn | None = None
@@ -314,7 +333,7 @@ class RunService:
         in a fresh run (:mod:`wopeval.engine.resume`). The summary is built from the whole log.
         """
         record, plan, state = prepared or await self.prepare_resume(run_id)
-        summary = await self._execute(plan, handle or RunHandle(run_id), progress, state)
+        summary, _ = await self._execute(plan, handle or RunHandle(run_id), progress, state)
         return record, summary
 
     async def regrade(self, run_id: str) -> Regraded:
