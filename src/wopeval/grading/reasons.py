@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from wopeval.grading.matching import build
+from wopeval.grading.patterns import compiled
 from wopeval.grading.trajectory import (
     ObservedCall,
-    _build_graph,
     class_matching,
     observed_trajectory,
 )
@@ -63,7 +64,7 @@ def trajectory_diff(
 ) -> TrajectoryDiff:
     """Mark each call; a forbidden tool's call is ``forbidden`` even when also expected."""
     observed = observed_trajectory(expectation, calls, target_agent_id)
-    graph = _build_graph(expectation.calls, observed)
+    graph = build(compiled(expectation), observed)  # the index its trials' grading built
     _, used_left, used_right = class_matching(graph)
     expected_rows: list[dict[str, Any]] = []
     for want, slot in zip(expectation.calls, graph.left_of, strict=True):
