@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -20,11 +21,40 @@ import asyncpg
 import pytest
 from hypothesis import settings
 
+from tests.exports import eee_venv
 from wopeval.events.store import EventStore
 
 # Timing-independent property tests: a loaded CI machine must not turn slowness into failures.
 settings.register_profile("wopeval", deadline=None, print_blob=True)
 settings.load_profile("wopeval")
+
+EEE_TEST = Path(__file__).resolve().parent / "exports" / "test_eee.py"
+EEE_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()
+
+
+def _selects_eee_test(config: pytest.Config) -> bool:
+    """Whether the command line names the EEE test's file or a folder above it."""
+    base = config.invocation_params.dir
+    for arg in config.args:
+        path = (base / arg.split("::")[0]).resolve()
+        if path == EEE_TEST or path in EEE_TEST.parents:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start making the EEE validator's venv (a minute) in the background as the session begins,
+    in the controller, so the test that needs it (tests/exports/test_eee.py) waits least."""
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    if _selects_eee_test(config) and (child := eee_venv.start_background()) is not None:
+        config.stash[EEE_BUILD] = child
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (child := config.stash.get(EEE_BUILD, None)) is not None:
+        eee_venv.stop_background(child)
+
 
 PG_ENV = "WOPEVAL_TEST_POSTGRES_URL"
 # The pytest-xdist worker ("gw0", "gw1", ...), in every database name a test creates.
