@@ -15,6 +15,7 @@ import secrets
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -54,6 +55,69 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if (child := config.stash.get(EEE_BUILD, None)) is not None:
         eee_venv.stop_background(child)
+
+
+# The order in which xdist hands the files out (``--dist loadfile --no-loadscope-reorder`` gives
+# them in collection order, one file at a time to the worker that runs out of work): the
+# longest-running first (wall time, measured: processes, sleeps and timeouts waited on in real
+# time), so the workers finish together; the EEE test last, by when the venv that the session
+# makes in the background is ready. Order only: every test runs, and a file not listed keeps its
+# place between the two lists. A stale list only costs balance.
+SLOW_FIRST = (
+    "tests/robust/test_processes.py",
+    "tests/service/test_resume_crash.py",
+    "tests/engine/test_distributed.py",
+    "tests/engine/test_ray_batches.py",  # with the file above: they share a Ray cluster
+    "tests/test_readme.py",
+    "tests/cli/test_pytest_plugin.py",
+    "tests/conformance/test_kit_core.py",
+    "tests/conformance/test_kit_against_serve.py",
+    "tests/service/test_shard_crash.py",
+    "tests/viewer/test_viewer_pages.py",
+    "tests/service/test_shards.py",
+    "tests/host/test_create_refusals.py",
+    "tests/service/test_run_service.py",
+    "tests/suite/test_suite_schema.py",
+    "tests/robust/test_run_end.py",
+    "tests/conformance/test_kit_core_against_serve.py",
+    "tests/host/test_serve_cmd.py",
+    "tests/agents/test_cmd_agent.py",
+    "tests/grading/test_trajectory_fast_path.py",
+    "tests/agents/test_openai_compat.py",
+)
+LAST = ("tests/exports/test_eee.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files in the order above (a stable sort: tests keep their order within a file)."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        if path in SLOW_FIRST:
+            return SLOW_FIRST.index(path)
+        return len(SLOW_FIRST) + 1 + LAST.index(path) if path in LAST else len(SLOW_FIRST)
+
+    items.sort(key=rank)
+
+
+# Files that go to one xdist worker as one unit, the key's file first: they share a costly
+# package-scoped fixture (the Ray cluster of tests/engine/conftest.py), made once that way.
+SAME_WORKER = {"tests/engine/test_ray_batches.py": "tests/engine/test_distributed.py"}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with the files of :data:`SAME_WORKER` as one unit; other modes as
+    xdist makes them."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # type: ignore[import-untyped]
+
+    class Scheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = str(super()._split_scope(nodeid))
+            return SAME_WORKER.get(path, path)
+
+    return Scheduling(config, log)
 
 
 PG_ENV = "WOPEVAL_TEST_POSTGRES_URL"
