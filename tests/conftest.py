@@ -100,11 +100,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)
 
 
-# Files that go to one xdist worker as one unit, the key's file first: they share a costly
-# package-scoped fixture (the Ray cluster of tests/engine/conftest.py), made once that way.
+# Files that go to one xdist worker as one unit (file → the file whose unit it joins; the tests
+# keep the collection order): they share a costly package-scoped fixture (the Ray cluster of
+# tests/engine/conftest.py), which is made once that way.
 SAME_WORKER = {"tests/engine/test_ray_batches.py": "tests/engine/test_distributed.py"}
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile``, with the files of :data:`SAME_WORKER` as one unit; other modes as
     xdist makes them."""
