@@ -4,7 +4,7 @@ PostgreSQL tests use a fresh database created for the test session on the server
 ``WOPEVAL_TEST_POSTGRES_URL`` (default ``postgresql://postgres@127.0.0.1:5432``) and dropped
 afterwards. The URL's database, if it names one, is where ``CREATE DATABASE`` runs (default
 ``postgres``); the role needs CREATEDB. The tests are never skipped: an unreachable server fails
-them loudly.
+them loudly. Test databases commit without waiting for the WAL flush (:func:`pg_create`).
 """
 
 from __future__ import annotations
@@ -137,8 +137,8 @@ def pg_url(database: str | None = None, server: str = PG_SERVER) -> str:
     return urlunsplit(parts._replace(path=f"/{database}"))
 
 
-async def pg_admin(sql: str) -> None:
-    """Run one statement on the server's admin database; unreachable fails loudly."""
+async def pg_admin(*statements: str) -> None:
+    """Run statements, one by one, on the server's admin database; unreachable fails loudly."""
     try:
         conn = await asyncpg.connect(pg_url())
     except (OSError, asyncpg.PostgresError) as exc:
@@ -147,16 +147,28 @@ async def pg_admin(sql: str) -> None:
             f"(set {PG_ENV} to another server)"
         )
     try:
-        await conn.execute(sql)
+        for sql in statements:
+            await conn.execute(sql)
     finally:
         await conn.close()
+
+
+async def pg_create(name: str) -> None:
+    """A new database, its connections committing without waiting for the WAL flush
+    (``synchronous_commit = off``): ~1.5 ms a commit instead of 6-12 ms on this machine's disk.
+    What a connection sees is unchanged (each commit is visible to every other connection at
+    once, in the same order, and ``NOTIFY`` is sent at commit); only a crash of the PostgreSQL
+    server itself could lose the last commits, which no test does (crash tests kill clients)."""
+    await pg_admin(
+        f'CREATE DATABASE "{name}"', f'ALTER DATABASE "{name}" SET synchronous_commit = off'
+    )
 
 
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """A throwaway PostgreSQL database for this test session; yields its URL."""
     name = f"wopeval_test_{WORKER}_{secrets.token_hex(4)}"
-    asyncio.run(pg_admin(f'CREATE DATABASE "{name}"'))
+    asyncio.run(pg_create(name))
     try:
         yield pg_url(name)
     finally:
