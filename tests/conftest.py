@@ -4,7 +4,7 @@ PostgreSQL tests use a fresh database created for the test session on the server
 ``WOPEVAL_TEST_POSTGRES_URL`` (default ``postgresql://postgres@127.0.0.1:5432``) and dropped
 afterwards. The URL's database, if it names one, is where ``CREATE DATABASE`` runs (default
 ``postgres``); the role needs CREATEDB. The tests are never skipped: an unreachable server fails
-them loudly.
+them loudly. Test databases commit without waiting for the WAL flush (:func:`pg_create`).
 """
 
 from __future__ import annotations
@@ -12,19 +12,115 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
 from hypothesis import settings
 
+from tests.exports import eee_venv
 from wopeval.events.store import EventStore
 
 # Timing-independent property tests: a loaded CI machine must not turn slowness into failures.
 settings.register_profile("wopeval", deadline=None, print_blob=True)
 settings.load_profile("wopeval")
+
+EEE_TEST = Path(__file__).resolve().parent / "exports" / "test_eee.py"
+EEE_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()
+
+
+def _selects_eee_test(config: pytest.Config) -> bool:
+    """Whether the command line names the EEE test's file or a folder above it."""
+    base = config.invocation_params.dir
+    for arg in config.args:
+        path = (base / arg.split("::")[0]).resolve()
+        if path == EEE_TEST or path in EEE_TEST.parents:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start making the EEE validator's venv (a minute) in the background as the session begins,
+    in the controller, so the test that needs it (tests/exports/test_eee.py) waits least."""
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    if _selects_eee_test(config) and (child := eee_venv.start_background()) is not None:
+        config.stash[EEE_BUILD] = child
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (child := config.stash.get(EEE_BUILD, None)) is not None:
+        eee_venv.stop_background(child)
+
+
+# The order in which xdist hands the files out (``--dist loadfile --no-loadscope-reorder`` gives
+# them in collection order, one file at a time to the worker that runs out of work): the
+# longest-running first (wall time, measured: processes, sleeps and timeouts waited on in real
+# time), so the workers finish together; the EEE test last, by when the venv that the session
+# makes in the background is ready. Order only: every test runs, and a file not listed keeps its
+# place between the two lists. A stale list only costs balance.
+SLOW_FIRST = (
+    "tests/robust/test_processes.py",
+    "tests/service/test_resume_crash.py",
+    "tests/engine/test_distributed.py",
+    "tests/engine/test_ray_batches.py",  # with the file above: they share a Ray cluster
+    "tests/test_readme.py",
+    "tests/cli/test_pytest_plugin.py",
+    "tests/conformance/test_kit_core.py",
+    "tests/conformance/test_kit_against_serve.py",
+    "tests/service/test_shard_crash.py",
+    "tests/viewer/test_viewer_pages.py",
+    "tests/service/test_shards.py",
+    "tests/host/test_create_refusals.py",
+    "tests/service/test_run_service.py",
+    "tests/suite/test_suite_schema.py",
+    "tests/robust/test_run_end.py",
+    "tests/conformance/test_kit_core_against_serve.py",
+    "tests/host/test_serve_cmd.py",
+    "tests/agents/test_cmd_agent.py",
+    "tests/grading/test_trajectory_fast_path.py",
+    "tests/agents/test_openai_compat.py",
+)
+LAST = ("tests/exports/test_eee.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files in the order above (a stable sort: tests keep their order within a file)."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        if path in SLOW_FIRST:
+            return SLOW_FIRST.index(path)
+        return len(SLOW_FIRST) + 1 + LAST.index(path) if path in LAST else len(SLOW_FIRST)
+
+    items.sort(key=rank)
+
+
+# Files that go to one xdist worker as one unit (file → the file whose unit it joins; the tests
+# keep the collection order): they share a costly package-scoped fixture (the Ray cluster of
+# tests/engine/conftest.py), which is made once that way.
+SAME_WORKER = {"tests/engine/test_ray_batches.py": "tests/engine/test_distributed.py"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with the files of :data:`SAME_WORKER` as one unit; other modes as
+    xdist makes them."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # type: ignore[import-untyped]
+
+    class Scheduling(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = str(super()._split_scope(nodeid))
+            return SAME_WORKER.get(path, path)
+
+    return Scheduling(config, log)
+
 
 PG_ENV = "WOPEVAL_TEST_POSTGRES_URL"
 # The pytest-xdist worker ("gw0", "gw1", ...), in every database name a test creates.
@@ -41,8 +137,8 @@ def pg_url(database: str | None = None, server: str = PG_SERVER) -> str:
     return urlunsplit(parts._replace(path=f"/{database}"))
 
 
-async def pg_admin(sql: str) -> None:
-    """Run one statement on the server's admin database; unreachable fails loudly."""
+async def pg_admin(*statements: str) -> None:
+    """Run statements, one by one, on the server's admin database; unreachable fails loudly."""
     try:
         conn = await asyncpg.connect(pg_url())
     except (OSError, asyncpg.PostgresError) as exc:
@@ -51,16 +147,28 @@ async def pg_admin(sql: str) -> None:
             f"(set {PG_ENV} to another server)"
         )
     try:
-        await conn.execute(sql)
+        for sql in statements:
+            await conn.execute(sql)
     finally:
         await conn.close()
+
+
+async def pg_create(name: str) -> None:
+    """A new database, its connections committing without waiting for the WAL flush
+    (``synchronous_commit = off``): ~1.5 ms a commit instead of 6-12 ms on this machine's disk.
+    What a connection sees is unchanged (each commit is visible to every other connection at
+    once, in the same order, and ``NOTIFY`` is sent at commit); only a crash of the PostgreSQL
+    server itself could lose the last commits, which no test does (crash tests kill clients)."""
+    await pg_admin(
+        f'CREATE DATABASE "{name}"', f'ALTER DATABASE "{name}" SET synchronous_commit = off'
+    )
 
 
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """A throwaway PostgreSQL database for this test session; yields its URL."""
     name = f"wopeval_test_{WORKER}_{secrets.token_hex(4)}"
-    asyncio.run(pg_admin(f'CREATE DATABASE "{name}"'))
+    asyncio.run(pg_create(name))
     try:
         yield pg_url(name)
     finally:

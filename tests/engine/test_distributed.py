@@ -15,7 +15,6 @@ import secrets
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,17 +51,8 @@ RAY = RunSettings(executor="ray")
 OK = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ray_cluster() -> Iterator[None]:
-    # Workers import this module's helpers by reference: give them the repository on their path
-    # wherever pytest was started from.
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
-    )
-    yield
-    ray.shutdown()
+# Every test here runs with the local Ray cluster up (tests/engine/conftest.py).
+pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
 # ---- what crosses to the workers --------------------------------------------------------------

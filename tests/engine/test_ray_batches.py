@@ -10,12 +10,9 @@ spend are exactly those of a local run at concurrency 1, ties at the ceiling inc
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
 
 from tests.engine.helpers import make_suite, run_suite, scripted_task
 from wopeval.engine import distributed
@@ -25,19 +22,11 @@ from wopeval.events.store import EventStore
 from wopeval.service.runs import regrade
 from wopeval.wire.vocab import EVAL_SCORED
 
-ROOT = Path(__file__).resolve().parents[2]
 OK = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ray_cluster() -> Iterator[None]:
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
-    )
-    yield
-    ray.shutdown()
+# Every test here runs with the local Ray cluster up (tests/engine/conftest.py).
+pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WORKER, pg_admin, pg_url
+from tests.conftest import WORKER, pg_admin, pg_create, pg_url
 from tests.events.helpers import MakeRun, run_record
 from wopeval.events.store import EventStore, RunRecord
 
@@ -27,7 +27,7 @@ async def fresh_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Asy
         yield str(tmp_path / "fresh.db")
         return
     name = f"wopeval_test_{WORKER}_{secrets.token_hex(6)}"
-    await pg_admin(f'CREATE DATABASE "{name}"')
+    await pg_create(name)
     try:
         yield pg_url(name)
     finally:

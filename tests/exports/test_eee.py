@@ -2,16 +2,16 @@
 
 The validator needs Python ≥ 3.12 (wopeval supports 3.11), so the test finds a newer
 interpreter on ``PATH`` (``python3.12`` …), makes a virtual environment for it under the
-repository's ``.wopeval-test-cache/`` and installs ``every-eval-ever`` there with pip, saying so
-on the terminal. Without such an interpreter the test fails, naming what to install — it is
-never skipped.
+repository's ``.wopeval-test-cache/`` and installs ``every-eval-ever`` there with pip
+(:mod:`tests.exports.eee_venv`; the test session starts that in the background as it begins, and
+the test waits for it, saying so on the terminal). Without such an interpreter the test fails,
+naming what to install — it is never skipped.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,14 +20,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.exports import eee_venv
 from wopeval.cli.app import app
 from wopeval.exports.eee import STDERR_METHOD
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart" / "suite.yaml"
-CACHE = ROOT / ".wopeval-test-cache"
-EEE = "every-eval-ever==0.3.0"
-PYTHONS = ("python3.14", "python3.13", "python3.12")
 
 
 def _say(config: pytest.Config, line: str) -> None:
@@ -36,52 +34,38 @@ def _say(config: pytest.Config, line: str) -> None:
         print(f"\n[wopeval tests] {line}", file=sys.stderr, flush=True)
 
 
-def _runs(python: str) -> bool:
-    probe = [python, "-c", "import sys; sys.exit(sys.version_info < (3, 12))"]
-    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
-
-
-def _pyenv_pythons() -> list[str]:
-    """pyenv's installed versions ≥ 3.12 (its shims answer only for the selected version)."""
-    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
-    pyenv = shutil.which("pyenv") or (str(root / "bin" / "pyenv") if root.is_dir() else None)
-    if pyenv is None or not Path(pyenv).exists():
-        return []
-    listed = subprocess.run([pyenv, "versions", "--bare"], capture_output=True, text=True)
-    found = []
-    for version in sorted(listed.stdout.split(), reverse=True):
-        prefix = subprocess.run([pyenv, "prefix", version], capture_output=True, text=True)
-        if prefix.returncode == 0:
-            found.append(str(Path(prefix.stdout.strip()) / "bin" / "python"))
-    return found
-
-
-def _python312() -> str | None:
-    on_path = [found for name in PYTHONS if (found := shutil.which(name))]
-    return next((p for p in [*on_path, *_pyenv_pythons()] if _runs(p)), None)
+def _wait_for_background_build(config: pytest.Config) -> int:
+    """The lock, once the session's background build (if any) has ended; fails if it failed."""
+    background = os.environ.get(eee_venv.ENV) == "1"
+    if background and not eee_venv.STATUS.exists():
+        _say(config, f"waiting for the EEE validator venv made in the background ({eee_venv.LOG})")
+    fd = eee_venv.lock()
+    status = eee_venv.STATUS.read_text() if eee_venv.STATUS.exists() else "ok"
+    if background and status != "ok":
+        os.close(fd)
+        pytest.fail(f"making the EEE validator venv in the background {status}")
+    return fd
 
 
 @pytest.fixture(scope="module")
 def eee_validator(pytestconfig: pytest.Config) -> Path:
-    """The ``every_eval_ever`` command of a Python ≥ 3.12 venv, made on first use."""
-    python = _python312()
-    if python is None:
-        pytest.fail(
-            "the Every Eval Ever validator needs Python >= 3.12: put python3.12 on PATH "
-            "(for example with pyenv) and run the test again"
-        )
-    version = subprocess.run(
-        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    venv = CACHE / f"eee-py{version}"
-    command = venv / "bin" / "every_eval_ever"
-    if not command.exists():
-        _say(pytestconfig, f"making {venv} with {python} and installing {EEE} (a minute)")
-        subprocess.run([python, "-m", "venv", str(venv)], check=True)
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", EEE]
-        subprocess.run(pip, check=True)
-    return command
+    """The ``every_eval_ever`` command of a Python ≥ 3.12 venv, made on first use (see
+    :mod:`tests.exports.eee_venv`: the session starts making it in the background)."""
+    fd = _wait_for_background_build(pytestconfig)
+    try:
+        python = eee_venv.python312()
+        if python is None:
+            pytest.fail(eee_venv.NO_PYTHON)
+        venv = eee_venv.venv_for(python)
+        if not eee_venv.is_ready(venv):
+            _say(pytestconfig, f"making {venv} with {python} and installing {eee_venv.EEE}")
+            try:
+                eee_venv.make(python, venv)
+            except eee_venv.BuildError as exc:
+                pytest.fail(str(exc))
+        return eee_venv.command_of(venv)
+    finally:
+        os.close(fd)
 
 
 def _cli(*args: str) -> tuple[int, str]:

@@ -141,20 +141,24 @@ def test_two_hosts_share_a_store_and_only_take_over_abandoned_runs(
             assert second.stop() == 0
 
 
-def _stream(base: str, run_id: str, into: list[str]) -> None:
+def _stream(base: str, run_id: str, into: list[str], streaming: threading.Event) -> None:
     path = f"/runs/{run_id.replace('/', '~2F')}/events"
     with httpx.stream("GET", base + path, headers=HEADERS, timeout=60) as response:
         for line in response.iter_lines():
             if line.startswith("event: "):
                 into.append(line.removeprefix("event: "))
+                streaming.set()
 
 
 def _sigterm_while_streaming(serve: Serve, run_id: str) -> tuple[int, float, list[str]]:
     serve.wait_status(run_id, {"running"})
     seen: list[str] = []
-    reader = threading.Thread(target=_stream, args=(serve.base, run_id, seen), daemon=True)
+    streaming = threading.Event()  # the first event arrived: the stream is open
+    reader = threading.Thread(
+        target=_stream, args=(serve.base, run_id, seen, streaming), daemon=True
+    )
     reader.start()
-    time.sleep(0.3)
+    assert streaming.wait(timeout=30), "the event stream did not open"
     started = time.monotonic()
     code = serve.stop(signal.SIGTERM)
     elapsed = time.monotonic() - started
