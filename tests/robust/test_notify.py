@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -65,3 +66,33 @@ async def test_postgres_wakes_on_notify_without_polling(pg_database: str) -> Non
             appended = await other.append(run_id, "x-test.tick", {})
         async with asyncio.timeout(5):
             assert await waiter == [appended]
+
+
+async def test_an_append_while_the_reader_reads_wakes_it(
+    store: EventStore, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process appends while the long-poll's read is running, and its notification
+    # (PostgreSQL's NOTIFY, relayed to the notifier) arrives before the reader waits. The
+    # reader must not miss it and sleep until its watcher's next re-check (here: an hour).
+    run_id = await _open_run(store)
+    store.notifier.interval = 3600.0
+    other = await EventStore.open(store_url)
+    reads: list[int] = []
+    real = store.events
+
+    async def racing(run: str, after: int = -1, limit: int | None = None) -> list[Any]:
+        found = await real(run, after, limit)
+        reads.append(len(found))
+        if len(reads) == 1:  # the first read found nothing; the append lands right after it
+            await other.append(run, "x-test.tick", {"from": "another process"})
+            store.notifier.notify(run)
+        return found
+
+    monkeypatch.setattr(store, "events", racing)
+    try:
+        async with asyncio.timeout(60):  # a hang guard only: a missed wake-up waits an hour
+            found = await store.wait_for_events(run_id, 0, 3600)
+    finally:
+        await other.close()
+    assert [e.payload for e in found] == [{"from": "another process"}]
+    assert reads == [0, 1]  # woken by the notification, read once more

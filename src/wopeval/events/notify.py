@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -63,6 +63,16 @@ class LogNotifier:
     async def wait(self, run_id: str, after_sequence: int, timeout: float) -> None:  # noqa: ASYNC109
         """Return when the run's log may have grown past ``after_sequence`` (the caller read
         up to it and found nothing more), or after ``timeout`` seconds."""
+        async with self.watching(run_id, after_sequence) as until_grown:
+            await until_grown(timeout)
+
+    @asynccontextmanager
+    async def watching(
+        self, run_id: str, after_sequence: int
+    ) -> AsyncIterator[Callable[[float], Awaitable[None]]]:
+        """Watch the run from now on; the block reads the log, then awaits what it is given
+        (with a timeout) when it found nothing past ``after_sequence``. An append while it
+        reads is not missed: the wait then returns at once (the caller reads again)."""
         watch = self._watches.get(run_id)
         if watch is None:
             watch = self._watches[run_id] = _Watch()
@@ -71,10 +81,14 @@ class LogNotifier:
         if watch.task is None:
             watch.task = asyncio.ensure_future(self._watch(run_id, watch))
         event = watch.event
-        try:
+
+        async def until_grown(timeout: float) -> None:  # noqa: ASYNC109
             with suppress(TimeoutError):
                 async with asyncio.timeout(max(timeout, 0.0)):
                     await event.wait()
+
+        try:
+            yield until_grown
         finally:
             watch.waiters -= 1
             if watch.waiters == 0 and self._watches.get(run_id) is watch:

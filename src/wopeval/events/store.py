@@ -450,11 +450,13 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(timeout, 0.0)
         while True:
-            found = await self.events(run_id, after_sequence, limit)
-            remaining = deadline - loop.time()
-            if found or remaining <= 0 or self._closed:
-                return found
-            await self.notifier.wait(run_id, after_sequence, remaining)
+            # Watched before the read: an append while it runs wakes the wait below at once.
+            async with self.notifier.watching(run_id, after_sequence) as until_grown:
+                found = await self.events(run_id, after_sequence, limit)
+                remaining = deadline - loop.time()
+                if found or remaining <= 0 or self._closed:
+                    return found
+                await until_grown(remaining)
 
     async def read(self, stmt: Any) -> Sequence[Row[Any]]:
         """A read-only query of the store's tables (the viewer's paged, filtered queries)."""
