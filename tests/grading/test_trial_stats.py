@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wopeval.grading.exact import exact_mean
+from wopeval.grading.exact import exact_mean, exact_sum
 from wopeval.grading.stats import (
+    OutcomeTally,
     TaskTrialResult,
     TrialOutcome,
     clustered_stderr,
@@ -226,3 +227,27 @@ def test_0244_B_task_result_matches_the_formulas(
     )
     assert result.gating_score <= exact_mean([outcome.score for outcome in outcomes])
     assert result.passed == (c == len(outcomes))
+
+
+@given(
+    outcomes=st.lists(
+        st.tuples(
+            st.one_of(st.sampled_from([0.0, 1.0, 0.5, 0.1, 0.7, 1 / 3]), st.floats(0, 1)),
+            st.booleans(),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_rfc0246_the_tallied_gating_mean_is_the_exact_mean_of_the_recorded_scores(
+    outcomes: list[tuple[float, bool, bool]],
+) -> None:
+    # The tally counts gating scores of exactly 0 and 1 instead of parsing them to fractions;
+    # the mean is still the exact mean of every recorded gating score.
+    tally = OutcomeTally()
+    trials = [TrialOutcome(score=s, passed=p, gated=g) for s, p, g in outcomes]
+    for trial in trials:
+        tally.add(trial)
+    expected = exact_sum(t.gating_score for t in trials) / len(trials)
+    assert tally.result(1, "mean", 0.5).gating_score == expected

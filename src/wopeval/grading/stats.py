@@ -137,19 +137,24 @@ class OutcomeTally:
         self.passed_count = 0
         self._scores = array("d")
         self._gating = Fraction(0)
+        self._whole = 0  # gating scores of exactly 1 (and 0): counted, not parsed to fractions
 
     def add(self, outcome: TrialOutcome) -> None:
         self.n += 1
         self.passed_count += 1 if outcome.passed else 0
         self._scores.append(outcome.score)
-        self._gating += recorded(outcome.gating_score)
+        gating = outcome.gating_score
+        if gating.__class__ is float and (gating == 1.0 or gating == 0.0):
+            self._whole += int(gating)  # what recorded() gives, exactly: 1 or 0
+        else:
+            self._gating += recorded(gating)
 
     def result(self, k: int, pass_rule: PassRule, pass_score: float) -> TaskTrialResult:
         """Aggregate (RFC 0244 §B; ``mean`` reads the gating score, RFC 0246)."""
         if self.n == 0:
             raise ValueError("outcomes must hold at least one trial")
         n, c = self.n, self.passed_count
-        gating = self._gating / n
+        gating = (self._gating + self._whole) / n
         if pass_rule == "all":
             passed = c == n
         elif pass_rule == "any":
