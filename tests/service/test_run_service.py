@@ -13,7 +13,7 @@ from wopeval.engine.registry import AGENT_ENTRY_POINTS, SCRIPTED_AGENT_ID, Regis
 from wopeval.engine.run import RunSettings
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.store import EventStore
-from wopeval.service.runs import BaselineUnusable, RunService, create_run_record
+from wopeval.service.runs import BaselineUnusable, RunService, create_run_record, settings_of
 from wopeval.wire.request import HostRequest, RunRequest
 
 GOLDEN = {"kind": "golden", "match": {"strategy": "exact", "value": "done"}}
@@ -115,3 +115,24 @@ def test_run_settings_replace_keeps_the_request_in_step() -> None:
     settings = replace(RunSettings(), trial_timeout_s=2.5, executor="ray")
     request = settings.to_request("a")
     assert (request.trialTimeoutS, request.executor) == (2.5, "ray")
+
+
+def test_the_settings_a_stored_run_was_created_with_read_back_whole() -> None:
+    # settings_of is the inverse of RunSettings.to_request: a resumed run keeps every setting,
+    # the RFC 0252 fixtureRuns it echoes on eval.started included.
+    settings = RunSettings(
+        concurrency=3,
+        trial_timeout_s=12.5,
+        host_max_cost_usd=2.0,
+        modes=["golden", "regression"],
+        baseline_run_id="local/r" + "1" * 26,
+        fixture_runs={"t": "local/r" + "2" * 26},
+        regression_method="mcnemar",
+        alpha=0.01,
+        regression_verdict=False,
+        owner={"principalId": "p-1"},
+        tags=("nightly",),
+        metadata={"git": "abc"},
+        executor="ray",
+    )
+    assert settings_of(settings.to_request("core.test.agents.a")) == settings

@@ -354,6 +354,7 @@ def settings_of(request: RunRequest) -> RunSettings:
         host_max_cost_usd=request.hostMaxCostUsd,
         modes=request.evalModes,
         baseline_run_id=request.baselineRunId,
+        fixture_runs=dict(request.fixtureRuns) if request.fixtureRuns else None,
         regression_method=request.regressionMethod,
         alpha=request.alpha,
         regression_verdict=request.regressionVerdict,
