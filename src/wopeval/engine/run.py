@@ -202,17 +202,24 @@ async def _start_events(
 ) -> None:
     """``run.started`` and ``eval.started`` (those the log lacks, on a resume), then, on a
     resume, the record of every trial interrupted where it may have touched a live tool."""
+    run_started, eval_started = start_payloads(suite, settings)
     if resume is None or not resume.run_started:
-        owner = Owner.model_validate(settings.owner) if settings.owner is not None else None
-        tags = list(settings.tags) or None
-        started = RunStarted(workflowId=suite.suiteId, transport="rest", owner=owner, tags=tags)
-        await store.emit(run_id, started)
+        await store.emit(run_id, run_started)
     if resume is None or not resume.eval_started:
-        await store.emit(run_id, _eval_started(suite, settings))
+        await store.emit(run_id, eval_started)
     if resume is not None:
         for key, why in sorted(resume.interrupted.items()):
             for payload in interrupted_events(key, why, suite.trials is not None):
                 await store.emit(run_id, payload)
+
+
+def start_payloads(suite: AgentEvalSuite, settings: RunSettings) -> tuple[RunStarted, EvalStarted]:
+    """The ``run.started`` and ``eval.started`` a run of ``suite`` with ``settings`` begins with
+    (a merged shard group's run begins with them too: service.shards)."""
+    owner = Owner.model_validate(settings.owner) if settings.owner is not None else None
+    tags = list(settings.tags) or None
+    started = RunStarted(workflowId=suite.suiteId, transport="rest", owner=owner, tags=tags)
+    return started, _eval_started(suite, settings)
 
 
 def _eval_started(suite: AgentEvalSuite, settings: RunSettings) -> EvalStarted:

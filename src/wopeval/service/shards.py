@@ -33,11 +33,11 @@ from dataclasses import dataclass, replace
 import anyio
 
 from wopeval.engine.distributed import record_remote_trial
-from wopeval.engine.run import eval_completed
+from wopeval.engine.run import eval_completed, start_payloads
 from wopeval.errors import UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
-from wopeval.service.runs import RunPlan, RunService, summarize
+from wopeval.service.runs import RunPlan, RunService, settings_of, summarize
 from wopeval.service.slices import (
     SETTINGS_FIELDS,
     derived_group,
@@ -50,12 +50,9 @@ from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
     ErrorObject,
     EvalScored,
-    EvalStarted,
-    Owner,
     RunCompleted,
     RunEvent,
     RunFailed,
-    RunStarted,
 )
 from wopeval.wire.request import MergedShards, RunRequest, ShardRequest
 from wopeval.wire.summary import EvalSummary
@@ -297,23 +294,6 @@ async def _copy(target: EventStore, run_id: str, shard: ShardRun, dropped: set[s
         await record_remote_trial(target, run_id, [e.to_wire() for e in batch])
 
 
-def _start_payloads(suite: AgentEvalSuite, request: RunRequest) -> tuple[RunStarted, EvalStarted]:
-    """What the engine writes first for a run of ``suite`` with ``request`` (engine.run)."""
-    owner = Owner.model_validate(request.owner) if request.owner is not None else None
-    count = suite.trial_plan.effective_count
-    return RunStarted(
-        workflowId=suite.suiteId, transport="rest", owner=owner, tags=list(request.tags) or None
-    ), EvalStarted(
-        suiteId=suite.suiteId,
-        suiteVersion=suite.version,
-        taskCount=len(suite.tasks),
-        modes=list(request.evalModes or suite.modes),
-        baselineRunId=request.baselineRunId,
-        fixtureRuns=dict(request.fixtureRuns) if request.fixtureRuns else None,
-        trialCount=count if count > 1 else None,
-    )
-
-
 async def merge_shards(
     service: RunService,
     sources: Sequence[EventStore],
@@ -357,7 +337,7 @@ async def merge_shards(
     run_id, store = record.run_id, service.store
     await store.set_status(run_id, "running")
     try:
-        for payload in _start_payloads(suite, request):
+        for payload in start_payloads(suite, settings_of(request)):
             await store.emit(run_id, payload)
         for shard in present:
             await _copy(store, run_id, shard, dropped[shard.run_id])
