@@ -256,7 +256,8 @@ class RunService:
         if plan.shard is not None:  # the engine takes the shard's pairs from the state
             resume = shard_state(plan.shard, resume)
 
-        live = LiveFold(plan.suite, grading_options(request), detail=detail)
+        options = grading_options(request)
+        live = LiveFold(plan.suite, options, detail=detail)
         untap = self.store.tap(handle.run_id, live)
 
         async def summary() -> EvalSummary:
@@ -281,7 +282,7 @@ class RunService:
             return done, None
         if live.detail is not None:
             return done, live.detail
-        options = grading_options(request)  # the live fold was not used: read the log back
+        # The live fold was not used (a resume, another writer): read the log back.
         folded = await fold_log(
             self.store, handle.run_id, lambda log: run_detail(plan.suite, log, options)
         )
