@@ -13,7 +13,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
 from wopeval.suite.models import Fixtures
-from wopeval.wire.events import EVAL_SCORED, TOOL_RETURNED
+from wopeval.wire.events import EVAL_SCORED, TOOL_RETURNED, ToolReturned
 
 REFUND_OUT = {"kind": "golden", "match": {"strategy": "exact", "value": "done"}}
 
@@ -195,3 +195,10 @@ async def test_0244_B_a_trial_mutating_its_fixture_changes_no_other_trial(
     assert fixture is not None
     assert fixture.toolResponses is not None
     assert fixture.toolResponses[0].response == {"items": []}
+    # What each trial's event records it was served is not what the agent did to it after.
+    returned = ran.of_type(TOOL_RETURNED)
+    assert [event.payload["outcome"] for event in returned] == [{"items": []}] * 3
+    assert all(isinstance(e.typed, ToolReturned) for e in returned)
+    assert [e.typed.outcome for e in returned if isinstance(e.typed, ToolReturned)] == [
+        {"items": []}
+    ] * 3

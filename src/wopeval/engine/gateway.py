@@ -19,12 +19,14 @@ Live results and fixture responses leave through the same :func:`_untrusted` wra
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from wopeval.engine.agent import ToolResult
+from wopeval.engine.copies import JsonCopies
 from wopeval.grading.jsonmatch import args_match
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, FixtureOutcome
@@ -46,6 +48,10 @@ class Served:
     fixture: FixtureOutcome
     duration_ms: int | None
     index: int | None = None  # the ``fixtures.toolResponses`` entry that served it
+    # For the event: a JSON-normal copy of ``result.value`` of its own (a served fixture's,
+    # parsed from its kept text), when ``recorded_copy``; else the trial makes one.
+    recorded: Any = None
+    recorded_copy: bool = False
 
 
 def _untrusted(value: Any) -> ToolResult:
@@ -62,8 +68,10 @@ class ToolGateway:
         live_tools: Mapping[str, LiveTool],
         *,
         ignore_fixtures: bool = False,
+        copies: JsonCopies | None = None,
     ) -> None:
         self._live_tools = live_tools
+        self._copies = copies if copies is not None else JsonCopies()
         fixtured = fixtures is not None and (
             fixtures.toolResponses is not None or fixtures.onMiss is not None
         )
@@ -83,11 +91,7 @@ class ToolGateway:
         index = self._select(tool, args)
         if index is not None:
             self._consumed[index] = True
-            # A copy: an agent mutating what it was served must not change the suite (§B, §H).
-            response = self._responses[index].response
-            if type(response) not in _IMMUTABLE:
-                response = copy.deepcopy(response)
-            return Served(_fixture_result(response), "served", None, index)
+            return self._serve(index)
         self.miss_count += 1
         if self._on_miss == "live":
             return await self._live(tool, args, "miss-live")
@@ -98,6 +102,19 @@ class ToolGateway:
             error_message="no unconsumed fixture matches this call; onMiss is fail",
         )
         return Served(error, "miss-failed", None)
+
+    def _serve(self, index: int) -> Served:
+        """Fixture ``index``'s answer. Copies: an agent mutating what it was served must not
+        change the suite (§B, §H), nor what the event records it was served."""
+        response = self._responses[index].response
+        if type(response) in _IMMUTABLE:
+            return Served(_fixture_result(response), "served", None, index, response, True)
+        text = self._copies.text(response)
+        if text is None:
+            return Served(_fixture_result(copy.deepcopy(response)), "served", None, index)
+        served = _fixture_result(json.loads(text))
+        recorded = json.loads(text) if served.ok else None
+        return Served(served, "served", None, index, recorded, served.ok)
 
     def _select(self, tool: str, args: Any) -> int | None:
         for index, entry in enumerate(self._responses):

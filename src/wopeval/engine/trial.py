@@ -25,7 +25,8 @@ import anyio
 
 from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usage, usage_payload
 from wopeval.engine.budget import CostMeter
-from wopeval.engine.gateway import ToolGateway
+from wopeval.engine.copies import JsonCopies
+from wopeval.engine.gateway import Served, ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
@@ -73,10 +74,8 @@ class TrialEnv:
     ignore_fixtures: bool = False
     include_trial_index: bool = False
     judge: Judge | None = None
-    # id(task) → (task, its input's JSON text or None): see _input_copy
-    input_texts: dict[int, tuple[Task, str | None]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    # Each trial's copies of the task inputs and fixture responses (their JSON texts kept)
+    copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
     # Trials returned with their score (and reason) queued, not yet known committed: see settle
     settling: deque[_Trial] = field(default_factory=deque, repr=False, compare=False)
 
@@ -99,6 +98,11 @@ def _new_id(prefix: str) -> str:
     return f"{prefix}-{new_event_id()}"
 
 
+def _recorded(served: Served) -> Any:
+    """The JSON-normal copy of a tool's answer its ``agent.tool-returned`` records."""
+    return served.recorded if served.recorded_copy else _jsonable(served.result.value)
+
+
 def _jsonable(value: Any) -> Any:
     """Round-trip through JSON (a JSON-normal copy); raises TypeError/ValueError for non-JSON
     values. A plain scalar is its own round trip; containers go through the C encoder."""
@@ -108,23 +112,6 @@ def _jsonable(value: Any) -> Any:
     if cls is float and math.isfinite(value):
         return value
     return json.loads(dumps_json(value))
-
-
-def _input_copy(env: TrialEnv, task: Task) -> Any:
-    """A fresh copy of the task's input for one trial: parsed from its JSON text (kept per task)
-    when the text reproduces the input exactly, else a deep copy."""
-    cached = env.input_texts.get(id(task))
-    if cached is None or cached[0] is not task:
-        text: str | None = None
-        try:
-            dumped = dumps_json(task.input)
-            if json.loads(dumped) == task.input:  # else (e.g. tuples) keep their types
-                text = dumped
-        except (TypeError, ValueError):
-            pass
-        cached = env.input_texts[id(task)] = (task, text)
-    text = cached[1]
-    return copy.deepcopy(task.input) if text is None else json.loads(text)
 
 
 @dataclass
@@ -240,7 +227,7 @@ class TrialContext:
         returned = ToolReturned(
             **base,
             status="ok" if result.ok else "error",
-            outcome=_jsonable(result.value) if result.ok else None,
+            outcome=_recorded(served) if result.ok else None,
             error=error,
             durationMs=served.duration_ms,
             fixture=served.fixture,
@@ -277,7 +264,9 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     fixtures = task.fixtures
     seeded = fixtures.memorySeed if fixtures else None
     seed = copy.deepcopy(list(seeded)) if seeded else []
-    gateway = ToolGateway(fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures)
+    gateway = ToolGateway(
+        fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures, copies=env.copies
+    )
     trial = _Trial(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
     gateway.before_live = trial.flush  # a resume must see the call before the live tool does
@@ -319,7 +308,7 @@ async def _invoke(
     try:
         with anyio.fail_after(env.timeout_s):
             output = await env.agent(
-                _input_copy(env, trial.task), TrialContext(trial, env.agent_id)
+                env.copies.copy(trial.task.input), TrialContext(trial, env.agent_id)
             )
     except TimeoutError:
         trial.log.info("%s: timed out after %ss", trial.ids, env.timeout_s)

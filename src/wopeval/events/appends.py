@@ -51,10 +51,40 @@ class Pending:
     # was dumped from (``emit``: it becomes the event's ``typed``).
     payload: Any = None
     typed: Payload | None = None
+    # Created only when an appender waits (``emit_later``'s events mostly never are).
     waiter: asyncio.Future[None] | None = None
+    settled: bool = False  # its batch is settled: ``event`` or ``error`` is final
     event: RunEvent | None = None
     error: BaseException | None = None
     chain: Chain | None = None
+    # The event as built once, before its sequence is known (``QueuedEvent.known``); staging
+    # gives it its sequence instead of building another.
+    built: RunEvent | None = None
+
+    def build(self, sequence: int, timestamp: str) -> RunEvent:
+        """The item's event with ``sequence`` and ``timestamp`` (built once, then updated:
+        an unsettled event is only ever seen by the trial that recorded it)."""
+        event = self.built
+        if event is None:
+            payload = json.loads(self.payload_json) if self.payload is None else self.payload
+            event = self.built = RunEvent.recorded(
+                self.event_id,
+                self.run_id,
+                self.type,
+                payload,
+                timestamp,
+                sequence,
+                SCHEMA_VERSION,
+                self.node_id,
+                None,
+                self.causation_id,
+                typed=self.typed,
+            )
+        else:
+            values = event.__dict__
+            values["sequence"] = sequence
+            values["timestamp"] = timestamp
+        return event
 
     def fail(self, error: BaseException) -> None:
         """Not written: ``error`` is what its appender gets; its chain is broken from here."""
@@ -132,8 +162,7 @@ class QueuedEvent:
     @property
     def settled(self) -> bool:
         """Its batch is settled (committed, or failed): :meth:`committed` returns at once."""
-        waiter = self._item.waiter
-        return waiter is None or waiter.done()
+        return self._item.settled
 
     def known(self) -> RunEvent:
         """The event: committed, or as it will be once committed but for its ``sequence``
@@ -141,26 +170,15 @@ class QueuedEvent:
         item = self._item
         if item.event is not None:
             return item.event
-        payload = json.loads(item.payload_json) if item.payload is None else item.payload
-        return RunEvent.recorded(
-            item.event_id,
-            item.run_id,
-            item.type,
-            payload,
-            item.timestamp or "",
-            -1,
-            SCHEMA_VERSION,
-            item.node_id,
-            None,
-            item.causation_id,
-            typed=item.typed,
-        )
+        return item.build(-1, item.timestamp or "")
 
     async def committed(self) -> RunEvent:
         """The event, once its batch is committed (raises what the write raised). A cancelled
         caller leaves the write to finish; awaiting again later still returns the event."""
         item = self._item
-        if item.waiter is not None and not item.waiter.done():
+        if not item.settled:
+            if item.waiter is None:
+                item.waiter = asyncio.get_running_loop().create_future()
             await asyncio.shield(item.waiter)
         if item.error is not None:
             raise item.error
@@ -171,6 +189,7 @@ class QueuedEvent:
 def wake(batch: list[Pending]) -> None:
     """Wake every appender of a settled batch (one loop iteration for all of them)."""
     for item in batch:
+        item.settled = True
         waiter = item.waiter
         if waiter is not None and not waiter.done():  # done: that appender was cancelled
             waiter.set_result(None)

@@ -379,14 +379,13 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         )
 
     def _queue(self, item: Pending) -> None:
-        loop = asyncio.get_running_loop()
-        item.waiter = loop.create_future()
         self._pending.append(item)
         if self._drainer is None:
-            self._drainer = loop.create_task(self._drain())
+            self._drainer = asyncio.get_running_loop().create_task(self._drain())
 
     async def _enqueue(self, item: Pending) -> RunEvent:
         """Queue ``item`` for the writer task and wait until its batch is settled."""
+        item.waiter = asyncio.get_running_loop().create_future()
         self._queue(item)
         assert item.waiter is not None
         try:

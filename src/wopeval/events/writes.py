@@ -8,7 +8,6 @@ and the per-run sequence cache (see its module for the group commit these serve)
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from collections.abc import Callable, Coroutine
 from itertools import chain
@@ -31,6 +30,7 @@ from wopeval.events.records import (
 )
 from wopeval.events.schema import ENDED_MESSAGE, events, insert_events_sql, runs, transaction
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent
+from wopeval.wire.vocab import TERMINAL_TYPES
 
 __all__ = ["APPEND_ATTEMPTS", "BatchWrites", "run_to_completion"]
 
@@ -60,7 +60,15 @@ class BatchWrites:
         for _ in range(APPEND_ATTEMPTS if not self._closed else 0):
             try:
                 rows = await self._stage(batch)
-                await self._insert(rows)
+                ends = _ends(batch)
+                if ends:  # a terminal event appended like any other (an imported log's end)
+                    async with transaction(self._writer):
+                        await self._insert(rows, in_transaction=True)
+                        await self._mark_ends(ends)
+                    for run_id, _ in ends:  # ended: its next append reloads and is refused
+                        self._next_sequence.pop(run_id, None)
+                else:
+                    await self._insert(rows)
             except (IntegrityError, sqlite3.IntegrityError) as exc:  # another process took a
                 # sequence of one of these runs: reload the sequences and retry
                 failure = exc
@@ -90,6 +98,7 @@ class BatchWrites:
                     if item.error is not None:
                         raise item.error
                     await self._insert(rows, in_transaction=True)
+                    await self._mark_ends(_ends([item]))
                     result = await self._writer.execute(guard.values(values))
                     if result.rowcount == 0:
                         raise RunTerminalError(f"run {item.run_id!r} has already ended")
@@ -114,6 +123,7 @@ class BatchWrites:
         if any(item.run_id not in next_sequence for item in batch):
             unknown, ended = await self._load_sequences({item.run_id for item in batch})
         timestamp = utc_now()
+        ended_here: set[str] = set()  # runs whose terminal event is in this batch
         rows: list[tuple[Any, ...]] = []
         for item in batch:
             item.event = item.error = None
@@ -124,27 +134,19 @@ class BatchWrites:
             if run_id in ended:
                 item.fail(RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}"))
                 continue
+            if run_id in ended_here:
+                item.fail(RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}"))
+                continue
             if item.chain is not None and item.chain.broken is not None:
                 item.fail(StoreError(f"not appended to run {run_id!r}: an event queued before "
                                      f"it in its chain was not ({item.chain.broken})"))  # fmt: skip
                 continue
             sequence = next_sequence[run_id]
             next_sequence[run_id] = sequence + 1
+            if item.type in TERMINAL_TYPES:
+                ended_here.add(run_id)
             stamp = item.timestamp or timestamp
-            payload = json.loads(item.payload_json) if item.payload is None else item.payload
-            item.event = RunEvent.recorded(
-                item.event_id,
-                run_id,
-                item.type,
-                payload,
-                stamp,
-                sequence,
-                SCHEMA_VERSION,
-                item.node_id,
-                None,
-                item.causation_id,
-                typed=item.typed,
-            )
+            item.event = item.build(sequence, stamp)
             rows.append(
                 (
                     run_id,
@@ -215,6 +217,17 @@ class BatchWrites:
         else:
             await self._writer.exec_driver_sql(sql, params)
 
+    async def _mark_ends(self, ends: list[tuple[str, int]]) -> None:
+        """Set ``ended_sequence`` of runs whose terminal event is being written, in the same
+        transaction (the appends after it are refused: :meth:`_load_sequences`, and the
+        database's BEFORE INSERT trigger for any other writer)."""
+        for run_id, sequence in ends:
+            await self._writer.execute(
+                update(runs)
+                .where(runs.c.run_id == run_id, runs.c.ended_sequence.is_(None))
+                .values(ended_sequence=sequence)
+            )
+
     def _forget(self, batch: list[Pending]) -> None:
         for item in batch:
             self._next_sequence.pop(item.run_id, None)
@@ -228,6 +241,15 @@ class BatchWrites:
                     tap(item.event)
         for run_id in {item.run_id for item in batch if item.event is not None}:
             self.notifier.notify(run_id)
+
+
+def _ends(batch: list[Pending]) -> list[tuple[str, int]]:
+    """(run id, sequence) of the staged terminal events of ``batch``."""
+    return [
+        (item.run_id, item.event.sequence)
+        for item in batch
+        if item.type in TERMINAL_TYPES and item.event is not None
+    ]
 
 
 async def run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
