@@ -157,15 +157,26 @@ class _Trial:
 
     @property
     def committed(self) -> bool:
-        """Every event it recorded is committed (or failed to be): :meth:`flush` won't wait."""
-        return all(queued.settled for queued in self._queued)
+        """Every event it recorded is committed (or failed to be): :meth:`flush` won't wait.
+        Appends settle in the order they were queued, so its last one tells."""
+        return not self._queued or self._queued[-1].settled
 
     async def flush(self) -> None:
-        """Wait until every recorded event is committed; they join ``events`` in order."""
-        while self._queued:
-            event = await self._queued[0].committed()
-            del self._queued[0]
+        """Wait until every recorded event is committed; they join ``events`` in order. The
+        first that failed raises (it and those after it stay queued: a later flush raises
+        again)."""
+        queued = self._queued
+        if not queued:
+            return
+        await queued[-1].wait()  # those before it are settled no later
+        for index, item in enumerate(queued):
+            try:
+                event = item.result()
+            except BaseException:
+                del queued[:index]
+                raise
             self.events.append(event)
+        queued.clear()
 
     @property
     def ids(self) -> str:
@@ -216,7 +227,7 @@ class TrialContext:
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
         call_id = _new_id("call")
         base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await self._trial.record(ToolCalled(**base, inputs=_jsonable(args)))
+        await self._trial.record(ToolCalled.build(**base, inputs=_jsonable(args)))
         served = await self._trial.gateway.call(tool, args)  # flushes before a live call
         result = served.result
         error = None
@@ -224,7 +235,7 @@ class TrialContext:
             error = ErrorObject(
                 code=result.error_code or "error", message=result.error_message or ""
             )
-        returned = ToolReturned(
+        returned = ToolReturned.build(
             **base,
             status="ok" if result.ok else "error",
             outcome=_recorded(served) if result.ok else None,
@@ -244,17 +255,17 @@ class TrialContext:
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         agent = self._trial.env.registry.resolve(agent_id)
         ids = {"invocationId": _new_id("inv"), "agentId": agent_id}
-        await self._trial.record(InvocationStarted(**ids, source="run-api"))
+        await self._trial.record(InvocationStarted.build(**ids, source="run-api"))
         completed = False
         try:
             output = await agent(copy.deepcopy(task_input), TrialContext(self._trial, agent_id))
-            await self._trial.record(Decided(agentId=agent_id, decision=_jsonable(output)))
+            await self._trial.record(Decided.build(agentId=agent_id, decision=_jsonable(output)))
             completed = True
             return output
         finally:
             with anyio.CancelScope(shield=True):
                 outcome = "completed" if completed else "failed"
-                await self._trial.record(InvocationCompleted(**ids, outcome=outcome))
+                await self._trial.record(InvocationCompleted.build(**ids, outcome=outcome))
 
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
@@ -272,7 +283,7 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     gateway.before_live = trial.flush  # a resume must see the call before the live tool does
     ids = {"invocationId": _new_id("inv"), "agentId": env.agent_id}
     trial.root_event_id = await trial.record(
-        InvocationStarted(
+        InvocationStarted.build(
             **ids,
             source="run-api",
             memoryBound=bool(seed),
@@ -285,7 +296,7 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     finally:
         gateway.before_live = None  # trial → gateway → trial.flush: no cycle left for the GC
     await trial.record(
-        InvocationCompleted(
+        InvocationCompleted.build(
             **ids,
             outcome="completed" if label is None else "failed",
             error_label=label,
@@ -332,7 +343,7 @@ async def _invoke(
         message = f"the agent returned a {type(output).__name__}, not JSON: {exc}"
         trial.log.info("%s: %s", trial.ids, message)
         return "output-not-json", Failure(exceptionType=type(exc).__name__, message=message)
-    await trial.record(Decided(agentId=env.agent_id, decision=decision))
+    await trial.record(Decided.build(agentId=env.agent_id, decision=decision))
     return None, None
 
 
@@ -388,7 +399,7 @@ def _evaluator(env: TrialEnv, task: Task) -> EvaluatorType:
 
 
 async def _record_score(env: TrialEnv, trial: _Trial, view: TrialView, grade: TrialGrade) -> None:
-    scored = EvalScored(
+    scored = EvalScored.build(
         taskId=trial.task.taskId,
         score=grade.score,
         passed=grade.passed,

@@ -172,18 +172,29 @@ class QueuedEvent:
             return item.event
         return item.build(-1, item.timestamp or "")
 
-    async def committed(self) -> RunEvent:
-        """The event, once its batch is committed (raises what the write raised). A cancelled
-        caller leaves the write to finish; awaiting again later still returns the event."""
+    def result(self) -> RunEvent:
+        """The committed event of a settled append (raises what its write raised)."""
+        item = self._item
+        if item.error is not None:
+            raise item.error
+        if item.event is None or not item.settled:
+            raise RuntimeError("the append is not settled yet")
+        return item.event
+
+    async def wait(self) -> None:
+        """Return once the append is settled (committed or failed). A cancelled caller leaves
+        the write to finish. Appends settle in the order they were queued."""
         item = self._item
         if not item.settled:
             if item.waiter is None:
                 item.waiter = asyncio.get_running_loop().create_future()
             await asyncio.shield(item.waiter)
-        if item.error is not None:
-            raise item.error
-        assert item.event is not None
-        return item.event
+
+    async def committed(self) -> RunEvent:
+        """The event, once its batch is committed (raises what the write raised). A cancelled
+        caller leaves the write to finish; awaiting again later still returns the event."""
+        await self.wait()
+        return self.result()
 
 
 def wake(batch: list[Pending]) -> None:
