@@ -169,6 +169,8 @@ def _first_trial(src: Path, plan: Plan, tmp: Path, before: bool) -> list[dict[st
 
 def _per_trial_cpu(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
     ratios, ours, floors = [], [], []
+    same_ratios: list[float] = []
+    same_floors: list[float] = []
     for _ in range(plan.repeats):
         run = child(
             src, "run", str(tmp / f"cpu-{secrets.token_hex(4)}.db"), str(plan.cpu_trials), "0", "16"
@@ -182,15 +184,26 @@ def _per_trial_cpu(src: Path, plan: Plan, tmp: Path) -> dict[str, Any]:
             str(plan.cpu_trials),
             str(round(run["eventRowsPerTrial"])),
         )
+        # The check on the floor: the same loop writing wopeval's very rows (10 a trial, as
+        # the benchmark suite's run writes them), not compact ones.
+        same = child(
+            src, "floor-rows", str(tmp / f"floor-rows-{secrets.token_hex(4)}.db"),
+            str(plan.cpu_trials),
+        )  # fmt: skip
         ours.append(run["cpuMsPerTrial"])
         floors.append(floor["cpuMsPerTrial"])
         ratios.append(run["cpuMsPerTrial"] / floor["cpuMsPerTrial"])
+        if "cpuMsPerTrial" in same and run["eventRowsPerTrial"] == same["rowsPerTrial"]:
+            same_floors.append(same["cpuMsPerTrial"])
+            same_ratios.append(run["cpuMsPerTrial"] / same["cpuMsPerTrial"])
     return {
         "trials": plan.cpu_trials,
         "wopevalMs": round(statistics.median(ours), 4),
         "floorMs": round(statistics.median(floors), 4),
         "ratio": round(statistics.median(ratios), 2),
         "ratios": [round(r, 2) for r in ratios],
+        "sameRowsFloorMs": round(statistics.median(same_floors), 4) if same_floors else None,
+        "sameRowsRatio": round(statistics.median(same_ratios), 2) if same_ratios else None,
         "wopevalFrom": run.get("wopevalFrom"),
     }
 

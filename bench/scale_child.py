@@ -9,7 +9,9 @@ test ("before" or "after"); prints one JSON line. Kinds:
 * ``first URL TRIALS``: the same run, stopped (``os._exit``) at the first agent call;
 * ``grade URL RUN``: ``regrade`` of a stored run, its CPU and peak RSS;
 * ``floor PATH TRIALS ROWS``: the stdlib floor loop (``sqlite3``, the same tool lookups and
-  the same number of JSON rows per trial);
+  the same number of JSON rows per trial, compact ones);
+* ``floor-rows PATH TRIALS``: the floor loop writing the very rows a wopeval run of the
+  benchmark suite writes (10 a trial: the same columns, ids, timestamps and payloads);
 * ``scored URL RUN``: how many ``eval.scored`` each (taskId, trialIndex) of a run has.
 
 Every result carries ``wopevalFrom``: the directory ``wopeval`` was imported from, so a report
@@ -83,6 +85,8 @@ def main(argv: list[str]) -> None:
         result = anyio.run(_scored, argv[1], argv[2])
     elif kind == "floor":
         result = floor_loop(argv[1], int(argv[2]), int(argv[3]))
+    elif kind == "floor-rows":
+        result = floor_rows_loop(argv[1], int(argv[2]))
     else:
         raise SystemExit(f"unknown child {kind}")
     result["peakRssMb"] = round(_peak_mb(), 1)
@@ -229,6 +233,84 @@ def floor_loop(path: str, trials: int, rows_per_trial: int) -> dict[str, Any]:
     db.commit()
     cpu = time.process_time() - cpu
     return {"trials": trials, "cpuMsPerTrial": round(1000 * cpu / trials, 4)}
+
+
+_EVENTS_DDL = (
+    "CREATE TABLE events (run_id TEXT NOT NULL, sequence BIGINT NOT NULL, event_id TEXT NOT NULL,"
+    " type TEXT NOT NULL, payload TEXT NOT NULL, timestamp TEXT NOT NULL, schema_version INTEGER"
+    " NOT NULL, node_id TEXT, engine_version INTEGER, causation_id TEXT,"
+    " PRIMARY KEY (run_id, sequence))"
+)
+
+
+def floor_rows_loop(path: str, trials: int) -> dict[str, Any]:
+    """The stdlib floor writing wopeval's own rows, as tight as a plain loop gets.
+
+    For each trial, the 10 events a run of the benchmark suite records (invocation started,
+    3 tool calls and returns served from the fixtures, the decision, invocation completed, the
+    score), with the same columns, 26-character ids, millisecond timestamps and JSON payloads
+    (the same keys and values): ``sqlite3`` with WAL, a commit per 100 rows. Ids are a counter
+    behind a random prefix, a trial's events share its timestamp, payloads are encoded by one
+    prebuilt encoder and nothing is copied; what it leaves out is what wopeval adds: validation,
+    isolation, grading and the log's guarantees."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(_EVENTS_DDL)
+    insert = "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)"
+    encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    fixtures = {c["tool"]: (index, {"ok": True}) for index, c in enumerate(CALLS)}
+    run_id = "local/r" + secrets.token_hex(14)[:27].upper()
+    prefix = secrets.token_hex(8).upper()  # 16 characters, then a 10-digit counter
+    agent = "bench.agent"
+    cpu = time.process_time()
+    sequence, serial, pending = 0, 0, []
+    for trial in range(trials):
+        t = time.time()
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+        ids = [f"{prefix}{n:010X}" for n in range(serial, serial + 14)]
+        serial += 14
+        root, invocation = ids[0], "inv-" + ids[1]
+        rows: list[tuple[str, dict[str, Any]]] = [
+            ("agent.invocation-started", {
+                "invocationId": invocation, "agentId": agent, "source": "run-api",
+                "memoryBound": False, "x-wopeval-taskId": "t", "x-wopeval-trialIndex": trial,
+            }),
+        ]  # fmt: skip
+        for number, call in enumerate(CALLS):
+            index, response = fixtures[call["tool"]]
+            base = {"agentId": agent, "toolName": call["tool"], "callId": "call-" + ids[2 + number]}
+            rows.append(("agent.tool-called", {**base, "inputs": call["args"]}))
+            rows.append(("agent.tool-returned", {
+                **base, "outcome": response, "status": "ok",
+                "x-wopeval-fixture": "served", "x-wopeval-fixtureIndex": index,
+            }))  # fmt: skip
+        rows.append(("agent.decided", {"agentId": agent, "decision": "ok"}))
+        rows.append(("agent.invocation-completed", {
+            "invocationId": invocation, "agentId": agent, "outcome": "completed",
+        }))  # fmt: skip
+        rows.append(("eval.scored", {
+            "taskId": "t", "score": 1.0, "passed": True, "costUsd": 0.0, "latencyMs": 0,
+            "trialIndex": trial, "scoreLabel": "pass", "evaluatorType": "deterministic",
+        }))  # fmt: skip
+        for index, (type_, payload) in enumerate(rows):
+            pending.append((
+                run_id, sequence, root if index == 0 else ids[4 + index], type_, encode(payload),
+                stamp, 1, None, None, None if index == 0 else root,
+            ))  # fmt: skip
+            sequence += 1
+        if len(pending) >= 100:
+            db.executemany(insert, pending)
+            db.commit()
+            pending = []
+    db.executemany(insert, pending)
+    db.commit()
+    cpu = time.process_time() - cpu
+    return {
+        "trials": trials,
+        "rowsPerTrial": sequence / trials,
+        "cpuMsPerTrial": round(1000 * cpu / trials, 4),
+    }
 
 
 if __name__ == "__main__":

@@ -292,10 +292,16 @@ def build(report: dict[str, Any]) -> list[dict[str, Any]]:
     cpu_a, cpu_b = after.get("perTrialCpu") or {}, before.get("perTrialCpu") or {}
 
     def cpu_text(block: dict[str, Any]) -> str:
-        return (
+        text = (
             f"{_fmt(block.get('wopevalMs'), ' ms')} = {_fmt(block.get('ratio'), '×')} floor "
             f"({_fmt(block.get('floorMs'), ' ms')})"
         )
+        if block.get("sameRowsRatio") is not None:
+            text += (
+                f"; {_fmt(block.get('sameRowsRatio'), '×')} the floor writing wopeval's own rows "
+                f"({_fmt(block.get('sameRowsFloorMs'), ' ms')})"
+            )
+        return text
 
     row(
         "per-trial CPU vs stdlib floor loop",

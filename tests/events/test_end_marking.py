@@ -31,7 +31,8 @@ async def _ended_sequence(store: EventStore, run_id: str) -> int | None:
         row = (
             await conn.execute(select(runs.c.ended_sequence).where(runs.c.run_id == run_id))
         ).one()
-    return row[0]
+    value = row[0]
+    return None if value is None else int(value)
 
 
 async def test_end_run_marks_the_end_in_its_transaction(store: EventStore) -> None:
