@@ -13,11 +13,10 @@ import asyncio
 import pytest
 from sqlalchemy import select, text
 
+from tests.events.helpers import run_record
 from wopeval.events.schema import runs
 from wopeval.events.store import EventStore, RunEndedError
 from wopeval.wire.vocab import RUN_COMPLETED
-
-from tests.events.helpers import run_record
 
 
 async def new_run(store: EventStore) -> str:

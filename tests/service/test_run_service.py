@@ -13,7 +13,13 @@ from wopeval.engine.registry import AGENT_ENTRY_POINTS, SCRIPTED_AGENT_ID, Regis
 from wopeval.engine.run import RunSettings
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.store import EventStore
-from wopeval.service.runs import BaselineUnusable, RunService, create_run_record, settings_of
+from wopeval.service.runs import (
+    BaselineUnusable,
+    RunPlan,
+    RunService,
+    create_run_record,
+    settings_of,
+)
 from wopeval.wire.request import HostRequest, RunRequest
 
 GOLDEN = {"kind": "golden", "match": {"strategy": "exact", "value": "done"}}
@@ -92,8 +98,10 @@ async def test_openwop_dedup_finds_an_active_run_older_than_the_newest_thousand(
         host=HostRequest(bodySha256="0" * 64, scopeId="nightly"),
     )  # fmt: skip
     await store.set_status(held.run_id, "running")
+    service = RunService(store, Registry())  # one registry: its entry points load once
+    newer = RunPlan(SUITE, SCRIPTED_AGENT_ID, RunSettings(), "acme", None)
     for _ in range(1005):
-        await create_run_record(store, SUITE, SCRIPTED_AGENT_ID, RunSettings(), tenant="acme")
+        await service.create(newer)
     active = frozenset({"pending", "running"})
     found = await store.find_active_in_scope("acme", "nightly", active)
     assert found is not None
