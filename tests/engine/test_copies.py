@@ -22,7 +22,11 @@ def _no_shared_containers(a: Any, b: Any) -> bool:
     if isinstance(a, dict | list | tuple):
         if a is b:
             return False
-        pairs = zip(a.values(), b.values()) if isinstance(a, dict) else zip(a, b)
+        pairs = (
+            zip(a.values(), b.values(), strict=True)
+            if isinstance(a, dict)
+            else zip(a, b, strict=True)
+        )
         return all(_no_shared_containers(x, y) for x, y in pairs)
     return True
 
@@ -31,8 +35,10 @@ def _no_shared_containers(a: Any, b: Any) -> bool:
 def test_0244_B_a_copy_of_json_is_equal_and_shares_no_container(value: Any) -> None:
     copies = JsonCopies()
     first, second = copies.copy(value), copies.copy(value)
-    assert first == value and second == value
-    assert _no_shared_containers(first, value) and _no_shared_containers(second, value)
+    assert first == value
+    assert second == value
+    assert _no_shared_containers(first, value)
+    assert _no_shared_containers(second, value)
     assert _no_shared_containers(first, second)
 
 
