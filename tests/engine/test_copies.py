@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from enum import IntEnum
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wopeval.engine.copies import JsonCopies
+from wopeval.engine.trial import _jsonable
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -66,3 +69,40 @@ def test_scalars_are_their_own_copy() -> None:
     copies = JsonCopies()
     for value in ("text", 3, 1.5, True, None):
         assert copies.copy(value) is value
+
+
+# --- what a trial records of an agent's arguments and answers: a JSON round trip ----------------
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal, with the same types at every level (``1 == 1.0 == True`` would hide a change)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b or (isinstance(a, float) and math.isnan(a) and math.isnan(b)))
+
+
+FINITE = st.floats(allow_nan=False, allow_infinity=False)
+SCALARS = st.none() | st.booleans() | st.integers() | FINITE | st.text()
+FINITE_JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+ODD = st.sampled_from([IntEnum("Level", "LOW HIGH").LOW, (1, 2), 2**70, -0.0, "\ud800"])
+
+
+@given(st.dictionaries(st.text() | st.integers(), SCALARS | ODD, max_size=5) | FINITE_JSON | ODD)
+def test_a_recorded_value_is_its_json_round_trip(value: Any) -> None:
+    expected = json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    recorded = _jsonable(value)
+    assert _same_json(recorded, expected)
+    if isinstance(value, dict | list):
+        assert recorded is not value  # a copy: the agent may change its own afterwards
+
+
+@pytest.mark.parametrize("value", [math.nan, {"x": math.inf}, {"x": object()}, [math.nan]])
+def test_a_value_json_cannot_carry_is_refused(value: Any) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        _jsonable(value)

@@ -103,14 +103,22 @@ def _recorded(served: Served) -> Any:
     return served.recorded if served.recorded_copy else _jsonable(served.result.value)
 
 
-def _jsonable(value: Any) -> Any:
-    """Round-trip through JSON (a JSON-normal copy); raises TypeError/ValueError for non-JSON
-    values. A plain scalar is its own round trip; containers go through the C encoder."""
+def _plain(value: Any) -> bool:
+    """A JSON scalar that is its own round trip (not a subclass: ``IntEnum`` becomes ``int``)."""
     cls = type(value)
     if cls is str or cls is int or cls is bool or value is None:
+        return True
+    return cls is float and math.isfinite(value)
+
+
+def _jsonable(value: Any) -> Any:
+    """Round-trip through JSON (a JSON-normal copy); raises TypeError/ValueError for non-JSON
+    values. A plain scalar is its own round trip, and a flat object of them (string keys) is a
+    new dict of the same items; other containers go through the C encoder."""
+    if _plain(value):
         return value
-    if cls is float and math.isfinite(value):
-        return value
+    if type(value) is dict and all(type(k) is str and _plain(v) for k, v in value.items()):
+        return dict(value)
     return json.loads(dumps_json(value))
 
 

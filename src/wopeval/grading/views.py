@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from wopeval.grading.trajectory import ObservedCall
@@ -87,7 +88,9 @@ class TrialView:
         return max(0, math.floor(delta.total_seconds() * 1000))
 
 
+@lru_cache(maxsize=1024)
 def _parse_ts(value: str) -> datetime:
+    """A stored timestamp as a datetime (kept: a run's timestamps repeat, many a millisecond)."""
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
