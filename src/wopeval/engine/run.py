@@ -284,9 +284,15 @@ async def _run_trials(
             if progress is not None:
                 progress(task.taskId, trial_index, grade)
 
-    async with anyio.create_task_group() as group:
-        for _ in range(max(1, settings.concurrency)):
-            group.start_soon(worker)
+    try:
+        async with anyio.create_task_group() as watching:
+            env.deadlines.start(watching)  # each trial's timeout
+            async with anyio.create_task_group() as group:
+                for _ in range(max(1, settings.concurrency)):
+                    group.start_soon(worker)
+            watching.cancel_scope.cancel()
+    finally:
+        env.deadlines.stop()
     await settle(env)  # the last trials' scores, committed before the run is summarised
 
 

@@ -26,6 +26,7 @@ import anyio
 from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usage, usage_payload
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.copies import JsonCopies
+from wopeval.engine.deadlines import TrialDeadlines
 from wopeval.engine.gateway import Served, ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
@@ -78,6 +79,11 @@ class TrialEnv:
     copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
     # Trials returned with their score (and reason) queued, not yet known committed: see settle
     settling: deque[_Trial] = field(default_factory=deque, repr=False, compare=False)
+    # Each trial's timeout (a watcher beside the run's workers cancels those past it)
+    deadlines: TrialDeadlines = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.deadlines = TrialDeadlines(self.timeout_s)
 
 
 async def settle(env: TrialEnv, *, wait: bool = True) -> None:
@@ -325,10 +331,12 @@ async def _invoke(
 ) -> tuple[str | None, Failure | None]:
     """Run the agent under the per-trial timeout; returns an error label and what happened."""
     try:
-        with anyio.fail_after(env.timeout_s):
+        with env.deadlines.limit() as limit:
             output = await env.agent(
                 env.copies.copy(trial.task.input), TrialContext(trial, env.agent_id)
             )
+        if limit.overdue:  # it blocked the loop past its deadline: never cancelled, timed out
+            raise TimeoutError
     except TimeoutError:
         trial.log.info("%s: timed out after %ss", trial.ids, env.timeout_s)
         return "timeout", Failure(message=f"no answer within the trial timeout of {env.timeout_s}s")
