@@ -93,21 +93,18 @@ class TrialDeadlines:
 
     async def _watch(self) -> None:
         """Cancel each trial at its deadline, until cancelled itself."""
-        try:
-            while True:
-                if not self._active:
-                    self._arrived = anyio.Event()
-                    await self._arrived.wait()
-                    self._arrived = None
-                    continue
-                now = anyio.current_time()
-                earliest = min(limit.deadline for limit in self._active)
-                if earliest > now:
-                    await anyio.sleep(earliest - now)
-                    continue
-                for limit in [limit for limit in self._active if limit.deadline <= now]:
-                    self._active.discard(limit)
-                    limit.expired = True
-                    limit.scope.cancel()
-        finally:
-            self.watching = False
+        while True:
+            if not self._active:
+                self._arrived = anyio.Event()
+                await self._arrived.wait()
+                self._arrived = None
+                continue
+            now = anyio.current_time()
+            earliest = min(limit.deadline for limit in self._active)
+            if earliest > now:
+                await anyio.sleep(earliest - now)
+                continue
+            for limit in [limit for limit in self._active if limit.deadline <= now]:
+                self._active.discard(limit)
+                limit.expired = True
+                limit.scope.cancel()

@@ -18,8 +18,6 @@ Live results and fixture responses leave through the same :func:`_untrusted` wra
 
 from __future__ import annotations
 
-import copy
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -37,7 +35,6 @@ TOOL_FAILED = "wopeval.tool_failed"
 # A fixture ``response`` that is exactly ``{FIXTURE_ERROR_KEY: {"code", "message"}}`` is served
 # as that tool error (a recorded tool error, :mod:`wopeval.exports.record`).
 FIXTURE_ERROR_KEY = "x-wopeval-toolError"
-_IMMUTABLE = frozenset({str, int, float, bool, type(None)})  # served as they are: no copy
 
 
 @dataclass(frozen=True)
@@ -48,10 +45,6 @@ class Served:
     fixture: FixtureOutcome
     duration_ms: int | None
     index: int | None = None  # the ``fixtures.toolResponses`` entry that served it
-    # For the event: a JSON-normal copy of ``result.value`` of its own (a served fixture's,
-    # parsed from its kept text), when ``recorded_copy``; else the trial makes one.
-    recorded: Any = None
-    recorded_copy: bool = False
 
 
 def _untrusted(value: Any) -> ToolResult:
@@ -104,17 +97,10 @@ class ToolGateway:
         return Served(error, "miss-failed", None)
 
     def _serve(self, index: int) -> Served:
-        """Fixture ``index``'s answer. Copies: an agent mutating what it was served must not
-        change the suite (§B, §H), nor what the event records it was served."""
-        response = self._responses[index].response
-        if type(response) in _IMMUTABLE:
-            return Served(_fixture_result(response), "served", None, index, response, True)
-        text = self._copies.text(response)
-        if text is None:
-            return Served(_fixture_result(copy.deepcopy(response)), "served", None, index)
-        served = _fixture_result(json.loads(text))
-        recorded = json.loads(text) if served.ok else None
-        return Served(served, "served", None, index, recorded, served.ok)
+        """Fixture ``index``'s answer, a copy: an agent mutating what it was served must not
+        change the suite (§B, §H)."""
+        response = self._copies.copy(self._responses[index].response)
+        return Served(_fixture_result(response), "served", None, index)
 
     def _select(self, tool: str, args: Any) -> int | None:
         for index, entry in enumerate(self._responses):

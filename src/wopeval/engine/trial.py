@@ -27,7 +27,7 @@ from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usa
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.copies import JsonCopies
 from wopeval.engine.deadlines import TrialDeadlines
-from wopeval.engine.gateway import Served, ToolGateway
+from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
@@ -102,11 +102,6 @@ async def settle(env: TrialEnv, *, wait: bool = True) -> None:
 def _new_id(prefix: str) -> str:
     """A call or invocation id, unique in the process (a ULID: no system call per id)."""
     return f"{prefix}-{new_event_id()}"
-
-
-def _recorded(served: Served) -> Any:
-    """The JSON-normal copy of a tool's answer its ``agent.tool-returned`` records."""
-    return served.recorded if served.recorded_copy else _jsonable(served.result.value)
 
 
 def _plain(value: Any) -> bool:
@@ -252,7 +247,7 @@ class TrialContext:
         returned = ToolReturned.build(
             **base,
             status="ok" if result.ok else "error",
-            outcome=_recorded(served) if result.ok else None,
+            outcome=_jsonable(result.value) if result.ok else None,
             error=error,
             durationMs=served.duration_ms,
             fixture=served.fixture,

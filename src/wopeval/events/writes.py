@@ -98,8 +98,9 @@ class BatchWrites:
                     if item.error is not None:
                         raise item.error
                     await self._insert(rows, in_transaction=True)
-                    await self._mark_ends(_ends([item]))
-                    result = await self._writer.execute(guard.values(values))
+                    assert item.event is not None  # staged: its terminal event's sequence
+                    ended = {**values, "ended_sequence": item.event.sequence}
+                    result = await self._writer.execute(guard.values(ended))
                     if result.rowcount == 0:
                         raise RunTerminalError(f"run {item.run_id!r} has already ended")
             except (IntegrityError, sqlite3.IntegrityError) as exc:
@@ -123,7 +124,6 @@ class BatchWrites:
         if any(item.run_id not in next_sequence for item in batch):
             unknown, ended = await self._load_sequences({item.run_id for item in batch})
         timestamp = utc_now()
-        ended_here: set[str] = set()  # runs whose terminal event is in this batch
         rows: list[tuple[Any, ...]] = []
         for item in batch:
             item.event = item.error = None
@@ -131,10 +131,7 @@ class BatchWrites:
             if run_id in unknown:
                 item.fail(UnknownRunError(f"no run {run_id!r}"))
                 continue
-            if run_id in ended:
-                item.fail(RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}"))
-                continue
-            if run_id in ended_here:
+            if run_id in ended:  # ended before, or by a terminal event earlier in this batch
                 item.fail(RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}"))
                 continue
             if item.chain is not None and item.chain.broken is not None:
@@ -144,7 +141,7 @@ class BatchWrites:
             sequence = next_sequence[run_id]
             next_sequence[run_id] = sequence + 1
             if item.type in TERMINAL_TYPES:
-                ended_here.add(run_id)
+                ended.add(run_id)
             stamp = item.timestamp or timestamp
             item.event = item.build(sequence, stamp)
             rows.append(
