@@ -9,7 +9,8 @@ anything, so an abandoned thread can never write into a finished trial.
 
 An ``async def`` agent that blocks the event loop cannot be pre-empted. It is detected when it
 returns: a trial that ran past its deadline without yielding is failed as ``timeout`` all the
-same (the run was delayed, but the verdict is the one the timeout promises).
+same (the run was delayed, but the verdict is the one the timeout promises). The trial's
+timeout scope checks that (:mod:`wopeval.engine.deadlines`), so the agent itself is not wrapped.
 """
 
 from __future__ import annotations
@@ -106,30 +107,12 @@ def is_async_agent(agent: Callable[..., Any]) -> bool:
 
 
 def as_async_agent(agent: Callable[..., Any]) -> AgentFn:
-    """The agent as the engine calls it: ``async`` agents watched for blocking the loop past
-    the trial deadline, plain ones run in a worker thread."""
-    if getattr(agent, "__wopeval_wrapped__", False):
+    """The agent as the engine calls it: ``async`` agents as they are (the trial's own timeout
+    scope times out one that blocked the loop past its deadline when it returns: see
+    :meth:`wopeval.engine.deadlines._Limit.overdue`), plain ones run in a worker thread."""
+    if getattr(agent, "__wopeval_wrapped__", False) or is_async_agent(agent):
         return agent
-    if is_async_agent(agent):
-        return _deadline_checked(agent)
     return _in_worker_thread(agent)
-
-
-def _check_deadline(deadline: float) -> None:
-    if anyio.current_time() > deadline:
-        raise TimeoutError("the agent blocked the event loop past the trial timeout")
-
-
-def _deadline_checked(agent: AgentFn) -> AgentFn:
-    @functools.wraps(agent)
-    async def checked(task_input: Any, ctx: AgentContext) -> Any:
-        deadline = anyio.current_effective_deadline()
-        output = await agent(task_input, ctx)
-        _check_deadline(deadline)  # a loop-blocking agent was never cancelled: time it out now
-        return output
-
-    checked.__dict__["__wopeval_wrapped__"] = True
-    return checked
 
 
 class _Job:

@@ -20,7 +20,7 @@ from typing import Any, Final
 from pydantic import BaseModel
 
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id
-from wopeval.events.schema import SQLITE_PRAGMAS, dumps_json
+from wopeval.events.schema import SQLITE_PRAGMAS, dumps_json, dumps_tree
 from wopeval.wire.events import PAYLOAD_MODELS, SCHEMA_VERSION, Payload, RunEvent
 
 _EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)
@@ -128,7 +128,7 @@ def queued_item(
     typed: Payload | None = None
     if isinstance(payload, Payload):
         wire = payload.to_wire()
-        text = dumps_json(wire)
+        text = dumps_tree(wire)  # its serializer's fresh tree: no cycle
         if type == payload.event_type and builtins.type(payload) is PAYLOAD_MODELS.get(type):
             typed = payload  # what the event's ``typed`` would validate back to
     else:
