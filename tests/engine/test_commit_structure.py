@@ -32,11 +32,11 @@ async def test_an_instant_trial_commits_once(store: EventStore) -> None:
     before = store.batches_written
     ran = await run_suite(store, suite)  # fmt: skip
     assert ran.done.passed
-    # run.started, eval.started, the trial's nine events (root, three calls and returns,
-    # decided, completed) with its eval.scored, eval.completed: four batches
+    # run.started with eval.started, the trial's nine events (root, three calls and returns,
+    # decided, completed) with its eval.scored, eval.completed: three batches
     # (run.completed is written by the end-of-run transaction, not as a batch).
     assert len(ran.events) == 14
-    assert store.batches_written - before == 4
+    assert store.batches_written - before == 3
 
 
 async def test_a_live_tool_runs_only_after_its_call_is_committed(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ INSERT and one driver round trip; ``emit_later`` queues in call order and keeps 
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
+import pytest
 
 from tests.events.helpers import run_record
 from wopeval.events.store import EventStore
@@ -42,3 +44,61 @@ async def test_emit_later_orders_with_appends_and_commits_once(
     assert [e.typed for e in events] == calls  # the model itself, not re-validated
     stored = await store.events(record.run_id)
     assert [e.payload for e in stored[:5]] == [c.to_wire() for c in calls]
+
+
+async def test_events_nobody_waits_for_linger_to_share_a_commit(
+    store: EventStore, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer lingers (``LINGER_S``, an hour here) while no appender waits: events queued
+    apart (a trial's first events, another trial's last) share one batch once one is waited
+    for."""
+    monkeypatch.setattr("wopeval.events.store.LINGER_S", 3600.0)
+    record = run_record(tenant)
+    await store.create_run(record)
+    await store.append(record.run_id, "x-test.before", {})  # the run's sequence is loaded
+    batches = store.batches_written
+    first = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c0"))
+    await anyio.sleep(0.2)  # without a linger, the writer writes it meanwhile
+    assert store.batches_written == batches
+    second = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c1"))
+    with anyio.fail_after(60):
+        events = [await first.committed(), await second.committed()]
+    assert [e.sequence for e in events] == [1, 2]
+    assert store.batches_written - batches == 1
+
+
+async def test_a_waited_for_event_does_not_wait_out_the_linger(
+    store: EventStore, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An appender that waits (``append``, ``committed()``) hurries the writer: with a linger
+    of an hour, both still return."""
+    monkeypatch.setattr("wopeval.events.store.LINGER_S", 3600.0)
+    record = run_record(tenant)
+    await store.create_run(record)
+    with anyio.fail_after(60):
+        queued = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
+        await anyio.lowlevel.checkpoint()  # the writer lingers
+        assert (await queued.committed()).sequence == 0
+        queued = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="d"))
+        appended = await store.append(record.run_id, "x-test.after", {})
+        assert appended.sequence == 2
+        assert (await queued.committed()).sequence == 1
+
+
+async def test_closing_writes_what_lingers(
+    store_url: str, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events queued and never waited for are written when the store closes, not dropped."""
+    monkeypatch.setattr("wopeval.events.store.LINGER_S", 3600.0)
+    record = run_record(tenant)
+    store = await EventStore.open(store_url)
+    await store.create_run(record)
+    with anyio.fail_after(60):
+        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
+        await anyio.lowlevel.checkpoint()  # the writer lingers
+        await store.close()
+    reopened = await EventStore.open(store_url)
+    try:
+        assert [e.payload["callId"] for e in await reopened.events(record.run_id)] == ["c"]
+    finally:
+        await reopened.close()

@@ -203,10 +203,13 @@ async def _start_events(
     """``run.started`` and ``eval.started`` (those the log lacks, on a resume), then, on a
     resume, the record of every trial interrupted where it may have touched a live tool."""
     run_started, eval_started = start_payloads(suite, settings)
+    queued = []  # queued together: one commit, one wait
     if resume is None or not resume.run_started:
-        await store.emit(run_id, run_started)
+        queued.append(store.emit_later(run_id, run_started))
     if resume is None or not resume.eval_started:
-        await store.emit(run_id, eval_started)
+        queued.append(store.emit_later(run_id, eval_started))
+    for item in queued:
+        await item.committed()
     if resume is not None:
         for key, why in sorted(resume.interrupted.items()):
             for payload in interrupted_events(key, why, suite.trials is not None):

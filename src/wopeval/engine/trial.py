@@ -57,7 +57,7 @@ __all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial"
 log = logging.getLogger("wopeval.engine")
 _TRACEBACK_LIMIT = 8000
 # Trials returned whose last events may still be queued; past this, a new trial waits first.
-SETTLING_LIMIT = 32
+SETTLING_LIMIT = 64
 
 
 @dataclass

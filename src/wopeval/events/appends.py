@@ -13,6 +13,7 @@ import builtins
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -150,10 +151,11 @@ def queued_item(
 class QueuedEvent:
     """An event :meth:`EventStore.emit_later` queued: its id now, the event once committed."""
 
-    __slots__ = ("_item",)
+    __slots__ = ("_hurry", "_item")
 
-    def __init__(self, item: Pending) -> None:
+    def __init__(self, item: Pending, hurry: Callable[[], None]) -> None:
         self._item = item
+        self._hurry = hurry  # the store's writer, told that an appender waits
 
     @property
     def event_id(self) -> str:
@@ -188,6 +190,7 @@ class QueuedEvent:
         if not item.settled:
             if item.waiter is None:
                 item.waiter = asyncio.get_running_loop().create_future()
+            self._hurry()
             await asyncio.shield(item.waiter)
 
     async def committed(self) -> RunEvent:

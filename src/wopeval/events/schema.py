@@ -398,12 +398,8 @@ def dumps_json(value: Any) -> str:
 
 # One encoder without the circular-reference check, kept: for trees built fresh (a payload's
 # wire dict from its serializer, which refuses cycles itself).
-_TREE_ENCODE: Any = (
-    None
-    if _C_ENCODER is None
-    else _C_ENCODER(None, _refuse, json.encoder.encode_basestring, None, ":", ",", False, False,
-                    False)  # fmt: skip
-)
+_TREE_ARGS = (None, _refuse, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+_TREE_ENCODE: Any = None if _C_ENCODER is None else _C_ENCODER(*_TREE_ARGS)
 
 
 def dumps_tree(value: Any) -> str:

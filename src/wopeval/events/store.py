@@ -5,10 +5,12 @@ Appends are *group-committed*: callers queue their event and wait for it; one wr
 queued events (up to :data:`MAX_BATCH`) and writes them as one atomic multi-row ``INSERT`` — one
 driver round trip, one thread hop on SQLite — then wakes every appender of that batch at once.
 ``append`` returns only after its event is committed, so a crash loses nothing acknowledged,
-while concurrent trials share one commit instead of queueing for one each. The single writer
-lock serializes all writes, which makes per-run sequences contiguous from 0 in call order;
-``PRIMARY KEY (run_id, sequence)`` is the backstop when a second process appends to the same
-run (the batch reloads that run's sequence and retries).
+while concurrent trials share one commit instead of queueing for one each. While no appender
+waits (``emit_later``'s events, until ``committed()`` is awaited), the writer lingers up to
+:data:`LINGER_S` for more events to join the batch; any wait, or ``close``, ends it at once.
+The single writer lock serializes all writes, which makes per-run sequences contiguous from 0
+in call order; ``PRIMARY KEY (run_id, sequence)`` is the backstop when a second process appends
+to the same run (the batch reloads that run's sequence and retries).
 
 Every statement on a connection runs to its end even when its caller is cancelled (anyio
 cancel scopes, a disconnected SSE client); the cancellation is delivered right after. A
@@ -105,6 +107,9 @@ __all__ = [
 END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
+# Queued events no appender waits for linger this long for others to share their commit (a
+# batch costs about as much as a dozen rows besides its rows); one waited for goes at once.
+LINGER_S: Final = 0.002
 _T = TypeVar("_T")
 log = logging.getLogger("wopeval.events")
 
@@ -119,6 +124,8 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         self._write_lock = asyncio.Lock()
         self._pending: list[Pending] = []
         self._drainer: asyncio.Task[None] | None = None
+        self._lingering: asyncio.Future[None] | None = None  # the writer lingers on it
+        self._hurried = False  # an appender waits: the writer does not linger
         self._next_sequence: dict[str, int] = {}
         # Counters (tests check structure through them, not time): batches written, and driver
         # round trips made for them.
@@ -179,6 +186,11 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         """Wait for the write in progress, then release every connection. Idempotent."""
         if self._closed:
             return
+        drainer = self._drainer
+        if drainer is not None:  # what is queued is written first, lingering no more
+            self._hurry()
+            with suppress(Exception):
+                await asyncio.shield(drainer)
         async with self._write_lock:
             self._closed = True
             self.notifier.close()
@@ -361,7 +373,7 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
             run_id, payload.event_type, payload, causation_id, node_id, None, utc_now(), chain
         )
         self._queue(item)
-        return QueuedEvent(item)
+        return QueuedEvent(item, self._hurry)
 
     async def emit(
         self,
@@ -383,10 +395,30 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         if self._drainer is None:
             self._drainer = asyncio.get_running_loop().create_task(self._drain())
 
+    def _hurry(self) -> None:
+        """An appender waits for a queued event: the writer writes now, lingering no more."""
+        self._hurried = True
+        lingering = self._lingering
+        if lingering is not None and not lingering.done():
+            lingering.set_result(None)
+
+    async def _linger(self) -> None:
+        """Let more events join the next batch: until :data:`LINGER_S` has passed, the batch
+        is full, or an appender waits (:meth:`_hurry`)."""
+        loop = asyncio.get_running_loop()
+        lingering = self._lingering = loop.create_future()
+        timer = loop.call_later(LINGER_S, _settle_future, lingering)
+        try:
+            await lingering
+        finally:
+            timer.cancel()
+            self._lingering = None
+
     async def _enqueue(self, item: Pending) -> RunEvent:
         """Queue ``item`` for the writer task and wait until its batch is settled."""
         item.waiter = asyncio.get_running_loop().create_future()
         self._queue(item)
+        self._hurry()
         assert item.waiter is not None
         try:
             await item.waiter
@@ -406,6 +438,8 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         half-way; every appender of a batch is woken once it is settled."""
         try:
             while self._pending:
+                if not self._hurried and len(self._pending) < MAX_BATCH:
+                    await self._linger()
                 async with self._write_lock:
                     batch = self._pending[:MAX_BATCH]
                     del self._pending[:MAX_BATCH]
@@ -414,6 +448,7 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
                 wake(batch)
         finally:
             self._drainer = None
+            self._hurried = False
 
     async def events(
         self, run_id: str, after_sequence: int = -1, limit: int | None = None
@@ -488,3 +523,8 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         async with self._write_lock:
             self._check_open()
             return await run_to_completion(operation(self._writer))
+
+
+def _settle_future(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
