@@ -12,8 +12,10 @@ from pathlib import Path
 # and the conformance kit; rich, the agent-definition builders, MCP and the report's renderer
 # are imported where a run uses them: a progress bar, --agent-file/--model, --mcp, the report).
 # The detail view's cells (wopeval.grading.detail, a small pure module) are folded as the run
-# is recorded, so that module is needed from the start.
+# is recorded, so that module is needed from the start. The store uses SQLAlchemy Core and its
+# asyncio engine, never the ORM (wopeval.events.asyncengine).
 NOT_BEFORE_FIRST_TRIAL = (
+    "sqlalchemy.orm",
     "wopeval.host",
     "numpy",
     "wopeval.exports",

@@ -9,11 +9,10 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Row, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from wopeval.events.ids import utc_now
 from wopeval.events.records import (
@@ -29,6 +28,9 @@ from wopeval.events.records import (
 )
 from wopeval.events.schema import dumps_json, runs
 from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
+
+if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
+    from sqlalchemy.ext.asyncio import AsyncConnection
 
 _T = TypeVar("_T")
 

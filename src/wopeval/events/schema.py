@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     BigInteger,
@@ -53,11 +53,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from wopeval.errors import StoreError
+from wopeval.events.asyncengine import create_async_engine
 from wopeval.events.ids import utc_now
 from wopeval.wire.events import RunEvent
+
+if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 SQLITE_PRAGMAS = (
     "PRAGMA busy_timeout = 10000",

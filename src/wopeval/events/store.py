@@ -33,10 +33,9 @@ import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import suppress
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sqlalchemy import Row, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import StoreError
 from wopeval.events.appends import (
@@ -85,6 +84,9 @@ from wopeval.wire.vocab import (
     RUN_COMPLETED,
     RUN_FAILED,
 )
+
+if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 __all__ = [
     "END_STATUS",

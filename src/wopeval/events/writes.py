@@ -11,11 +11,10 @@ import asyncio
 import sqlite3
 from collections.abc import Callable, Coroutine
 from itertools import chain
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from wopeval.errors import StoreError
 from wopeval.events.appends import Pending, is_busy
@@ -31,6 +30,9 @@ from wopeval.events.records import (
 from wopeval.events.schema import ENDED_MESSAGE, events, insert_events_sql, runs, transaction
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent
 from wopeval.wire.vocab import TERMINAL_TYPES
+
+if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 __all__ = ["APPEND_ATTEMPTS", "BatchWrites", "run_to_completion"]
 
