@@ -16,6 +16,8 @@ from pathlib import Path
 # asyncio engine, never the ORM (wopeval.events.asyncengine).
 NOT_BEFORE_FIRST_TRIAL = (
     "sqlalchemy.orm",
+    "wopeval.engine.distributed",  # a Ray run's
+    "wopeval.agents.example",  # the entry-point agents, looked up when an id needs them
     "wopeval.host",
     "numpy",
     "wopeval.exports",

@@ -116,7 +116,9 @@ def test_built_in_agents_come_from_the_entry_points() -> None:
 
     names = {entry.name for entry in entry_points(group=AGENT_ENTRY_POINTS)}
     assert {SCRIPTED_AGENT_ID, "wopeval.examples.support"} <= names
-    assert names <= set(Registry().agents)
+    registry = Registry()
+    assert all(registry.knows(name) for name in names)
+    assert registry.resolve(SCRIPTED_AGENT_ID) is registry.resolve(SCRIPTED_AGENT_ID + ".sub")
 
 
 def test_run_settings_replace_keeps_the_request_in_step() -> None:

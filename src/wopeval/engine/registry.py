@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, cast
 
 from wopeval.engine.agent import AgentFn, ToolSpec
@@ -29,27 +30,26 @@ class AgentNotFound(NotFoundError):
 AGENT_ENTRY_POINTS = "wopeval.agents"
 
 
-def _builtin_agents() -> dict[str, AgentFn]:
-    """Every agent registered under the ``wopeval.agents`` entry-point group, by id (a fresh
-    dict for each registry)."""
-    return dict(_entry_point_agents())
-
-
 @functools.cache
-def _entry_point_agents() -> tuple[tuple[str, AgentFn], ...]:
-    """The entry-point agents, looked up once a process: the look-up reads the metadata of
-    every installed distribution (10-20 ms in an environment with a few hundred)."""
-    return tuple(
-        (entry.name, cast(AgentFn, entry.load()))
-        for entry in importlib.metadata.entry_points(group=AGENT_ENTRY_POINTS)
+def _entry_point_agents() -> Mapping[str, AgentFn]:
+    """Every agent registered under the ``wopeval.agents`` entry-point group, by id; looked up
+    once a process, and only when an id is not registered on the registry itself (``--agent
+    module:fn`` never needs it): the look-up reads the metadata of every installed distribution
+    (5-20 ms, by how many there are)."""
+    return MappingProxyType(
+        {
+            entry.name: cast(AgentFn, entry.load())
+            for entry in importlib.metadata.entry_points(group=AGENT_ENTRY_POINTS)
+        }
     )
 
 
 @dataclass
 class Registry:
-    """Agents and live tools available to a run. Built-ins are always present."""
+    """Agents and live tools available to a run. Built-ins (the ``wopeval.agents`` entry points)
+    are always present; an agent registered here under the same id takes their place."""
 
-    agents: dict[str, AgentFn] = field(default_factory=_builtin_agents)
+    agents: dict[str, AgentFn] = field(default_factory=dict)  # registered here
     live_tools: dict[str, LiveTool] = field(default_factory=dict)
     tool_specs: dict[str, ToolSpec] = field(default_factory=dict)
     _engine_agents: dict[int, AgentFn] = field(
@@ -86,16 +86,38 @@ class Registry:
             engine_agent = self._engine_agents[id(agent)] = as_async_agent(agent)
         return engine_agent
 
+    def knows(self, agent_id: str) -> bool:
+        """``agent_id`` is registered (here or as an entry point), or aliases the scripted
+        agent; an import path is not known."""
+        return (
+            agent_id in self.agents
+            or agent_id.startswith(SCRIPTED_AGENT_ID + ".")
+            or agent_id in _entry_point_agents()
+        )
+
     def _find(self, ref: str) -> AgentFn:
-        if ref in self.agents:
-            return self.agents[ref]
-        if ref.startswith(SCRIPTED_AGENT_ID + "."):
-            return self.agents[SCRIPTED_AGENT_ID]
+        """Registered here, then an import path ``package.module:attr`` (``--agent``: no
+        entry-point look-up on the way to its first trial), then the entry points (an id that
+        has a colon but imports nothing is looked up there too)."""
+        found = self.agents.get(ref)
+        if found is not None:
+            return found
         if ":" in ref:
             agent = self._imported.get(ref)
-            if agent is None:
+            if agent is not None:
+                return agent
+            try:
                 agent = self._imported[ref] = _import_agent(ref)
-            return agent
+            except AgentNotFound:
+                if ref not in _entry_point_agents():
+                    raise
+            else:
+                return agent
+        builtin = _entry_point_agents().get(ref)
+        if builtin is not None:
+            return builtin
+        if ref.startswith(SCRIPTED_AGENT_ID + "."):
+            return self._find(SCRIPTED_AGENT_ID)
         raise AgentNotFound(
             f"agent {ref!r} is not registered and is not an import path 'package.module:attr'"
         )

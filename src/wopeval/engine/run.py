@@ -16,12 +16,11 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from wopeval.engine.budget import CostMeter
-from wopeval.engine.distributed import TrialRunner, ray_trial_runner
 from wopeval.engine.gcpolicy import run_gc_policy
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
@@ -44,6 +43,9 @@ from wopeval.wire.events import (
 from wopeval.wire.request import Executor, RunRequest
 from wopeval.wire.summary import EvalSummary
 from wopeval.wire.vocab import INTERNAL_ERROR_CODE
+
+if TYPE_CHECKING:
+    from wopeval.engine.distributed import TrialRunner
 
 log = logging.getLogger("wopeval.engine")
 ProgressFn = Callable[[str, int, TrialGrade | None], None]
@@ -241,6 +243,8 @@ def _eval_started(suite: AgentEvalSuite, settings: RunSettings) -> EvalStarted:
 async def _trial_runner(store: EventStore, env: TrialEnv, executor: Executor) -> TrialRunner:
     """Where trials execute: in this process, or in Ray workers (recorded when they return)."""
     if executor == "ray":
+        from wopeval.engine.distributed import ray_trial_runner  # only a Ray run needs it
+
         return await ray_trial_runner(store, env)
     return functools.partial(run_trial, env)
 

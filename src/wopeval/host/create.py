@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 
-from wopeval.engine.registry import SCRIPTED_AGENT_ID, AgentNotFound, Registry
+from wopeval.engine.registry import AgentNotFound, Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.ids import RUN_ID_PATTERN
 from wopeval.host.auth import Principal
@@ -202,9 +202,8 @@ def check_body(
 
 def resolve_agent(registry: Registry, agent_id: str) -> None:
     """Registered agents only: an HTTP caller may not name an import path to load."""
-    known = agent_id in registry.agents or agent_id.startswith(SCRIPTED_AGENT_ID + ".")
     try:
-        if not known:
+        if not registry.knows(agent_id):
             raise AgentNotFound(agent_id)
         registry.resolve(agent_id)
     except AgentNotFound as exc:

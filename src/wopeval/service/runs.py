@@ -24,7 +24,6 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from wopeval.compare import compare_summaries
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, scan
@@ -161,6 +160,8 @@ async def summarize(
     baseline = await store.get_run(baseline_id)
     if baseline is None or baseline.summary is None:
         raise BaselineUnusable(f"baselineRunId: run {baseline_id} has no summary")
+    from wopeval.compare import compare_summaries  # only a run with a baseline compares
+
     comparison = compare_summaries(
         EvalSummary.model_validate(baseline.summary),
         summary,
