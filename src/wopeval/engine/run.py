@@ -25,7 +25,7 @@ from wopeval.engine.gcpolicy import run_gc_policy
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
-from wopeval.engine.trial import TrialEnv, record_skipped, run_trial, settle
+from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
 from wopeval.events.store import EventStore
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
@@ -150,6 +150,7 @@ async def execute_run(
         ignore_fixtures=list(settings.modes or ()) == ["live-shadow"],
         include_trial_index=suite.trials is not None,
         judge=judge,
+        settling_limit=max(SETTLING_LIMIT, 2 * settings.concurrency),
     )
     if resume is not None:
         env.meter.add(resume.spent_usd)

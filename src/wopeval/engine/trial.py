@@ -56,7 +56,8 @@ __all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial"
 
 log = logging.getLogger("wopeval.engine")
 _TRACEBACK_LIMIT = 8000
-# Trials returned whose last events may still be queued; past this, a new trial waits first.
+# Trials returned whose last events may still be queued; past this (or past twice the run's
+# concurrency, when that is more: a whole wave of trials finishing together), a new trial waits.
 SETTLING_LIMIT = 64
 
 
@@ -79,6 +80,7 @@ class TrialEnv:
     copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
     # Trials returned with their score (and reason) queued, not yet known committed: see settle
     settling: deque[_Trial] = field(default_factory=deque, repr=False, compare=False)
+    settling_limit: int = SETTLING_LIMIT
     # Each trial's timeout (a watcher beside the run's workers cancels those past it)
     deadlines: TrialDeadlines = field(init=False, repr=False, compare=False)
 
@@ -91,11 +93,11 @@ async def settle(env: TrialEnv, *, wait: bool = True) -> None:
     raises what a write raised. A trial's score is queued, not awaited, so its worker goes on
     to the next trial while it commits (with that trial's first events: fewer, fuller commits).
     Each trial settles, without waiting, those committed already, and waits only when more than
-    :data:`SETTLING_LIMIT` are not (memory stays bounded); the run waits for the rest."""
+    ``env.settling_limit`` are not (memory stays bounded); the run waits for the rest."""
     settling = env.settling
     while settling and (wait or settling[0].committed):  # they commit in the order they came
         await settling.popleft().flush()  # committed: no wait (raises what its write raised)
-    while len(settling) > SETTLING_LIMIT:  # writes lag behind: wait, so memory stays bounded
+    while len(settling) > env.settling_limit:  # writes lag behind: wait, so memory stays bounded
         await settling.popleft().flush()
 
 
