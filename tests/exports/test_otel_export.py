@@ -4,16 +4,25 @@ is OTLP/JSON that the OpenTelemetry SDK's own OTLP JSON codec reads back; conten
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from opentelemetry.proto_json.collector.logs.v1.logs_service import ExportLogsServiceRequest
 from opentelemetry.proto_json.collector.trace.v1.trace_service import ExportTraceServiceRequest
 from opentelemetry.trace import StatusCode
 
 from tests.engine.helpers import Ran, make_suite, run_suite, scripted_task
 from wopeval.events.store import EventStore
-from wopeval.exports.otel import EVALUATION_EVENT, otlp_json_lines, run_telemetry
+from wopeval.exports.otel import (
+    EVALUATION_EVENT,
+    otlp_json_lines,
+    run_telemetry,
+    write_otlp_json_lines,
+)
+from wopeval.wire.events import RunEvent
 
 SECRET = "ARG-MARKER-91"
 
@@ -91,3 +100,38 @@ async def test_otlp_json_lines_round_trip_through_the_sdk_codec(store: EventStor
     assert len(raw_span["traceId"]) == 32
     assert int(raw_span["traceId"], 16) >= 0
     assert isinstance(raw_span["startTimeUnixNano"], str)
+
+
+async def test_the_otel_export_streams_a_line_as_it_fills(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13 §2: the export reads the log once and writes each line as it fills, so no
+    line waits for the whole log (a long run's spans are never all held). Lines hold at most
+    LINE_ITEMS items (two here); together they are the spans and events of the run."""
+    monkeypatch.setattr("wopeval.exports.otel.LINE_ITEMS", 2)
+    ran, suite_id = await _ran(store)
+    out = io.StringIO()
+    written_when: list[int] = []  # what had been written when each event was handed over
+
+    def log() -> Iterator[RunEvent]:
+        for event in ran.events:
+            written_when.append(len(out.getvalue()))
+            yield event
+
+    write_otlp_json_lines(suite_id, ran.run_id, log(), out)
+    assert written_when[-1] > 0  # lines were out before the last event was read
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    spans = [s for line in lines for rs in line.get("resourceSpans", ())
+             for ss in rs["scopeSpans"] for s in ss["spans"]]  # fmt: skip
+    records = [r for line in lines for rl in line.get("resourceLogs", ())
+               for sl in rl["scopeLogs"] for r in sl["logRecords"]]  # fmt: skip
+    assert all(
+        len([*(s for rs in line.get("resourceSpans", ()) for ss in rs["scopeSpans"]
+               for s in ss["spans"]),
+             *(r for rl in line.get("resourceLogs", ()) for sl in rl["scopeLogs"]
+               for r in sl["logRecords"])]) <= 2
+        for line in lines
+    )  # fmt: skip
+    whole_spans, whole_records = run_telemetry(suite_id, ran.run_id, ran.events)
+    assert sorted(s["name"] for s in spans) == sorted(s.name for s in whole_spans)
+    assert len(records) == len(whole_records) == 2

@@ -19,7 +19,7 @@ from wopeval.events.store import EventStore, RunRecord
 from wopeval.exports.ci import junit_xml, markdown
 from wopeval.exports.eee import TrialUsage, eee_export, write_eee
 from wopeval.exports.html import render_report
-from wopeval.exports.otel import otlp_json_lines
+from wopeval.exports.otel import write_otlp_json_lines
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.fold import TrialHook
 from wopeval.grading.views import TrialView
@@ -133,9 +133,13 @@ def export(
                 _write(render(summary, run_id, detail), output)
             elif fmt is ExportFormat.events:
                 await _write_events(opened, run_id, output)
-            else:  # the spans are built in memory: see exports.otel
-                log = await fold_log(opened, run_id, list)
-                _write(otlp_json_lines(record.suite_id, run_id, log), output)
+            else:  # streamed: the log in pages, each trial's spans written once it is scored
+                with open_output(output) as sink:
+                    await fold_log(
+                        opened,
+                        run_id,
+                        lambda log: write_otlp_json_lines(record.suite_id, run_id, log, sink),
+                    )
 
     anyio.run(go)
 

@@ -11,9 +11,13 @@ conventions' evaluation event, an event-named log record in the trial span's con
 events are being deprecated). The trial spans carry ``openwop.eval.task_id`` and
 ``openwop.eval.trial_index`` — the names ``wopeval import-otlp`` reads back.
 
-:func:`otlp_json_lines` writes OTLP/JSON as the OpenTelemetry SDK encodes it (its
-``otlp-json-common`` encoder): one ``ExportTraceServiceRequest`` line and one
-``ExportLogsServiceRequest`` line, the file format a collector's ``otlpjsonfile`` receiver reads.
+:func:`write_otlp_json_lines` writes OTLP/JSON as the OpenTelemetry SDK encodes it (its
+``otlp-json-common`` encoder): ``ExportTraceServiceRequest`` and ``ExportLogsServiceRequest``
+lines of at most :data:`LINE_ITEMS` spans or records each (as they fill, so the two kinds may
+interleave), the file format a collector's ``otlpjsonfile`` receiver reads. It streams: the log
+is read once, in order, and a trial's spans are written and forgotten once it is scored, so
+memory stays flat however long the run (issue 13 §2); :func:`otlp_json_lines` is the same text
+as one string.
 
 Content-free like the wire: tool names and ids only, never arguments, outputs or prompts.
 Timestamps are the recorded event timestamps, so an export of a stored run is reproducible.
@@ -21,19 +25,25 @@ Timestamps are the recorded event timestamps, so an export of a stored run is re
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TextIO
 
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.json.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk._logs.export import (
+    InMemoryLogRecordExporter,
+    LogRecordExporter,
+    LogRecordExportResult,
+    SimpleLogRecordProcessor,
+)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Span, Status, StatusCode
 
@@ -50,6 +60,8 @@ from wopeval.wire.events import (
 )
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
+# Spans (or log records) per OTLP/JSON line of a streamed export.
+LINE_ITEMS = 1000
 
 
 def _ns(timestamp: str) -> int:
@@ -73,21 +85,31 @@ def evaluation_attributes(suite_id: str, payload: dict[str, Any]) -> dict[str, A
 
 
 class _Exporter:
-    def __init__(self, tracer: trace.Tracer, suite_id: str, run_id: str) -> None:
+    """The spans of one run's log, fed in order; ``on_result`` gets each evaluation event."""
+
+    def __init__(
+        self,
+        tracer: trace.Tracer,
+        suite_id: str,
+        run_id: str,
+        on_result: Any,
+    ) -> None:
         self.tracer = tracer
         self.suite_id = suite_id
         self.run_id = run_id
-        self.trials: dict[str, Span] = {}
+        self.trials: dict[str, Span] = {}  # open trial spans, by their root event id
         self.tools: dict[str, Span] = {}
         self.invocations: dict[str, str] = {}
-        self.ended: set[str] = set()
-        # (timestamp, attributes, the span whose context the evaluation event carries)
-        self.results: list[tuple[int, dict[str, Any], Span]] = []
+        self.on_result = on_result  # (timestamp, attributes, the span the event is in)
 
-    def run(self, events: Sequence[RunEvent]) -> None:
+    def run(self, events: Iterable[RunEvent]) -> None:
+        stream = iter(events)
+        first = next(stream, None)
+        if first is None:
+            return
         root = self.tracer.start_span(
             f"evaluate {self.suite_id}",
-            start_time=_ns(events[0].timestamp),
+            start_time=_ns(first.timestamp),
             attributes={
                 "gen_ai.operation.name": "evaluate",
                 "openwop.run.id": self.run_id,
@@ -95,19 +117,18 @@ class _Exporter:
             },
         )
         context = trace.set_span_in_context(root)
-        for event in events:
+        last = first
+        for event in _chained(first, stream):
             self._event(event, root, context)
-        open_trials = [s for k, s in self.trials.items() if k not in self.ended]
-        for span in [*self.tools.values(), *open_trials]:
-            span.end(end_time=_ns(events[-1].timestamp))
-        root.end(end_time=_ns(events[-1].timestamp))
+            last = event
+        for span in [*self.tools.values(), *self.trials.values()]:
+            span.end(end_time=_ns(last.timestamp))
+        root.end(end_time=_ns(last.timestamp))
 
     def _event(self, event: RunEvent, root: Span, context: Any) -> None:
         payload = event.payload if isinstance(event.payload, dict) else {}
         at = _ns(event.timestamp)
         parent = self.trials.get(event.causationId or "")
-        if event.causationId in self.ended:
-            parent = None
         if event.type == INVOCATION_STARTED and X_TASK_ID in payload:
             span = self.tracer.start_span(
                 f"invoke_agent {payload['agentId']}",
@@ -142,13 +163,14 @@ class _Exporter:
             _add_usage(parent, payload)
         elif event.type == EVAL_SCORED:
             target = parent or root
-            self.results.append((at, evaluation_attributes(self.suite_id, payload), target))
+            self.on_result(at, evaluation_attributes(self.suite_id, payload), target)
             if parent is not None and not payload.get("passed"):
                 label = payload.get("scoreLabel") or "fail"
                 parent.set_status(Status(StatusCode.ERROR, f"trial did not pass ({label})"))
             if parent is not None and event.causationId is not None:
                 parent.end(end_time=at)  # a trial span covers its run and its scoring
-                self.ended.add(event.causationId)
+                del self.trials[event.causationId]  # written; later events of it are ignored
+                self.invocations.pop(event.causationId, None)
 
     def _returned(self, payload: dict[str, Any], at: int) -> None:
         tool = self.tools.pop(str(payload.get("callId")), None)
@@ -171,6 +193,11 @@ def _add_usage(span: Span, payload: dict[str, Any]) -> None:
         span.set_attribute(key, int(attrs.get(key, 0)) + int(payload.get(field, 0)))
 
 
+def _chained(first: RunEvent, rest: Iterator[RunEvent]) -> Iterator[RunEvent]:
+    yield first
+    yield from rest
+
+
 def export_run(
     suite_id: str,
     run_id: str,
@@ -179,23 +206,86 @@ def export_run(
     logs: LoggerProvider | None = None,
 ) -> None:
     """Emit a stored run's spans through ``provider`` and its evaluation events through
-    ``logs`` (plug in any SpanExporter / LogRecordExporter)."""
-    ordered = list(events)
-    if not ordered:
-        return
-    exporter = _Exporter(provider.get_tracer("wopeval"), suite_id, run_id)
-    exporter.run(ordered)
-    if logs is None:
-        return
-    logger = logs.get_logger("wopeval")
-    for at, attributes, span in exporter.results:
-        logger.emit(
-            timestamp=at,
-            observed_timestamp=at,
-            context=trace.set_span_in_context(span),
-            event_name=EVALUATION_EVENT,
-            attributes=attributes,
-        )
+    ``logs`` (plug in any SpanExporter / LogRecordExporter). ``events`` is read once, in order;
+    each span ends, and each evaluation event is emitted, as the log reaches it."""
+    logger = logs.get_logger("wopeval") if logs is not None else None
+
+    def result(at: int, attributes: dict[str, Any], span: Span) -> None:
+        if logger is not None:
+            logger.emit(
+                timestamp=at,
+                observed_timestamp=at,
+                context=trace.set_span_in_context(span),
+                event_name=EVALUATION_EVENT,
+                attributes=attributes,
+            )
+
+    _Exporter(provider.get_tracer("wopeval"), suite_id, run_id, result).run(events)
+
+
+class _LineWriter:
+    """Encodes what the SDK hands over into OTLP/JSON lines of :data:`LINE_ITEMS` items."""
+
+    def __init__(self, out: TextIO, encode: Any) -> None:
+        self._out = out
+        self._encode = encode
+        self._held: list[Any] = []
+
+    def add(self, items: Sequence[Any]) -> None:
+        self._held.extend(items)
+        if len(self._held) >= LINE_ITEMS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._held:
+            line = self._encode(self._held).to_dict()
+            self._out.write(json.dumps(line, separators=(",", ":")) + "\n")
+            self._held = []
+
+
+class _SpanLines(SpanExporter):
+    def __init__(self, lines: _LineWriter) -> None:
+        self.lines = lines
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.lines.add(spans)
+        return SpanExportResult.SUCCESS
+
+
+class _LogLines(LogRecordExporter):
+    def __init__(self, lines: _LineWriter) -> None:
+        self.lines = lines
+
+    def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
+        self.lines.add(batch)
+        return LogRecordExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def write_otlp_json_lines(
+    suite_id: str, run_id: str, events: Iterable[RunEvent], out: TextIO
+) -> None:
+    """Write the run's spans and evaluation events to ``out`` as OTLP/JSON lines, streaming:
+    ``wopeval export --format otel``. Each line is written as it fills (a run of fewer than
+    :data:`LINE_ITEMS` trials: one traces line, then one logs line); the SDK's encoder writes
+    every line."""
+    resource = Resource.create({"service.name": "wopeval", "openwop.run.id": run_id})
+    traces = _LineWriter(out, encode_spans)
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(SimpleSpanProcessor(_SpanLines(traces)))
+    records = _LineWriter(out, encode_logs)
+    logs = LoggerProvider(resource=resource)
+    logs.add_log_record_processor(SimpleLogRecordProcessor(_LogLines(records)))
+    export_run(suite_id, run_id, events, provider, logs)
+    provider.shutdown()
+    logs.shutdown()
+    traces.flush()
+    records.flush()
 
 
 def run_telemetry(
@@ -221,11 +311,7 @@ def run_spans(suite_id: str, run_id: str, events: Iterable[RunEvent]) -> list[Re
 
 
 def otlp_json_lines(suite_id: str, run_id: str, events: Iterable[RunEvent]) -> str:
-    """OTLP/JSON lines (``wopeval export --format otel``): the traces, then the logs."""
-    spans, records = run_telemetry(suite_id, run_id, events)
-    lines = []
-    if spans:
-        lines.append(encode_spans(spans).to_dict())
-    if records:
-        lines.append(encode_logs(records).to_dict())
-    return "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+    """:func:`write_otlp_json_lines` as one string."""
+    out = io.StringIO()
+    write_otlp_json_lines(suite_id, run_id, events, out)
+    return out.getvalue()
