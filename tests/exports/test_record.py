@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tests.engine.helpers import Ran, make_suite, run_suite
+from tests.engine.helpers import Ran, make_suite, run_suite, scripted_task
 from tests.engine.mcp_server_demo import COUNTER_ENV
 from wopeval.cli.app import app
 from wopeval.engine.agent import AgentContext
@@ -25,6 +26,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
 from wopeval.exports.record import RecordError, record_suite
+from wopeval.service.runs import fold_log
 from wopeval.suite import parse_suite
 from wopeval.wire.events import TOOL_CALLED, TOOL_RETURNED, RunEvent
 
@@ -300,3 +302,38 @@ def test_record_suite_skips_calls_no_tool_answered() -> None:
     }
     with pytest.raises(RecordError, match="no trial of it ran"):
         record_suite({"tasks": [{"taskId": "u"}]}, events)
+
+
+async def test_record_reads_a_paged_log_twice_never_whole(store: EventStore) -> None:
+    """Issue 13 §2: ``record`` folds the stored log as pages (``fold_log``): two passes, in
+    order, each starting again, and the same fixtures as from the whole log in a list."""
+    lookups = [{"tool": "crm:lookup", "args": {"q": i}} for i in range(3)]
+    other = {"calls": [{"tool": "crm:other", "args": {}}]}
+    script = {"calls": lookups, "output": "ok", "trials": {"1": other}}
+    golden = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
+    served = [{"tool": "crm:lookup", "response": {"n": n}} for n in range(3)]
+    fixtures = {"onMiss": "fail", "toolResponses": [*served, {"tool": "crm:other", "response": 9}]}
+    suite = make_suite([scripted_task("t", script, golden, fixtures)], trials={"count": 3})
+    ran = await run_suite(store, suite)
+    record = await store.get_run(ran.run_id)
+    assert record is not None
+    passes: list[int] = []
+
+    class Paged:  # what fold_log hands over: iterable again, page after page
+        def __iter__(self) -> Iterator[RunEvent]:
+            passes.append(0)
+            for event in ran.events:
+                passes[-1] += 1
+                yield event
+
+    for trial in (0, 1):
+        paged, _ = record_suite(record.suite_document, Paged(), trial=trial)
+        whole, _ = record_suite(record.suite_document, list(ran.events), trial=trial)
+        assert paged == whole
+    assert passes == [len(ran.events)] * 4  # two whole passes a recording
+    tools = [r["tool"] for r in whole["tasks"][0]["fixtures"]["toolResponses"]]
+    assert tools == ["crm:other"]  # trial 1's own calls
+    folded, _ = await fold_log(
+        store, ran.run_id, lambda log: record_suite(record.suite_document, log, trial=1)
+    )
+    assert folded == whole

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import typer
@@ -13,16 +13,27 @@ import yaml
 from wopeval.cli.common import fail_input, opened_store, store_option, write_text
 from wopeval.events.store import RunRecord
 from wopeval.exports.record import RecordedTask, RecordError, record_suite
+from wopeval.service.runs import fold_log
 from wopeval.suite import SuiteError, parse_suite
-from wopeval.wire.events import RunEvent
 
 _TERMINAL = ("completed", "failed", "cancelled")
 
 
-async def _load(url: str | None, run_id: str) -> tuple[RunRecord | None, list[RunEvent]]:
+async def _load(url: str | None, run_id: str) -> RunRecord | None:
     async with opened_store(url, must_exist=True) as store:
-        record = await store.get_run(run_id)
-        return record, (await store.events(run_id) if record is not None else [])
+        return await store.get_run(run_id)
+
+
+async def _record(
+    url: str | None, found: RunRecord, trial: int | None, tasks: list[str] | None
+) -> tuple[dict[str, Any], list[RecordedTask]]:
+    """The recorded suite, the log read in pages (twice), never whole (issue 13 §2)."""
+    async with opened_store(url, must_exist=True) as store:
+        return await fold_log(
+            store,
+            found.run_id,
+            lambda log: record_suite(found.suite_document, log, trial=trial, task_ids=tasks),
+        )
 
 
 def _dump(document: dict[str, object], output: Path) -> str:
@@ -57,13 +68,13 @@ def record(
     store: Annotated[str | None, store_option()] = None,
 ) -> None:
     """Record a run's tool calls as its suite's fixtures (onMiss: fail) for strict replay."""
-    found, events = anyio.run(_load, store, run_id)
+    found = anyio.run(_load, store, run_id)
     if found is None:
         fail_input(f"run {run_id!r} is not in the store")
     if found.kind != "eval" or found.status not in _TERMINAL:
         fail_input(f"run {run_id!r} is not a finished eval run (status {found.status})")
     try:
-        document, recorded = record_suite(found.suite_document, events, trial=trial, task_ids=tasks)
+        document, recorded = anyio.run(_record, store, found, trial, tasks)
         parse_suite(document, source=f"recorded from {run_id}")
     except RecordError as exc:
         fail_input(str(exc), title="cannot record")

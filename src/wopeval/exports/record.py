@@ -15,6 +15,10 @@ trial made them, as ``fixtures.toolResponses`` under ``onMiss: "fail"`` (RFC 024
 The source is typically a run that called live tools (unfixtured, or ``onMiss: "live"`` misses);
 calls a fixture served are recorded as served. The trial used is the one asked for, or each
 task's lowest trial index that ran; :class:`RecordedTask` says which.
+
+The log is read twice, in order, and never held: once for which trials ran (each trial's view
+is dropped once it is closed), once for the chosen trials' calls (issue 13 §2). So ``events``
+may be a paged reader of a stored log (:func:`wopeval.service.runs.fold_log`) as well as a list.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 
 from wopeval.engine.gateway import FIXTURE_ERROR_KEY, TOOL_UNAVAILABLE
 from wopeval.errors import UserError
-from wopeval.grading.views import collect_trials
+from wopeval.grading.views import TrialCollector, TrialView, collect_trials
 from wopeval.wire.events import RunEvent, ToolCalled, ToolReturned
 
 __all__ = ["FIXTURE_ERROR_KEY", "RecordError", "RecordedCall", "RecordedTask", "record_suite"]
@@ -71,21 +75,32 @@ class RecordedTask:
         return {**kept, "onMiss": "fail", "toolResponses": [c.entry() for c in self.calls]}
 
 
-def trial_calls(events: Sequence[RunEvent], root_event_id: str) -> tuple[RecordedCall, ...]:
+def trial_calls(events: Iterable[RunEvent], root_event_id: str) -> tuple[RecordedCall, ...]:
     """The answered tool calls of the trial rooted at ``root_event_id``, in call order."""
-    called: dict[str, ToolCalled] = {}
-    answered: dict[str, RecordedCall] = {}
+    return _calls_of(events, [root_event_id])[root_event_id]
+
+
+def _calls_of(
+    events: Iterable[RunEvent], root_event_ids: Iterable[str]
+) -> dict[str, tuple[RecordedCall, ...]]:
+    """:func:`trial_calls` of each root, in one pass over the log."""
+    called: dict[str, dict[str, ToolCalled]] = {root: {} for root in root_event_ids}
+    answered: dict[str, dict[str, RecordedCall]] = {root: {} for root in called}
     for event in events:
-        if event.causationId != root_event_id:
+        calls = called.get(event.causationId or "")
+        if calls is None:
             continue
         payload = event.typed
         if isinstance(payload, ToolCalled):
-            called[payload.callId] = payload
-        elif isinstance(payload, ToolReturned) and payload.callId in called:
-            call = _answer(called[payload.callId], payload)
+            calls[payload.callId] = payload
+        elif isinstance(payload, ToolReturned) and payload.callId in calls:
+            call = _answer(calls[payload.callId], payload)
             if call is not None:
-                answered[payload.callId] = call
-    return tuple(answered[call_id] for call_id in called if call_id in answered)
+                answered[event.causationId or ""][payload.callId] = call
+    return {
+        root: tuple(answered[root][call_id] for call_id in calls if call_id in answered[root])
+        for root, calls in called.items()
+    }
 
 
 def _answer(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
@@ -99,16 +114,37 @@ def _answer(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
     return RecordedCall(called.toolName, called.inputs, None, error.code, error.message)
 
 
-def record_tasks(
-    events: Sequence[RunEvent], task_ids: Iterable[str], trial: int | None = None
-) -> list[RecordedTask]:
-    """Each task's boundary from ``trial`` (or its lowest trial index that ran)."""
+def _roots(events: Iterable[RunEvent], task_ids: set[str]) -> dict[str, dict[int, str]]:
+    """Each chosen task's trials that ran: trial index → its root event id. Views are handed
+    over as they close and dropped; a log that touches a closed trial again (never one
+    wopeval writes) is read again with every view kept, as :func:`collect_trials` does."""
     roots: dict[str, dict[int, str]] = {}
-    for (task_id, index), view in collect_trials(events).items():
-        if view.root_event_id is not None:
-            roots.setdefault(task_id, {})[index] = view.root_event_id
-    recorded = []
-    for task_id in task_ids:
+
+    def keep(view: TrialView) -> None:
+        if view.task_id in task_ids and view.root_event_id is not None:
+            roots.setdefault(view.task_id, {})[view.trial_index] = view.root_event_id
+
+    collector = TrialCollector(keep)
+    for event in events:
+        collector.feed(event)
+    collector.finish()
+    if collector.anomaly is None:
+        return roots
+    roots.clear()
+    for view in collect_trials(events).values():
+        keep(view)
+    return roots
+
+
+def record_tasks(
+    events: Iterable[RunEvent], task_ids: Iterable[str], trial: int | None = None
+) -> list[RecordedTask]:
+    """Each task's boundary from ``trial`` (or its lowest trial index that ran). ``events`` is
+    iterated twice (a list, or a paged reader that starts again)."""
+    chosen = list(task_ids)
+    roots = _roots(events, set(chosen))
+    picked: list[tuple[str, int, str]] = []
+    for task_id in chosen:
         ran = roots.get(task_id, {})
         if not ran:
             raise RecordError(f"task {task_id!r}: no trial of it ran in this run")
@@ -118,18 +154,20 @@ def record_tasks(
                 f"--trial: task {task_id!r} has no trial {index} that ran "
                 f"(trials that ran: {', '.join(str(i) for i in sorted(ran))})"
             )
-        recorded.append(RecordedTask(task_id, index, trial_calls(events, ran[index])))
-    return recorded
+        picked.append((task_id, index, ran[index]))
+    calls = _calls_of(events, [root for _, _, root in picked])
+    return [RecordedTask(task_id, index, calls[root]) for task_id, index, root in picked]
 
 
 def record_suite(
     document: dict[str, Any],
-    events: Sequence[RunEvent],
+    events: Iterable[RunEvent],
     *,
     trial: int | None = None,
     task_ids: Sequence[str] | None = None,
 ) -> tuple[dict[str, Any], list[RecordedTask]]:
-    """The suite document with the chosen tasks' fixtures recorded from ``events``.
+    """The suite document with the chosen tasks' fixtures recorded from ``events`` (iterated
+    twice).
 
     Tasks not chosen are kept as they were. Raises :class:`RecordError` naming an unknown task.
     """

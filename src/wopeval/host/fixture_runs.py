@@ -25,6 +25,7 @@ from wopeval.events.ids import RUN_ID_PATTERN
 from wopeval.events.store import EventStore
 from wopeval.exports.record import RecordError, record_tasks
 from wopeval.host.errors import invalid
+from wopeval.service.runs import fold_log
 from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.models import AgentEvalSuite
 
@@ -62,7 +63,7 @@ async def _recorded(store: EventStore, tenant: str, task_id: str, run_id: str) -
     ):
         raise unusable
     try:
-        (recorded,) = record_tasks(await store.events(run_id), [task_id])
+        (recorded,) = await fold_log(store, run_id, lambda log: record_tasks(log, [task_id]))
     except RecordError as exc:
         raise unusable from exc
     return recorded.fixtures(None)
