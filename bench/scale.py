@@ -140,11 +140,14 @@ def _memory(src: Path, plan: Plan, stores: dict[str, StoreFactory]) -> list[dict
             url, drop = new_store()
             try:
                 ran = child(src, "run", url, str(n), "0", "16")
-                graded = child(src, "grade", url, ran["runId"]) if "runId" in ran else {}
+                reads = {
+                    kind: child(src, kind, url, ran["runId"]) if "runId" in ran else {}
+                    for kind in ("grade", "export", "record")
+                }
             finally:
                 drop()
             ran.pop("runId", None)
-            rows.append({"store": name, "trials": n, "run": ran, "grade": graded})
+            rows.append({"store": name, "trials": n, "run": ran, **reads})
     return rows
 
 

@@ -12,7 +12,9 @@ test ("before" or "after"); prints one JSON line. Kinds:
   the same number of JSON rows per trial, compact ones);
 * ``floor-rows PATH TRIALS``: the floor loop writing the very rows a wopeval run of the
   benchmark suite writes (10 a trial: the same columns, ids, timestamps and payloads);
-* ``scored URL RUN``: how many ``eval.scored`` each (taskId, trialIndex) of a run has.
+* ``scored URL RUN``: how many ``eval.scored`` each (taskId, trialIndex) of a run has;
+* ``export URL RUN`` / ``record URL RUN``: ``wopeval export --format otel`` (to the null
+  device) and ``wopeval record`` of a stored run, through the CLI, their wall time and peak RSS.
 
 Every result carries ``wopevalFrom``: the directory ``wopeval`` was imported from, so a report
 shows which tree each figure measured.
@@ -83,6 +85,8 @@ def main(argv: list[str]) -> None:
         result = anyio.run(_grade, argv[1], argv[2])
     elif kind == "scored":
         result = anyio.run(_scored, argv[1], argv[2])
+    elif kind in ("export", "record"):
+        result = _cli_reads(kind, argv[1], argv[2])
     elif kind == "floor":
         result = floor_loop(argv[1], int(argv[2]), int(argv[3]))
     elif kind == "floor-rows":
@@ -171,6 +175,24 @@ async def _grade(url: str, run_id: str) -> Any:
         "cpuSeconds": round(cpu, 3),
         "wallSeconds": round(wall, 3),
     }
+
+
+def _cli_reads(kind: str, url: str, run_id: str) -> dict[str, Any]:
+    """``wopeval export --format otel`` or ``wopeval record`` of the run, in this process."""
+    import tempfile
+
+    from wopeval.cli.app import app
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.devnull if kind == "export" else os.path.join(tmp, "recorded.json")
+        args = ["export", run_id, "--format", "otel"] if kind == "export" else ["record", run_id]
+        wall = time.perf_counter()
+        try:
+            app([*args, "--store", url, "-o", out], standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code not in (0, None):
+                return {"error": f"wopeval {kind} exited {exc.code}"}
+        return {"wallSeconds": round(time.perf_counter() - wall, 3)}
 
 
 async def _scored(url: str, run_id: str) -> Any:

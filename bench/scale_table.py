@@ -78,12 +78,14 @@ def _memory_text(tree: dict[str, Any]) -> tuple[str, bool, set[str]]:
     parts, ok, stores = [], True, set()
     for row in tree.get("memory") or []:
         run, grade = row.get("run", {}), row.get("grade", {})
+        reads = [(kind, row[kind]) for kind in ("export", "record") if kind in row]
         stores.add(row["store"])
         parts.append(
             f"{row['store']} {row['trials']:,}: run {_fmt(run.get('peakRssMb'), ' MB')}, "
             f"grade {_fmt(grade.get('peakRssMb'), ' MB')}"
+            + "".join(f", {kind} {_fmt(block.get('peakRssMb'), ' MB')}" for kind, block in reads)
         )
-        for block in (run, grade):
+        for block in (run, grade, *(block for _, block in reads)):
             peak = _num(block.get("peakRssMb"))
             ok = ok and peak is not None and peak < GOAL_MEMORY_MB and "error" not in block
     return "; ".join(parts) or "not measured", ok and bool(parts), stores
@@ -237,7 +239,7 @@ def build(report: dict[str, Any]) -> list[dict[str, Any]]:
     sizes = sorted({r["trials"] for r in after.get("memory") or []})
     full = 100_000 in sizes and {"sqlite", "postgres"} <= stores
     row(
-        "peak memory (run, grade)",
+        "peak memory (run, grade, OTLP export, record)",
         b_text,
         a_text,
         "—",
