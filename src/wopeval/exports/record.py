@@ -114,47 +114,75 @@ def _answer(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
     return RecordedCall(called.toolName, called.inputs, None, error.code, error.message)
 
 
-def _roots(events: Iterable[RunEvent], task_ids: set[str]) -> dict[str, dict[int, str]]:
-    """Each chosen task's trials that ran: trial index → its root event id. Views are handed
-    over as they close and dropped; a log that touches a closed trial again (never one
-    wopeval writes) is read again with every view kept, as :func:`collect_trials` does."""
-    roots: dict[str, dict[int, str]] = {}
+def _roots(
+    events: Iterable[RunEvent], task_ids: set[str], trial: int | None
+) -> tuple[dict[str, tuple[int, str]], set[str]]:
+    """Each chosen task's trial to record, (trial index, root event id): ``trial``, or the
+    lowest index that ran; and the chosen tasks of which any trial ran. Views are handed over
+    as they close and dropped; a log that touches a closed trial again (never one wopeval
+    writes) is read again with every view kept, as :func:`collect_trials` does."""
+    roots: dict[str, tuple[int, str]] = {}
+    ran: set[str] = set()
 
     def keep(view: TrialView) -> None:
-        if view.task_id in task_ids and view.root_event_id is not None:
-            roots.setdefault(view.task_id, {})[view.trial_index] = view.root_event_id
+        task_id, index, root = view.task_id, view.trial_index, view.root_event_id
+        if task_id not in task_ids or root is None:
+            return
+        ran.add(task_id)
+        if trial is not None and index != trial:
+            return
+        if task_id in roots and roots[task_id][0] < index:
+            return
+        roots[task_id] = (index, root)
 
     collector = TrialCollector(keep)
     for event in events:
         collector.feed(event)
     collector.finish()
     if collector.anomaly is None:
-        return roots
+        return roots, ran
     roots.clear()
+    ran.clear()
     for view in collect_trials(events).values():
         keep(view)
-    return roots
+    return roots, ran
+
+
+def _ran_indexes(events: Iterable[RunEvent], task_id: str) -> list[int]:
+    """Every trial index of ``task_id`` that ran (a pass for the error message only)."""
+    ran: set[int] = set()
+
+    def keep(view: TrialView) -> None:
+        if view.task_id == task_id and view.root_event_id is not None:
+            ran.add(view.trial_index)
+
+    collector = TrialCollector(keep)
+    for event in events:
+        collector.feed(event)
+    collector.finish()
+    return sorted(ran)
 
 
 def record_tasks(
     events: Iterable[RunEvent], task_ids: Iterable[str], trial: int | None = None
 ) -> list[RecordedTask]:
     """Each task's boundary from ``trial`` (or its lowest trial index that ran). ``events`` is
-    iterated twice (a list, or a paged reader that starts again)."""
+    iterated twice (a list, or a paged reader that starts again): once for the trials that
+    ran, once for the chosen ones' calls; only their ids are held between the two."""
     chosen = list(task_ids)
-    roots = _roots(events, set(chosen))
+    roots, ran = _roots(events, set(chosen), trial)
     picked: list[tuple[str, int, str]] = []
     for task_id in chosen:
-        ran = roots.get(task_id, {})
-        if not ran:
+        if task_id not in ran:
             raise RecordError(f"task {task_id!r}: no trial of it ran in this run")
-        index = min(ran) if trial is None else trial
-        if index not in ran:
+        if task_id not in roots:
+            indexes = _ran_indexes(events, task_id)
             raise RecordError(
-                f"--trial: task {task_id!r} has no trial {index} that ran "
-                f"(trials that ran: {', '.join(str(i) for i in sorted(ran))})"
+                f"--trial: task {task_id!r} has no trial {trial} that ran "
+                f"(trials that ran: {', '.join(str(i) for i in indexes)})"
             )
-        picked.append((task_id, index, ran[index]))
+        index, root = roots[task_id]
+        picked.append((task_id, index, root))
     calls = _calls_of(events, [root for _, _, root in picked])
     return [RecordedTask(task_id, index, calls[root]) for task_id, index, root in picked]
 
