@@ -8,7 +8,7 @@ import anyio.lowlevel
 import pytest
 
 from tests.events.helpers import run_record
-from wopeval.events.store import EventStore
+from wopeval.events.store import EventStore, StoreClosedError
 from wopeval.wire.events import ToolCalled
 
 
@@ -49,10 +49,10 @@ async def test_emit_later_orders_with_appends_and_commits_once(
 async def test_events_nobody_waits_for_linger_to_share_a_commit(
     store: EventStore, tenant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The writer lingers (``LINGER_S``, an hour here) while no appender waits: events queued
+    """The writer lingers (``writes.LINGER_S``, an hour here) while no appender waits: events queued
     apart (a trial's first events, another trial's last) share one batch once one is waited
     for."""
-    monkeypatch.setattr("wopeval.events.store.LINGER_S", 3600.0)
+    monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
     record = run_record(tenant)
     await store.create_run(record)
     await store.append(record.run_id, "x-test.before", {})  # the run's sequence is loaded
@@ -72,7 +72,7 @@ async def test_a_waited_for_event_does_not_wait_out_the_linger(
 ) -> None:
     """An appender that waits (``append``, ``committed()``) hurries the writer: with a linger
     of an hour, both still return."""
-    monkeypatch.setattr("wopeval.events.store.LINGER_S", 3600.0)
+    monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
     record = run_record(tenant)
     await store.create_run(record)
     with anyio.fail_after(60):
@@ -89,7 +89,7 @@ async def test_closing_writes_what_lingers(
     store_url: str, tenant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Events queued and never waited for are written when the store closes, not dropped."""
-    monkeypatch.setattr("wopeval.events.store.LINGER_S", 3600.0)
+    monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
     record = run_record(tenant)
     store = await EventStore.open(store_url)
     await store.create_run(record)
@@ -97,6 +97,31 @@ async def test_closing_writes_what_lingers(
         store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
         await anyio.lowlevel.checkpoint()  # the writer lingers
         await store.close()
+    reopened = await EventStore.open(store_url)
+    try:
+        assert [e.payload["callId"] for e in await reopened.events(record.run_id)] == ["c"]
+    finally:
+        await reopened.close()
+
+
+async def test_a_cancelled_caller_still_closes_the_store(
+    store_url: str, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``close`` in a cancelled scope (a ``finally`` after Ctrl-C) writes what lingers and
+    releases the store all the same; the caller gets its cancellation."""
+    monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
+    record = run_record(tenant)
+    store = await EventStore.open(store_url)
+    await store.create_run(record)
+    with anyio.fail_after(60):
+        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
+        await anyio.lowlevel.checkpoint()  # the writer lingers
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await store.close()
+        assert scope.cancelled_caught
+    with pytest.raises(StoreClosedError):
+        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="d"))
     reopened = await EventStore.open(store_url)
     try:
         assert [e.payload["callId"] for e in await reopened.events(record.run_id)] == ["c"]

@@ -7,7 +7,7 @@ driver round trip, one thread hop on SQLite — then wakes every appender of tha
 ``append`` returns only after its event is committed, so a crash loses nothing acknowledged,
 while concurrent trials share one commit instead of queueing for one each. While no appender
 waits (``emit_later``'s events, until ``committed()`` is awaited), the writer lingers up to
-:data:`LINGER_S` for more events to join the batch; any wait, or ``close``, ends it at once.
+``writes.LINGER_S`` for more events to join the batch; any wait, or ``close``, ends it at once.
 The single writer lock serializes all writes, which makes per-run sequences contiguous from 0
 in call order; ``PRIMARY KEY (run_id, sequence)`` is the backstop when a second process appends
 to the same run (the batch reloads that run's sequence and retries).
@@ -109,9 +109,6 @@ __all__ = [
 END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
 # Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
 MAX_BATCH: Final = 128
-# Queued events no appender waits for linger this long for others to share their commit (a
-# batch costs about as much as a dozen rows besides its rows); one waited for goes at once.
-LINGER_S: Final = 0.002
 _T = TypeVar("_T")
 log = logging.getLogger("wopeval.events")
 
@@ -185,15 +182,20 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
             log.warning("cannot LISTEN for appends; polling instead", exc_info=True)
 
     async def close(self) -> None:
-        """Wait for the write in progress, then release every connection. Idempotent."""
+        """Write what is queued, then release every connection. Idempotent. A cancelled
+        caller still closes the store (then gets its cancellation)."""
         if self._closed:
             return
+        await run_to_completion(self._close())
+
+    async def _close(self) -> None:
         drainer = self._drainer
         if drainer is not None:  # what is queued is written first, lingering no more
             self._hurry()
-            with suppress(Exception):
-                await asyncio.shield(drainer)
+            await asyncio.wait((drainer,))
         async with self._write_lock:
+            if self._closed:  # a second close meanwhile
+                return
             self._closed = True
             self.notifier.close()
             if self._listener is not None:
@@ -397,25 +399,6 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         if self._drainer is None:
             self._drainer = asyncio.get_running_loop().create_task(self._drain())
 
-    def _hurry(self) -> None:
-        """An appender waits for a queued event: the writer writes now, lingering no more."""
-        self._hurried = True
-        lingering = self._lingering
-        if lingering is not None and not lingering.done():
-            lingering.set_result(None)
-
-    async def _linger(self) -> None:
-        """Let more events join the next batch: until :data:`LINGER_S` has passed, the batch
-        is full, or an appender waits (:meth:`_hurry`)."""
-        loop = asyncio.get_running_loop()
-        lingering = self._lingering = loop.create_future()
-        timer = loop.call_later(LINGER_S, _settle_future, lingering)
-        try:
-            await lingering
-        finally:
-            timer.cancel()
-            self._lingering = None
-
     async def _enqueue(self, item: Pending) -> RunEvent:
         """Queue ``item`` for the writer task and wait until its batch is settled."""
         item.waiter = asyncio.get_running_loop().create_future()
@@ -525,8 +508,3 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         async with self._write_lock:
             self._check_open()
             return await run_to_completion(operation(self._writer))
-
-
-def _settle_future(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)

@@ -34,9 +34,12 @@ from wopeval.wire.vocab import TERMINAL_TYPES
 if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-__all__ = ["APPEND_ATTEMPTS", "BatchWrites", "run_to_completion"]
+__all__ = ["APPEND_ATTEMPTS", "LINGER_S", "BatchWrites", "run_to_completion"]
 
 APPEND_ATTEMPTS: Final = 3
+# Queued events no appender waits for linger this long for others to share their commit (a
+# batch costs about as much as a dozen rows besides its rows); one waited for goes at once.
+LINGER_S: Final = 0.002
 _T = TypeVar("_T")
 
 
@@ -55,6 +58,28 @@ class BatchWrites:
     batches_written: int
     insert_round_trips: int
     appender_fallbacks: int
+
+    _lingering: asyncio.Future[None] | None
+    _hurried: bool
+
+    def _hurry(self) -> None:
+        """An appender waits for a queued event: the writer writes now, lingering no more."""
+        self._hurried = True
+        lingering = self._lingering
+        if lingering is not None and not lingering.done():
+            lingering.set_result(None)
+
+    async def _linger(self) -> None:
+        """Let more events join the next batch: until :data:`LINGER_S` has passed, the batch
+        is full, or an appender waits (:meth:`_hurry`)."""
+        loop = asyncio.get_running_loop()
+        lingering = self._lingering = loop.create_future()
+        timer = loop.call_later(LINGER_S, _settle_future, lingering)
+        try:
+            await lingering
+        finally:
+            timer.cancel()
+            self._lingering = None
 
     async def _write_batch(self, batch: list[Pending]) -> None:
         """Write ``batch`` as one atomic INSERT and settle every item. Never raises."""
@@ -269,3 +294,8 @@ async def run_to_completion(operation: Coroutine[Any, Any, _T]) -> _T:
             task.exception()  # retrieved: the caller's cancellation wins
         raise caught
     return task.result()
+
+
+def _settle_future(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
