@@ -127,3 +127,26 @@ async def test_a_cancelled_caller_still_closes_the_store(
         assert [e.payload["callId"] for e in await reopened.events(record.run_id)] == ["c"]
     finally:
         await reopened.close()
+
+
+async def test_a_full_batch_does_not_wait_out_the_linger(
+    store: EventStore, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a whole batch (``MAX_BATCH`` events) is queued, the writer takes it at once, waited
+    for or not."""
+    from wopeval.events.store import MAX_BATCH
+
+    monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
+    record = run_record(tenant)
+    await store.create_run(record)
+    await store.append(record.run_id, "x-test.before", {})  # the run's sequence is loaded
+    batches = store.batches_written
+    first = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
+    await anyio.lowlevel.checkpoint()  # the writer lingers
+    for i in range(MAX_BATCH - 1):
+        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId=f"c{i}"))
+    with anyio.fail_after(30):
+        while store.batches_written == batches:  # noqa: ASYNC110 - a counter, no event
+            await anyio.sleep(0.01)
+    assert first.settled  # written without anyone waiting for it
+    assert store.batches_written - batches == 1

@@ -395,9 +395,14 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         )
 
     def _queue(self, item: Pending) -> None:
-        self._pending.append(item)
+        pending = self._pending
+        pending.append(item)
         if self._drainer is None:
             self._drainer = asyncio.get_running_loop().create_task(self._drain())
+        elif len(pending) == MAX_BATCH:  # a full batch: the writer takes it now
+            lingering = self._lingering
+            if lingering is not None and not lingering.done():
+                lingering.set_result(None)
 
     async def _enqueue(self, item: Pending) -> RunEvent:
         """Queue ``item`` for the writer task and wait until its batch is settled."""
