@@ -76,7 +76,7 @@ from wopeval.events.schema import (
     sqlite_workers,
 )
 from wopeval.events.urls import normalize_store_url, sqlite_path
-from wopeval.events.writes import BatchWrites, run_to_completion
+from wopeval.events.writes import MAX_BATCH, BatchWrites, run_to_completion
 from wopeval.wire.events import Payload, RunEvent
 from wopeval.wire.vocab import (
     INTERRUPTED_ERROR_CODE,
@@ -92,6 +92,7 @@ __all__ = [
     "END_STATUS",
     "INTERRUPTED_ERROR_CODE",
     "LEASE_SECONDS",
+    "MAX_BATCH",
     "RUN_STATUSES",
     "TERMINAL_STATUSES",
     "DuplicateRunError",
@@ -107,8 +108,6 @@ __all__ = [
 
 # The terminal event types and the status each one ends its run with (see end_run).
 END_STATUS: Final = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
-# Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
-MAX_BATCH: Final = 128
 _T = TypeVar("_T")
 log = logging.getLogger("wopeval.events")
 
@@ -394,16 +393,6 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
             run_id, payload.event_type, payload, causation_id=causation_id, node_id=node_id
         )
 
-    def _queue(self, item: Pending) -> None:
-        pending = self._pending
-        pending.append(item)
-        if self._drainer is None:
-            self._drainer = asyncio.get_running_loop().create_task(self._drain())
-        elif len(pending) == MAX_BATCH:  # a full batch: the writer takes it now
-            lingering = self._lingering
-            if lingering is not None and not lingering.done():
-                lingering.set_result(None)
-
     async def _enqueue(self, item: Pending) -> RunEvent:
         """Queue ``item`` for the writer task and wait until its batch is settled."""
         item.waiter = asyncio.get_running_loop().create_future()
@@ -420,25 +409,6 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
             raise item.error
         assert item.event is not None
         return item.event
-
-    async def _drain(self) -> None:
-        """The writer task: write queued events a batch at a time until none is left.
-
-        Not inside any caller's cancel scope, so a cancelled appender never abandons a write
-        half-way; every appender of a batch is woken once it is settled."""
-        try:
-            while self._pending:
-                if not self._hurried and len(self._pending) < MAX_BATCH:
-                    await self._linger()
-                async with self._write_lock:
-                    batch = self._pending[:MAX_BATCH]
-                    del self._pending[:MAX_BATCH]
-                    if batch:
-                        await self._write_batch(batch)
-                wake(batch)
-        finally:
-            self._drainer = None
-            self._hurried = False
 
     async def events(
         self, run_id: str, after_sequence: int = -1, limit: int | None = None

@@ -17,7 +17,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from wopeval.errors import StoreError
-from wopeval.events.appends import Pending, is_busy
+from wopeval.events.appends import Pending, is_busy, wake
 from wopeval.events.ids import utc_now
 from wopeval.events.notify import LogNotifier
 from wopeval.events.records import (
@@ -34,9 +34,11 @@ from wopeval.wire.vocab import TERMINAL_TYPES
 if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-__all__ = ["APPEND_ATTEMPTS", "LINGER_S", "BatchWrites", "run_to_completion"]
+__all__ = ["APPEND_ATTEMPTS", "LINGER_S", "MAX_BATCH", "BatchWrites", "run_to_completion"]
 
 APPEND_ATTEMPTS: Final = 3
+# Events per INSERT statement (schema.insert_events_sql compiles one statement per size).
+MAX_BATCH: Final = 128
 # Queued events no appender waits for linger this long for others to share their commit (a
 # batch costs about as much as a dozen rows besides its rows); one waited for goes at once.
 LINGER_S: Final = 0.002
@@ -61,6 +63,38 @@ class BatchWrites:
 
     _lingering: asyncio.Future[None] | None
     _hurried: bool
+    _pending: list[Pending]
+    _drainer: asyncio.Task[None] | None
+    _write_lock: asyncio.Lock
+
+    def _queue(self, item: Pending) -> None:
+        pending = self._pending
+        pending.append(item)
+        if self._drainer is None:
+            self._drainer = asyncio.get_running_loop().create_task(self._drain())
+        elif len(pending) == MAX_BATCH:  # a full batch: the writer takes it now
+            lingering = self._lingering
+            if lingering is not None and not lingering.done():
+                lingering.set_result(None)
+
+    async def _drain(self) -> None:
+        """The writer task: write queued events a batch at a time until none is left.
+
+        Not inside any caller's cancel scope, so a cancelled appender never abandons a write
+        half-way; every appender of a batch is woken once it is settled."""
+        try:
+            while self._pending:
+                if not self._hurried and len(self._pending) < MAX_BATCH:
+                    await self._linger()
+                async with self._write_lock:
+                    batch = self._pending[:MAX_BATCH]
+                    del self._pending[:MAX_BATCH]
+                    if batch:
+                        await self._write_batch(batch)
+                wake(batch)
+        finally:
+            self._drainer = None
+            self._hurried = False
 
     def _hurry(self) -> None:
         """An appender waits for a queued event: the writer writes now, lingering no more."""
