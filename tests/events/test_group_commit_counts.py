@@ -85,23 +85,33 @@ async def test_a_waited_for_event_does_not_wait_out_the_linger(
         assert (await queued.committed()).sequence == 1
 
 
+async def _lingering_store(store_url: str, tenant: str) -> tuple[EventStore, str]:
+    """A store whose writer lingers (an hour: the test sets LINGER_S) on one queued event."""
+    record = run_record(tenant)
+    store = await EventStore.open(store_url)
+    await store.create_run(record)
+    store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
+    await anyio.lowlevel.checkpoint()  # the writer lingers
+    return store, record.run_id
+
+
+async def _call_ids_stored(store_url: str, run_id: str) -> list[str]:
+    reopened = await EventStore.open(store_url)
+    try:
+        return [e.payload["callId"] for e in await reopened.events(run_id)]
+    finally:
+        await reopened.close()
+
+
 async def test_closing_writes_what_lingers(
     store_url: str, tenant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Events queued and never waited for are written when the store closes, not dropped."""
     monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
-    record = run_record(tenant)
-    store = await EventStore.open(store_url)
-    await store.create_run(record)
     with anyio.fail_after(60):
-        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
-        await anyio.lowlevel.checkpoint()  # the writer lingers
+        store, run_id = await _lingering_store(store_url, tenant)
         await store.close()
-    reopened = await EventStore.open(store_url)
-    try:
-        assert [e.payload["callId"] for e in await reopened.events(record.run_id)] == ["c"]
-    finally:
-        await reopened.close()
+    assert await _call_ids_stored(store_url, run_id) == ["c"]
 
 
 async def test_a_cancelled_caller_still_closes_the_store(
@@ -110,23 +120,15 @@ async def test_a_cancelled_caller_still_closes_the_store(
     """``close`` in a cancelled scope (a ``finally`` after Ctrl-C) writes what lingers and
     releases the store all the same; the caller gets its cancellation."""
     monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
-    record = run_record(tenant)
-    store = await EventStore.open(store_url)
-    await store.create_run(record)
     with anyio.fail_after(60):
-        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
-        await anyio.lowlevel.checkpoint()  # the writer lingers
+        store, run_id = await _lingering_store(store_url, tenant)
         with anyio.CancelScope() as scope:
             scope.cancel()
             await store.close()
         assert scope.cancelled_caught
     with pytest.raises(StoreClosedError):
-        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="d"))
-    reopened = await EventStore.open(store_url)
-    try:
-        assert [e.payload["callId"] for e in await reopened.events(record.run_id)] == ["c"]
-    finally:
-        await reopened.close()
+        store.emit_later(run_id, ToolCalled(agentId="a", toolName="t", callId="d"))
+    assert await _call_ids_stored(store_url, run_id) == ["c"]
 
 
 async def test_a_full_batch_does_not_wait_out_the_linger(
