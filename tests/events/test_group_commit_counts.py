@@ -46,6 +46,14 @@ async def test_emit_later_orders_with_appends_and_commits_once(
     assert [e.payload for e in stored[:5]] == [c.to_wire() for c in calls]
 
 
+async def _run_with_its_sequence_loaded(store: EventStore, tenant: str) -> str:
+    """A new run with one event, so the store has its next sequence (staging reads nothing)."""
+    record = run_record(tenant)
+    await store.create_run(record)
+    await store.append(record.run_id, "x-test.before", {})
+    return record.run_id
+
+
 async def test_events_nobody_waits_for_linger_to_share_a_commit(
     store: EventStore, tenant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -53,14 +61,12 @@ async def test_events_nobody_waits_for_linger_to_share_a_commit(
     apart (a trial's first events, another trial's last) share one batch once one is waited
     for."""
     monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
-    record = run_record(tenant)
-    await store.create_run(record)
-    await store.append(record.run_id, "x-test.before", {})  # the run's sequence is loaded
+    run_id = await _run_with_its_sequence_loaded(store, tenant)
     batches = store.batches_written
-    first = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c0"))
+    first = store.emit_later(run_id, ToolCalled(agentId="a", toolName="t", callId="c0"))
     await anyio.sleep(0.2)  # without a linger, the writer writes it meanwhile
     assert store.batches_written == batches
-    second = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c1"))
+    second = store.emit_later(run_id, ToolCalled(agentId="a", toolName="t", callId="c1"))
     with anyio.fail_after(60):
         events = [await first.committed(), await second.committed()]
     assert [e.sequence for e in events] == [1, 2]
@@ -139,14 +145,12 @@ async def test_a_full_batch_does_not_wait_out_the_linger(
     from wopeval.events.store import MAX_BATCH
 
     monkeypatch.setattr("wopeval.events.writes.LINGER_S", 3600.0)
-    record = run_record(tenant)
-    await store.create_run(record)
-    await store.append(record.run_id, "x-test.before", {})  # the run's sequence is loaded
+    run_id = await _run_with_its_sequence_loaded(store, tenant)
     batches = store.batches_written
-    first = store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
+    first = store.emit_later(run_id, ToolCalled(agentId="a", toolName="t", callId="c"))
     await anyio.lowlevel.checkpoint()  # the writer lingers
     for i in range(MAX_BATCH - 1):
-        store.emit_later(record.run_id, ToolCalled(agentId="a", toolName="t", callId=f"c{i}"))
+        store.emit_later(run_id, ToolCalled(agentId="a", toolName="t", callId=f"c{i}"))
     with anyio.fail_after(30):
         while store.batches_written == batches:  # noqa: ASYNC110 - a counter, no event
             await anyio.sleep(0.01)

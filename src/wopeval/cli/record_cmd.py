@@ -11,7 +11,6 @@ import typer
 import yaml
 
 from wopeval.cli.common import fail_input, opened_store, store_option, write_text
-from wopeval.events.store import RunRecord
 from wopeval.exports.record import RecordedTask, RecordError, record_suite
 from wopeval.service.runs import fold_log
 from wopeval.suite import SuiteError, parse_suite
@@ -19,20 +18,22 @@ from wopeval.suite import SuiteError, parse_suite
 _TERMINAL = ("completed", "failed", "cancelled")
 
 
-async def _load(url: str | None, run_id: str) -> RunRecord | None:
-    async with opened_store(url, must_exist=True) as store:
-        return await store.get_run(run_id)
-
-
 async def _record(
-    url: str | None, found: RunRecord, trial: int | None, tasks: list[str] | None
+    url: str | None, run_id: str, trial: int | None, tasks: list[str] | None
 ) -> tuple[dict[str, Any], list[RecordedTask]]:
-    """The recorded suite, the log read in pages (twice), never whole (issue 13 §2)."""
+    """The run's suite with the fixtures recorded from its log, read in pages (twice), never
+    whole (issue 13 §2); one store opened for the run and its log."""
     async with opened_store(url, must_exist=True) as store:
+        found = await store.get_run(run_id)
+        if found is None:
+            fail_input(f"run {run_id!r} is not in the store")
+        if found.kind != "eval" or found.status not in _TERMINAL:
+            fail_input(f"run {run_id!r} is not a finished eval run (status {found.status})")
+        document = found.suite_document
         return await fold_log(
             store,
-            found.run_id,
-            lambda log: record_suite(found.suite_document, log, trial=trial, task_ids=tasks),
+            run_id,
+            lambda log: record_suite(document, log, trial=trial, task_ids=tasks),
         )
 
 
@@ -68,13 +69,8 @@ def record(
     store: Annotated[str | None, store_option()] = None,
 ) -> None:
     """Record a run's tool calls as its suite's fixtures (onMiss: fail) for strict replay."""
-    found = anyio.run(_load, store, run_id)
-    if found is None:
-        fail_input(f"run {run_id!r} is not in the store")
-    if found.kind != "eval" or found.status not in _TERMINAL:
-        fail_input(f"run {run_id!r} is not a finished eval run (status {found.status})")
     try:
-        document, recorded = anyio.run(_record, store, found, trial, tasks)
+        document, recorded = anyio.run(_record, store, run_id, trial, tasks)
         parse_suite(document, source=f"recorded from {run_id}")
     except RecordError as exc:
         fail_input(str(exc), title="cannot record")

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from itertools import chain
 from typing import Any, TextIO
 
 from opentelemetry import trace
@@ -92,7 +93,7 @@ class _Exporter:
         tracer: trace.Tracer,
         suite_id: str,
         run_id: str,
-        on_result: Any,
+        on_result: Callable[[int, dict[str, Any], Span], None],
     ) -> None:
         self.tracer = tracer
         self.suite_id = suite_id
@@ -118,7 +119,7 @@ class _Exporter:
         )
         context = trace.set_span_in_context(root)
         last = first
-        for event in _chained(first, stream):
+        for event in chain((first,), stream):
             self._event(event, root, context)
             last = event
         for span in [*self.tools.values(), *self.trials.values()]:
@@ -191,11 +192,6 @@ def _add_usage(span: Span, payload: dict[str, Any]) -> None:
         ("gen_ai.usage.output_tokens", "outputTokens"),
     ):
         span.set_attribute(key, int(attrs.get(key, 0)) + int(payload.get(field, 0)))
-
-
-def _chained(first: RunEvent, rest: Iterator[RunEvent]) -> Iterator[RunEvent]:
-    yield first
-    yield from rest
 
 
 def export_run(

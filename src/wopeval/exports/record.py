@@ -23,7 +23,7 @@ may be a paged reader of a stored log (:func:`wopeval.service.runs.fold_log`) as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,15 +75,11 @@ class RecordedTask:
         return {**kept, "onMiss": "fail", "toolResponses": [c.entry() for c in self.calls]}
 
 
-def trial_calls(events: Iterable[RunEvent], root_event_id: str) -> tuple[RecordedCall, ...]:
-    """The answered tool calls of the trial rooted at ``root_event_id``, in call order."""
-    return _calls_of(events, [root_event_id])[root_event_id]
-
-
 def _calls_of(
     events: Iterable[RunEvent], root_event_ids: Iterable[str]
 ) -> dict[str, tuple[RecordedCall, ...]]:
-    """:func:`trial_calls` of each root, in one pass over the log."""
+    """The answered tool calls of each trial rooted at one of ``root_event_ids``, in call
+    order: one pass over the log."""
     called: dict[str, dict[str, ToolCalled]] = {root: {} for root in root_event_ids}
     answered: dict[str, dict[str, RecordedCall]] = {root: {} for root in called}
     for event in events:
@@ -114,13 +110,27 @@ def _answer(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
     return RecordedCall(called.toolName, called.inputs, None, error.code, error.message)
 
 
+def _each_view(
+    events: Iterable[RunEvent], keep: Callable[[TrialView], None], reset: Callable[[], None]
+) -> None:
+    """``keep`` each trial's view of the log, handed over as it closes and dropped. A log that
+    touches a closed trial again (never one wopeval writes) is read again with every view kept,
+    as :func:`collect_trials` does, after ``reset`` forgets what was kept."""
+    collector = TrialCollector(keep)
+    for event in events:
+        collector.feed(event)
+    collector.finish()
+    if collector.anomaly is not None:
+        reset()
+        for view in collect_trials(events).values():
+            keep(view)
+
+
 def _roots(
     events: Iterable[RunEvent], task_ids: set[str], trial: int | None
 ) -> tuple[dict[str, tuple[int, str]], set[str]]:
     """Each chosen task's trial to record, (trial index, root event id): ``trial``, or the
-    lowest index that ran; and the chosen tasks of which any trial ran. Views are handed over
-    as they close and dropped; a log that touches a closed trial again (never one wopeval
-    writes) is read again with every view kept, as :func:`collect_trials` does."""
+    lowest index that ran; and the chosen tasks of which any trial ran."""
     roots: dict[str, tuple[int, str]] = {}
     ran: set[str] = set()
 
@@ -135,16 +145,11 @@ def _roots(
             return
         roots[task_id] = (index, root)
 
-    collector = TrialCollector(keep)
-    for event in events:
-        collector.feed(event)
-    collector.finish()
-    if collector.anomaly is None:
-        return roots, ran
-    roots.clear()
-    ran.clear()
-    for view in collect_trials(events).values():
-        keep(view)
+    def reset() -> None:
+        roots.clear()
+        ran.clear()
+
+    _each_view(events, keep, reset)
     return roots, ran
 
 
@@ -156,10 +161,7 @@ def _ran_indexes(events: Iterable[RunEvent], task_id: str) -> list[int]:
         if view.task_id == task_id and view.root_event_id is not None:
             ran.add(view.trial_index)
 
-    collector = TrialCollector(keep)
-    for event in events:
-        collector.feed(event)
-    collector.finish()
+    _each_view(events, keep, ran.clear)
     return sorted(ran)
 
 
