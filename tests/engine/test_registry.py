@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
 
-from wopeval.engine.registry import SCRIPTED_AGENT_ID, AgentNotFound, Registry
+from wopeval.engine import registry as registry_module
+from wopeval.engine.registry import (
+    AGENT_ENTRY_POINTS,
+    BUILTIN_AGENTS,
+    SCRIPTED_AGENT_ID,
+    AgentNotFound,
+    Registry,
+)
 
 
 def test_import_paths_resolve_top_level_and_dotted_modules(
@@ -33,3 +41,35 @@ def test_import_paths_resolve_top_level_and_dotted_modules(
 def test_unresolvable_agents_name_the_problem(ref: str, message: str) -> None:
     with pytest.raises(AgentNotFound, match=message):
         Registry().resolve(ref)
+
+
+def test_the_built_in_table_is_wopevals_own_entry_points() -> None:
+    """The table the registry reads first says what the installed package's entry points say."""
+    own = distribution("wopeval").entry_points.select(group=AGENT_ENTRY_POINTS)
+    assert {entry.name: entry.value for entry in own} == dict(BUILTIN_AGENTS)
+
+
+def test_built_in_agents_resolve_without_reading_every_distribution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def scan() -> None:
+        raise AssertionError("the entry points were read")
+
+    monkeypatch.setattr(registry_module, "_entry_point_agents", scan)
+    registry = Registry()
+    for agent_id, ref in BUILTIN_AGENTS.items():
+        assert registry.knows(agent_id)
+        module_name, _, attr = ref.partition(":")
+        assert registry.agent_object(agent_id) is getattr(
+            __import__(module_name, fromlist=[attr]), attr
+        )
+    assert registry.resolve(SCRIPTED_AGENT_ID) is registry.resolve(SCRIPTED_AGENT_ID)
+
+
+def test_an_agent_registered_under_a_built_in_id_takes_its_place() -> None:
+    async def mine(task_input: object, ctx: object) -> str:
+        return "mine"
+
+    registry = Registry()
+    registry.register_agent(SCRIPTED_AGENT_ID, mine)
+    assert registry.agent_object(SCRIPTED_AGENT_ID) is mine

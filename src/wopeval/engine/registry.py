@@ -28,14 +28,30 @@ class AgentNotFound(NotFoundError):
 
 
 AGENT_ENTRY_POINTS = "wopeval.agents"
+# wopeval's own agents: its ``wopeval.agents`` entry points (a test keeps the two equal), found
+# without reading the metadata of every installed distribution (the scripted agent and the
+# bundled example are what most runs start with).
+BUILTIN_AGENTS: Mapping[str, str] = MappingProxyType({
+    SCRIPTED_AGENT_ID: "wopeval.agents.scripted:scripted_agent",
+    "wopeval.examples.support": "wopeval.agents.example:support_agent",
+})  # fmt: skip
+
+
+def _builtin_agent(agent_id: str) -> AgentFn | None:
+    """One of :data:`BUILTIN_AGENTS`, imported as its entry point would load it."""
+    ref = BUILTIN_AGENTS.get(agent_id)
+    if ref is None:
+        return None
+    module_name, _, attr = ref.partition(":")
+    return cast(AgentFn, getattr(importlib.import_module(module_name), attr))
 
 
 @functools.cache
 def _entry_point_agents() -> Mapping[str, AgentFn]:
     """Every agent registered under the ``wopeval.agents`` entry-point group, by id; looked up
-    once a process, and only when an id is not registered on the registry itself (``--agent
-    module:fn`` never needs it): the look-up reads the metadata of every installed distribution
-    (5-20 ms, by how many there are)."""
+    once a process, and only for an id that is neither registered on the registry itself nor
+    built in (``--agent module:fn`` never needs it): the look-up reads the metadata of every
+    installed distribution (5-20 ms, by how many there are)."""
     return MappingProxyType(
         {
             entry.name: cast(AgentFn, entry.load())
@@ -46,8 +62,9 @@ def _entry_point_agents() -> Mapping[str, AgentFn]:
 
 @dataclass
 class Registry:
-    """Agents and live tools available to a run. Built-ins (the ``wopeval.agents`` entry points)
-    are always present; an agent registered here under the same id takes their place."""
+    """Agents and live tools available to a run. Built-ins (:data:`BUILTIN_AGENTS`) and the
+    ``wopeval.agents`` entry points are always present; an agent registered here under the same
+    id takes their place, and a built-in takes an entry point's."""
 
     agents: dict[str, AgentFn] = field(default_factory=dict)  # registered here
     live_tools: dict[str, LiveTool] = field(default_factory=dict)
@@ -91,15 +108,16 @@ class Registry:
         agent; an import path is not known."""
         return (
             agent_id in self.agents
+            or agent_id in BUILTIN_AGENTS
             or agent_id.startswith(SCRIPTED_AGENT_ID + ".")
             or agent_id in _entry_point_agents()
         )
 
     def _find(self, ref: str) -> AgentFn:
-        """Registered here, then an import path ``package.module:attr`` (``--agent``: no
-        entry-point look-up on the way to its first trial), then the entry points (an id that
-        has a colon but imports nothing is looked up there too)."""
-        found = self.agents.get(ref)
+        """Registered here, then built in, then an import path ``package.module:attr``
+        (``--agent``: no entry-point look-up on the way to its first trial), then the entry
+        points (an id that has a colon but imports nothing is looked up there too)."""
+        found = self.agents.get(ref) or _builtin_agent(ref)
         if found is not None:
             return found
         if ":" in ref:
