@@ -15,6 +15,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.engine.trial import EventSink
 from wopeval.events.store import EventStore
+from wopeval.events.writes import Staged
 from wopeval.service.runs import create_run_record, execute, regrade
 from wopeval.suite.models import Task
 from wopeval.wire.events import (
@@ -390,10 +391,10 @@ class FailingCommits(EventStore):
 
     refused = EVAL_SCORED
 
-    async def _insert(self, rows: list[tuple[Any, ...]], **kw: Any) -> None:
-        if any(row[3] == self.refused for row in rows):
+    async def _insert(self, staged: Staged, **kw: Any) -> None:
+        if any(row[3] == self.refused for row in staged.rows):
             raise RuntimeError("disk on fire")
-        await super()._insert(rows, **kw)
+        await super()._insert(staged, **kw)
 
 
 @pytest.mark.parametrize("refused", [EVAL_SCORED, "agent.decided"])

@@ -12,16 +12,17 @@ from tests.events.helpers import run_record
 from wopeval.errors import StoreError
 from wopeval.events.appends import Chain
 from wopeval.events.store import EventStore
+from wopeval.events.writes import Staged
 from wopeval.wire.events import ToolCalled
 
 
 class RefusesMarked(EventStore):
     """The database refuses any INSERT holding an event whose inputs say ``refuse``."""
 
-    async def _insert(self, rows: list[tuple[Any, ...]], **kw: Any) -> None:
-        if any('"refuse":true' in row[4] for row in rows):
+    async def _insert(self, staged: Staged, **kw: Any) -> None:
+        if any('"refuse":true' in row[4] for row in staged.rows):
             raise RuntimeError("disk on fire")
-        await super()._insert(rows, **kw)
+        await super()._insert(staged, **kw)
 
 
 def _call(i: int, refuse: bool = False) -> ToolCalled:

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from tests.events.helpers import MakeRun, run_record
 from wopeval.events import store as store_module
 from wopeval.events.ids import EVENT_ID_PATTERN
+from wopeval.events.schema import insert_events_sql
 from wopeval.events.store import EventStore, StoreClosedError, UnknownRunError
 from wopeval.events.urls import normalize_store_url
 from wopeval.wire.events import EVAL_SCORED, RUN_STARTED, TOOL_CALLED, EvalScored, RunEvent
@@ -41,6 +42,40 @@ async def test_append_fills_the_v2_envelope(store: EventStore, make_run: MakeRun
     assert (second.causationId, second.nodeId) == (first.eventId, "n1")
     assert second.payload == {"callId": "c1"}
     assert await store.events(run.run_id) == [first, second]
+
+
+async def test_one_batch_of_events_with_and_without_node_ids_reads_back_whole(
+    store: EventStore, make_run: MakeRun
+) -> None:
+    """A batch where some events carry a node id binds that column in every row; one where
+    none does writes it (and the engine version, never written) as a literal NULL."""
+    run = await make_run()
+    mixed = [
+        store.emit_later(run.run_id, EvalScored(taskId="a", score=1.0, passed=True)),
+        store.emit_later(run.run_id, EvalScored(taskId="b", score=0.0, passed=False), node_id="n7"),
+        store.emit_later(run.run_id, EvalScored(taskId="c", score=0.5, passed=False)),
+    ]
+    written = [await queued.committed() for queued in mixed]
+    plain = await store.append(run.run_id, "x-test.tick", {"i": 1}, causation_id="c-1")
+    stored = await store.events(run.run_id)
+    assert stored == [*written, plain]
+    assert [(e.nodeId, e.engineVersion, e.causationId) for e in stored] == [
+        (None, None, None), ("n7", None, None), (None, None, None), (None, None, "c-1")
+    ]  # fmt: skip
+    assert [e.payload["taskId"] for e in stored[:3]] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("paramstyle", ["qmark", "numeric"])
+def test_the_event_insert_binds_no_column_it_writes_as_null(paramstyle: str) -> None:
+    from sqlalchemy.dialects import sqlite
+
+    dialect = sqlite.dialect(paramstyle=paramstyle)
+    for nodes, bound in ((False, 8), (True, 9)):
+        sql = insert_events_sql(dialect, 3, nodes)
+        groups = sql.partition(" VALUES ")[2]
+        assert groups.count("NULL") == 3 * (10 - bound)
+        marks = re.findall(r"\?|:\d+", groups)
+        assert len(marks) == 3 * bound  # the staged rows' width, flattened
 
 
 async def test_fifty_concurrent_appenders_get_contiguous_sequences(

@@ -49,6 +49,7 @@ from sqlalchemy import (
     bindparam,
     event,
     insert,
+    literal_column,
     select,
 )
 from sqlalchemy.engine import Dialect
@@ -413,22 +414,6 @@ def dumps_tree(value: Any) -> str:
     return "".join(_TREE_ENCODE(value, 0))
 
 
-def event_row(event: RunEvent, payload_json: str) -> tuple[Any, ...]:
-    """The ``events`` row of ``event``, in table column order."""
-    return (
-        event.runId,
-        event.sequence,
-        event.eventId,
-        event.type,
-        payload_json,
-        event.timestamp,
-        event.schemaVersion,
-        event.nodeId,
-        event.engineVersion,
-        event.causationId,
-    )
-
-
 def row_event(row: Row[Any]) -> RunEvent:
     """A stored ``events`` row (all its columns, in table order: ``select(events)``) as its
     ``RunEvent`` (written by the store: no re-validation)."""
@@ -455,30 +440,47 @@ _PLACEHOLDERS: dict[str, Callable[[int], str]] = {
 }
 
 
-@lru_cache(maxsize=256)
-def insert_events_sql(dialect: Dialect, size: int) -> str:
+# Columns an INSERT of staged rows never binds: the writer records no engine version. NULL
+# is written as a literal, not bound: the sqlite3 module adapts every ``None`` parameter,
+# which costs more than the rest of the row's binding (an AttributeError made and cleared).
+UNBOUND_COLUMNS = ("engine_version",)
+# ... and ``node_id``, in a batch whose events carry none (all but workflow nodes' events).
+NODE_COLUMN = "node_id"
+
+
+@lru_cache(maxsize=512)
+def insert_events_sql(dialect: Dialect, size: int, nodes: bool = True) -> str:
     """The ``INSERT … VALUES (…), …`` of ``size`` event rows for ``dialect``.
 
-    Its positional parameters are the :func:`event_row` tuples, flattened. SQLAlchemy's
-    statement cache does not cover multi-row VALUES, and compiling one costs more than the
-    write itself, so for the positional paramstyles of our drivers (aiosqlite: ``qmark``,
-    asyncpg: ``numeric_dollar``) the text is built directly; others fall back to compiling.
+    Its positional parameters are the staged rows, flattened: each row the ``events`` columns
+    in table order but :data:`UNBOUND_COLUMNS` (and, with ``nodes`` false, ``node_id``),
+    which the statement writes as NULL. SQLAlchemy's statement cache does not cover multi-row
+    VALUES, and compiling one costs more than the write itself, so for the positional
+    paramstyles of our drivers (aiosqlite: ``qmark``, asyncpg: ``numeric_dollar``) the text is
+    built directly; others fall back to compiling.
     """
     names = [column.name for column in events.c]
+    null = set(UNBOUND_COLUMNS) if nodes else {*UNBOUND_COLUMNS, NODE_COLUMN}
+    bound = [name for name in names if name not in null]
     placeholder = _PLACEHOLDERS.get(dialect.paramstyle)
     if placeholder is not None:
         preparer = dialect.identifier_preparer
         columns = ", ".join(preparer.quote(name) for name in names)
-        width = len(names)
-        groups = (
-            "(" + ", ".join(placeholder(i * width + j + 1) for j in range(width)) + ")"
-            for i in range(size)
-        )
-        return f"INSERT INTO {preparer.quote(events.name)} ({columns}) VALUES {', '.join(groups)}"
-    stmt = insert(events).values(
-        [{name: bindparam(f"{name}_{i}") for name in names} for i in range(size)]
-    )
+        width = len(bound)
+
+        def group(i: int) -> str:
+            at = iter(range(i * width + 1, (i + 1) * width + 1))
+            values = ("NULL" if name in null else placeholder(next(at)) for name in names)
+            return "(" + ", ".join(values) + ")"
+
+        groups = ", ".join(group(i) for i in range(size))
+        return f"INSERT INTO {preparer.quote(events.name)} ({columns}) VALUES {groups}"
+    stmt = insert(events).values([
+        {name: literal_column("NULL") if name in null else bindparam(f"{name}_{i}")
+         for name in names}
+        for i in range(size)
+    ])  # fmt: skip
     compiled = stmt.compile(dialect=dialect)
-    if list(compiled.positiontup or ()) != [f"{n}_{i}" for i in range(size) for n in names]:
+    if list(compiled.positiontup or ()) != [f"{n}_{i}" for i in range(size) for n in bound]:
         raise RuntimeError("unexpected parameter order in the compiled event INSERT")
     return str(compiled)

@@ -11,7 +11,7 @@ import asyncio
 import sqlite3
 from collections.abc import Callable, Coroutine
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -43,6 +43,15 @@ MAX_BATCH: Final = 128
 # batch costs about as much as a dozen rows besides its rows); one waited for goes at once.
 LINGER_S: Final = 0.002
 _T = TypeVar("_T")
+
+
+class Staged(NamedTuple):
+    """A staged batch: its rows in :func:`~wopeval.events.schema.insert_events_sql`'s order
+    (the ``events`` columns but ``node_id`` and ``engine_version``), and the node ids of the
+    rows that carry one, by row index."""
+
+    rows: list[tuple[Any, ...]]
+    nodes: dict[int, str]
 
 
 class BatchWrites:
@@ -120,16 +129,16 @@ class BatchWrites:
         failure: BaseException = StoreClosedError("the event store is closed")
         for _ in range(APPEND_ATTEMPTS if not self._closed else 0):
             try:
-                rows = await self._stage(batch)
+                staged = await self._stage(batch)
                 ends = _ends(batch)
                 if ends:  # a terminal event appended like any other (an imported log's end)
                     async with transaction(self._writer):
-                        await self._insert(rows, in_transaction=True)
+                        await self._insert(staged, in_transaction=True)
                         await self._mark_ends(ends)
                     for run_id, _ in ends:  # ended: its next append reloads and is refused
                         self._next_sequence.pop(run_id, None)
                 else:
-                    await self._insert(rows)
+                    await self._insert(staged)
             except (IntegrityError, sqlite3.IntegrityError) as exc:  # another process took a
                 # sequence of one of these runs: reload the sequences and retry
                 failure = exc
@@ -155,10 +164,10 @@ class BatchWrites:
         for attempt in range(APPEND_ATTEMPTS):
             try:
                 async with transaction(self._writer):
-                    rows = await self._stage([item])
+                    staged = await self._stage([item])
                     if item.error is not None:
                         raise item.error
-                    await self._insert(rows, in_transaction=True)
+                    await self._insert(staged, in_transaction=True)
                     assert item.event is not None  # staged: its terminal event's sequence
                     ended = {**values, "ended_sequence": item.event.sequence}
                     result = await self._writer.execute(guard.values(ended))
@@ -176,7 +185,7 @@ class BatchWrites:
                 self._notify([item])
                 return
 
-    async def _stage(self, batch: list[Pending]) -> list[tuple[Any, ...]]:
+    async def _stage(self, batch: list[Pending]) -> Staged:
         """Assign sequences and build rows and events; unknown and ended runs fail
         individually."""
         next_sequence = self._next_sequence
@@ -186,6 +195,7 @@ class BatchWrites:
             unknown, ended = await self._load_sequences({item.run_id for item in batch})
         timestamp = utc_now()
         rows: list[tuple[Any, ...]] = []
+        nodes: dict[int, str] = {}
         for item in batch:
             item.event = item.error = None
             run_id = item.run_id
@@ -205,6 +215,8 @@ class BatchWrites:
                 ended.add(run_id)
             stamp = item.timestamp or timestamp
             item.event = item.build(sequence, stamp)
+            if item.node_id is not None:
+                nodes[len(rows)] = item.node_id
             rows.append(
                 (
                     run_id,
@@ -214,12 +226,10 @@ class BatchWrites:
                     item.payload_json,
                     stamp,
                     SCHEMA_VERSION,
-                    item.node_id,
-                    None,
                     item.causation_id,
                 )
-            )  # fmt: skip (the events table's column order, as schema.event_row)
-        return rows
+            )  # fmt: skip (the events table's column order but node_id and engine_version)
+        return Staged(rows, nodes)
 
     async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
         """Fill the next-sequence cache for ``run_ids``; return the ids of unknown runs and of
@@ -242,7 +252,7 @@ class BatchWrites:
             self._next_sequence[run_id] = 0 if last_sequence is None else int(last_sequence) + 1
         return set(missing) - {row[0] for row in found}, ended
 
-    async def _insert(self, rows: list[tuple[Any, ...]], *, in_transaction: bool = False) -> None:
+    async def _insert(self, staged: Staged, *, in_transaction: bool = False) -> None:
         """One AUTOCOMMIT ``INSERT … VALUES (…), (…)``: atomic, durable, one round trip.
 
         SQLite, outside a transaction: committed on :attr:`_appender` in this thread, which
@@ -251,9 +261,12 @@ class BatchWrites:
         so the event loop is never blocked on another process): when another process holds
         it, the same statement goes to the writer connection, which waits off the loop.
         """
+        rows, nodes = staged.rows, staged.nodes
         if not rows:
             return
-        sql = insert_events_sql(self._engine.dialect, len(rows))
+        sql = insert_events_sql(self._engine.dialect, len(rows), bool(nodes))
+        if nodes:  # workflow nodes' events: the node_id column is bound in every row
+            rows = [(*row[:7], nodes.get(i), *row[7:]) for i, row in enumerate(rows)]
         params = tuple(chain.from_iterable(rows))
         self.insert_round_trips += 1
         if self._appender is not None and not in_transaction:
