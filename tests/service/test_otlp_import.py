@@ -9,10 +9,12 @@ OpenInference attribute names; the protobuf form is the SDK's own OTLP protobuf 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 import yaml
 from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporter
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -28,6 +30,7 @@ from typer.testing import CliRunner
 
 from wopeval.cli.app import app
 from wopeval.events.store import EventStore
+from wopeval.wire.events import RunEvent
 
 AGENT = "support.agent"
 
@@ -328,3 +331,30 @@ def test_import_otlp_numbers_unindexed_traces_after_the_indexed_ones(tmp_path: P
     log = [json.loads(line) for line in events.read_text().splitlines()]
     scored = sorted(e["payload"]["trialIndex"] for e in log if e["type"] == "eval.scored")
     assert scored == [0, 1]
+
+
+def test_import_otlp_grades_each_trace_on_its_own_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linear in the number of traces: a trial is graded on its own events, never on the log
+    converted so far (which made 10,000 traces take more than 15 minutes)."""
+    from wopeval.service import otlp_trials
+
+    seen: list[int] = []
+    collect = otlp_trials.collect_trials
+
+    def counting(events: Sequence[RunEvent]) -> Any:
+        seen.append(len(events))
+        return collect(events)
+
+    monkeypatch.setattr(otlp_trials, "collect_trials", counting)
+    traces = tmp_path / "many.jsonl"
+    _indexed_traces(traces, list(range(40)))
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    doc = yaml.safe_load(suite.read_text())
+    suite.write_text(yaml.safe_dump({**doc, "trials": {"count": 40}}))
+    code, summary, output = _import(str(traces), "--suite", str(suite))
+    assert code in (0, 1), output
+    assert _tasks(summary)["t"]["trials"]["n"] == 40
+    assert len(seen) == 40
+    assert max(seen) == min(seen) <= 4  # a trace's own events: invocation, output, end

@@ -327,10 +327,12 @@ def compares_args(task: Task) -> bool:
     return trajectory is not None and any(c.args_match != "ignore" for c in trajectory.calls)
 
 
-def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str) -> None:
-    """``eval.scored`` (+ ``wopeval.trial-failed``) for one trial, as the engine records them."""
+def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str, first: int) -> None:
+    """``eval.scored`` (+ ``wopeval.trial-failed``) for one trial, as the engine records them:
+    graded on its own events, ``log.events[first:]`` (the whole log so far made an import
+    quadratic: 10,000 traces took more than 15 minutes)."""
     task = suite.task(str(trial.task_id))
-    views = collect_trials(log.events)
+    views = collect_trials(log.events[first:])
     view = views[(str(trial.task_id), int(trial.trial_index or 0))]
     end = max(s.end_ns for s in trial.spans)
     pass_score = pass_score_of(suite, GradingOptions(target_agent_id=target))
@@ -400,7 +402,8 @@ def import_spans(
     unknown = sorted({str(t.task_id) for t in trials if t.task_id and t.task_id not in known})
     log = _Log()
     for trial in chosen:
+        first = len(log.events)  # a trial's events are contiguous: its view needs no others
         _emit_trial(log, trial, target_agent_id)
-        _score(log, suite, trial, target_agent_id)
+        _score(log, suite, trial, target_agent_id, first)
     unattributed = sum(1 for t in trials if t.task_id is None)
     return Imported(log.events, chosen, unattributed, unknown)
