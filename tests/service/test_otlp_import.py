@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 
 from wopeval.cli.app import app
 from wopeval.events.store import EventStore
+from wopeval.grading.views import collect_trials
 from wopeval.wire.events import RunEvent
 
 AGENT = "support.agent"
@@ -341,7 +342,7 @@ def test_import_otlp_grades_each_trace_on_its_own_events(
     from wopeval.service import otlp_trials
 
     seen: list[int] = []
-    collect = otlp_trials.collect_trials
+    collect = collect_trials
 
     def counting(events: Sequence[RunEvent]) -> Any:
         seen.append(len(events))
