@@ -131,14 +131,27 @@ def read_otlp(data: bytes, *, protobuf: bool | None = None) -> list[OtlpSpan]:
     try:
         docs: list[Any] = [json.loads(text)]
     except json.JSONDecodeError:
-        docs = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    docs.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise OtlpError(f"line {number}: not JSON ({exc.msg})") from exc
-    flat = [d for doc in docs for d in (doc if isinstance(doc, list) else [doc])]
-    if not all(isinstance(doc, dict) for doc in flat):
-        raise OtlpError('expected OTLP/JSON objects ({"resourceSpans": [...]}), one per line')
-    return [span for doc in flat for span in spans_of(doc)]
+        return list(_line_spans(text))  # JSON lines: each line's spans as it is read
+    return list(_spans_of_docs(docs))
+
+
+def _spans_of_docs(docs: Iterable[Any]) -> Iterator[OtlpSpan]:
+    for doc in docs:
+        for request in doc if isinstance(doc, list) else [doc]:
+            if not isinstance(request, dict):
+                raise OtlpError(
+                    'expected OTLP/JSON objects ({"resourceSpans": [...]}), one per line'
+                )
+            yield from spans_of(request)
+
+
+def _line_spans(text: str) -> Iterator[OtlpSpan]:
+    """The spans of OTLP/JSON lines, a line parsed at a time (a file's parsed documents are
+    never all held: they took ten times the file's size)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise OtlpError(f"line {number}: not JSON ({exc.msg})") from exc
+            yield from _spans_of_docs([doc])
