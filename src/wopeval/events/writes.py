@@ -53,6 +53,15 @@ class Staged(NamedTuple):
     rows: list[tuple[Any, ...]]
     nodes: dict[int, str]
 
+    def params(self) -> tuple[Any, ...]:
+        """The INSERT's parameters: the rows flattened, with the ``node_id`` column (after
+        ``schema_version``) bound in every row when any row carries one (workflow nodes')."""
+        rows = self.rows
+        if self.nodes:
+            nodes = self.nodes
+            rows = [(*row[:7], nodes.get(i), *row[7:]) for i, row in enumerate(rows)]
+        return tuple(chain.from_iterable(rows))
+
 
 class BatchWrites:
     """Staging and committing batches; :class:`~wopeval.events.store.EventStore` queues them."""
@@ -261,13 +270,10 @@ class BatchWrites:
         so the event loop is never blocked on another process): when another process holds
         it, the same statement goes to the writer connection, which waits off the loop.
         """
-        rows, nodes = staged.rows, staged.nodes
-        if not rows:
+        if not staged.rows:
             return
-        sql = insert_events_sql(self._engine.dialect, len(rows), bool(nodes))
-        if nodes:  # workflow nodes' events: the node_id column is bound in every row
-            rows = [(*row[:7], nodes.get(i), *row[7:]) for i, row in enumerate(rows)]
-        params = tuple(chain.from_iterable(rows))
+        sql = insert_events_sql(self._engine.dialect, len(staged.rows), bool(staged.nodes))
+        params = staged.params()
         self.insert_round_trips += 1
         if self._appender is not None and not in_transaction:
             try:
