@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -73,11 +74,22 @@ def grade_log(
     grade_events(suite, events, agent, as_json)
 
 
-def grade_events(suite: AgentEvalSuite, events: list[RunEvent], agent: str, as_json: bool) -> None:
-    """Grade an event log against its suite, print, exit 0/1 (grade-log and import-otlp)."""
-    task_ids = {task.taskId for task in suite.tasks}
-    views = collect_trials(events)
-    if not any(task_id in task_ids for task_id, _ in views):
+def grade_events(
+    suite: AgentEvalSuite,
+    events: Iterable[RunEvent],
+    agent: str,
+    as_json: bool,
+    *,
+    has_trials: bool | None = None,
+) -> None:
+    """Grade an event log against its suite, print, exit 0/1 (grade-log and import-otlp).
+
+    ``has_trials``: whether the log holds a trial of a task of the suite, when the caller
+    knows (else the log is read for it); ``events`` may be read more than once."""
+    if has_trials is None:
+        task_ids = {task.taskId for task in suite.tasks}
+        has_trials = any(task_id in task_ids for task_id, _ in collect_trials(events))
+    if not has_trials:
         Console(stderr=True).print(
             f"[yellow]warning[/]: no trial of a task of {suite.suiteId} is in this log; "
             "every task is graded as not run",

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 from rich.console import Console
 
-from wopeval.cli.common import fail_input, write_text
+from wopeval.cli.common import fail_input
 from wopeval.cli.import_cmd import grade_events
-from wopeval.service.otlp_read import OtlpError, read_otlp
-from wopeval.service.otlp_trials import import_spans
+from wopeval.service.otlp_read import OtlpError, OtlpFile
+from wopeval.service.otlp_trials import UnusableTraces, import_spans
 from wopeval.suite import SuiteError, load_suite
+from wopeval.wire.events import RunEvent
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:
@@ -63,29 +66,60 @@ def import_otlp(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary JSON.")] = False,
 ) -> None:
-    """Grade OpenTelemetry traces (GenAI, OpenInference, pydantic-ai) with the pure grader."""
+    """Grade OpenTelemetry traces (GenAI, OpenInference, pydantic-ai) with the pure grader.
+
+    The file is read twice, a line at a time (to plan the trials, then to convert and grade
+    them), so memory stays flat however many traces it holds."""
     try:
         suite = load_suite(suite_path)
     except SuiteError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {suite_path}")
+    target = agent or suite.targetAgentId or "imported.agent"
+    source = OtlpFile(path, protobuf=protobuf)
+    with _reading(path):
+        imported = import_spans(
+            suite, source, target_agent_id=target, mapping=_mapping(mapping or [])
+        )
+    _warn(imported.unattributed, imported.unknown_tasks)
+    with ExitStack() as stack:
+        events: Iterable[RunEvent] = imported.events
+        if events_out is not None:
+            try:
+                out = stack.enter_context(events_out.open("w", encoding="utf-8"))
+            except OSError as exc:
+                fail_input(f"--events-out: cannot write {events_out}: {exc.strerror or exc}")
+            events = _Tee(imported.events, out)
+        with _reading(path):
+            grade_events(suite, events, target, as_json, has_trials=imported.trials > 0)
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """The input's faults as bad input (exit 2), each with its title."""
     try:
-        spans = read_otlp(path.read_bytes(), protobuf=protobuf)
+        yield
     except OSError as exc:
         fail_input(f"{path}: {exc.strerror or exc}", title="unreadable traces")
+    except UnusableTraces as exc:
+        fail_input(f"{path}: {exc}", title="unusable traces")
     except (OtlpError, UnicodeDecodeError) as exc:
         fail_input(f"{path}: {exc}", title="unreadable traces")
-    target = agent or suite.targetAgentId or "imported.agent"
-    try:
-        imported = import_spans(
-            suite, spans, target_agent_id=target, mapping=_mapping(mapping or [])
-        )
-    except OtlpError as exc:
-        fail_input(f"{path}: {exc}", title="unusable traces")
-    _warn(imported.unattributed, imported.unknown_tasks)
-    if events_out is not None:
-        lines = "".join(json.dumps(e.to_wire()) + "\n" for e in imported.events)
-        write_text(events_out, lines, option="--events-out")
-    grade_events(suite, imported.events, target, as_json)
+
+
+class _Tee:
+    """The converted log, written to ``out`` as its first pass is read (grading reads it
+    again only for an anomalous log, which this writes once)."""
+
+    def __init__(self, events: Iterable[RunEvent], out: TextIO) -> None:
+        self._events, self._out, self._written = events, out, False
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        write = None if self._written else self._out.write
+        self._written = True
+        for event in self._events:
+            if write is not None:
+                write(json.dumps(event.to_wire()) + "\n")
+            yield event
 
 
 def register(app: typer.Typer) -> None:

@@ -115,13 +115,11 @@ async def post_traces(request: Request) -> Response:
         imported = import_spans(suite, spans, target_agent_id=agent)
     except OtlpError as exc:
         raise invalid("$", str(exc)) from exc
-    run_id = await _store(state, principal.tenant, suite, agent, imported.events)
-    graded = {s.span_id for trial in imported.trials for s in trial.spans}
-    rejected = sum(1 for span in spans if span.span_id not in graded)
+    run_id = await _store(state, principal.tenant, suite, agent, list(imported.events))
     body: dict[str, Any] = {}
-    if rejected:
+    if imported.rejected_spans:
         body["partialSuccess"] = {
-            "rejectedSpans": str(rejected),
+            "rejectedSpans": str(imported.rejected_spans),
             "errorMessage": "spans of traces that name no task of the suite were not graded",
         }
     return JSONResponse(body, headers={"OpenWOP-Run-Id": run_id})

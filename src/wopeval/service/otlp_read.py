@@ -11,13 +11,14 @@ import base64
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from wopeval.errors import UserError
 
 STATUS_ERROR = 2  # STATUS_CODE_ERROR
 
-__all__ = ["STATUS_ERROR", "OtlpError", "OtlpSpan", "read_otlp", "spans_of"]
+__all__ = ["STATUS_ERROR", "OtlpError", "OtlpFile", "OtlpSpan", "read_otlp", "spans_of"]
 
 
 class OtlpError(UserError):
@@ -131,8 +132,60 @@ def read_otlp(data: bytes, *, protobuf: bool | None = None) -> list[OtlpSpan]:
     try:
         docs: list[Any] = [json.loads(text)]
     except json.JSONDecodeError:
-        return list(_line_spans(text))  # JSON lines: each line's spans as it is read
+        return [span for unit in _line_units(text.splitlines()) for span in unit]
     return list(_spans_of_docs(docs))
+
+
+class OtlpFile:
+    """The spans of an OTLP file, read again from the file on every pass (re-iterable), a
+    line at a time, so a pass holds one line's spans, never the file's (issue 13 §2).
+
+    :meth:`units` yields each line's spans (a *unit*: OTLP/JSON lines); a whole document, a
+    pretty-printed one or protobuf, is one unit. Every pass yields the same units.
+    """
+
+    def __init__(self, path: Path, *, protobuf: bool | None = None) -> None:
+        self.path = path
+        self._protobuf = protobuf
+        self._whole: bool | None = None  # one document (decided on the first pass)
+
+    def units(self) -> Iterator[list[OtlpSpan]]:
+        if self._protobuf is None:
+            self._protobuf = _first_byte(self.path) not in (b"{", b"[")
+        if self._protobuf:
+            yield list(spans_of(_from_protobuf(self.path.read_bytes())))
+            return
+        if not self._whole:
+            with self.path.open("rb") as lines:
+                decoded = (line.decode("utf-8") for line in lines)
+                try:
+                    yield from _line_units(decoded)
+                    self._whole = False
+                    return
+                except _FirstLineNotJson as not_lines:
+                    if self._whole is False:  # pragma: no cover - the file changed
+                        raise
+                    try:
+                        doc = json.loads(self.path.read_bytes().decode("utf-8"))
+                    except json.JSONDecodeError:  # not a document either
+                        raise not_lines from None
+            self._whole = True
+        else:
+            doc = json.loads(self.path.read_bytes().decode("utf-8"))
+        yield list(_spans_of_docs([doc]))
+
+
+class _FirstLineNotJson(OtlpError):
+    """The first non-empty line is not JSON: the input may be one document over several
+    lines (if it is not, this is the error to report)."""
+
+
+def _first_byte(path: Path) -> bytes:
+    with path.open("rb") as data:
+        while chunk := data.read(4096):
+            if stripped := chunk.lstrip():
+                return stripped[:1]
+    return b""
 
 
 def _spans_of_docs(docs: Iterable[Any]) -> Iterator[OtlpSpan]:
@@ -145,13 +198,17 @@ def _spans_of_docs(docs: Iterable[Any]) -> Iterator[OtlpSpan]:
             yield from spans_of(request)
 
 
-def _line_spans(text: str) -> Iterator[OtlpSpan]:
-    """The spans of OTLP/JSON lines, a line parsed at a time (a file's parsed documents are
-    never all held: they took ten times the file's size)."""
-    for number, line in enumerate(text.splitlines(), start=1):
+def _line_units(lines: Iterable[str]) -> Iterator[list[OtlpSpan]]:
+    """Each OTLP/JSON line's spans, a line parsed at a time (a file's parsed documents are
+    never all held: they took ten times the file's size). A first line that is not JSON
+    raises :class:`_FirstLineNotJson`: the input may be one document over several lines."""
+    first = True
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 doc = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise OtlpError(f"line {number}: not JSON ({exc.msg})") from exc
-            yield from _spans_of_docs([doc])
+                error = _FirstLineNotJson if first else OtlpError
+                raise error(f"line {number}: not JSON ({exc.msg})") from exc
+            first = False
+            yield list(_spans_of_docs([doc]))

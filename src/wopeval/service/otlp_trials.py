@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -44,6 +44,14 @@ from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import LABEL_UNSCORED, grade_trial
 from wopeval.grading.views import collect_trials
+from wopeval.service.otlp_plan import (
+    TRIAL_ATTR,
+    Plan,
+    SpanSource,
+    TrialPlan,
+    plan,
+    trials_in_order,
+)
 from wopeval.service.otlp_read import OtlpError, OtlpSpan
 from wopeval.suite.models import AgentEvalSuite, Task
 from wopeval.wire.events import (
@@ -61,14 +69,21 @@ from wopeval.wire.events import (
 )
 
 Kind = Literal["agent", "tool", "model", "other"]
-TASK_ATTR, TRIAL_ATTR = "openwop.eval.task_id", "openwop.eval.trial_index"
 IMPORTED_RUN = "imported/otlp"
 _ARGS = ("gen_ai.tool.call.arguments", "input.value", "tool_arguments")
 _RESULT = ("gen_ai.tool.call.result", "output.value", "tool_response")
 _TOOL_NAME = ("gen_ai.tool.name", "tool.name")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._~:-]+")
 
-__all__ = ["IMPORTED_RUN", "ImportedTrial", "classify", "import_spans"]
+__all__ = [
+    "IMPORTED_RUN",
+    "Imported",
+    "ImportedTrial",
+    "SpanList",
+    "UnusableTraces",
+    "classify",
+    "import_spans",
+]
 
 
 def classify(span: OtlpSpan) -> Kind:
@@ -119,70 +134,24 @@ def _agent_of(span: OtlpSpan, target: str) -> str:
     return _UNSAFE.sub("-", f"{target}.{name or span.span_id}")[:128]
 
 
-def _trials(spans: Sequence[OtlpSpan]) -> list[ImportedTrial]:
-    by_id = {span.span_id: span for span in spans}
-    traces: dict[str, list[OtlpSpan]] = defaultdict(list)
-    for span in spans:
-        traces[span.trace_id].append(span)
-
-    def root_agent(span: OtlpSpan) -> OtlpSpan | None:
-        found: OtlpSpan | None = None
-        current: OtlpSpan | None = span
-        while current is not None:
-            if classify(current) == "agent":
-                found = current
-            current = by_id.get(current.parent_span_id or "")
-        return found
-
-    trials: list[ImportedTrial] = []
-    for members in traces.values():
-        groups: dict[str | None, list[OtlpSpan]] = defaultdict(list)
-        for span in members:
-            root = root_agent(span)
-            groups[root.span_id if root else None].append(span)
-        if len(groups) > 1:  # spans outside every agent (an HTTP parent, …) are no trial
-            groups.pop(None, None)
-        for root_id, group in groups.items():
-            root = by_id.get(root_id or "")
-            trials.append(ImportedTrial(None, None, root, sorted(group, key=_start)))
-    return sorted(trials, key=lambda t: min(_start(s) for s in t.spans))
-
-
-def _start(span: OtlpSpan) -> int:
-    """Spans in start order; a tie (the same clock tick) keeps the file's order (a stable
-    sort), never a random one such as the span id's."""
-    return span.start_ns
-
-
 def _ts(ns: int) -> str:
     stamp = datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
 
 
-def _attribute(trial: ImportedTrial, key: str) -> Any:
-    for span in ([trial.root] if trial.root else []) + trial.spans:
-        if key in span.attributes:
-            return span.attributes[key]
-    for span in trial.spans:
-        if key in span.resource:
-            return span.resource[key]
-    return None
-
-
-def _assign(trials: list[ImportedTrial], mapping: Mapping[str, str]) -> None:
+def _assign(trials: list[TrialPlan], mapping: Mapping[str, str]) -> None:
     """Task id and trial index of each trial; two traces claiming one trial are refused.
 
     Explicit indices are taken first, so a trial without one is numbered after every index
     the task's other traces name, never onto one of them.
     """
     explicit: dict[str, int] = defaultdict(int)
-    pending: list[ImportedTrial] = []
+    pending: list[TrialPlan] = []
     seen: dict[tuple[str, int], str] = {}
     for trial in trials:
-        task = _attribute(trial, TASK_ATTR)
-        trace = trial.spans[0].trace_id
+        task, trace = trial.task_attr, trial.trace_id
         trial.task_id = str(task) if task else mapping.get(trace) or mapping.get("*")
-        index = _attribute(trial, TRIAL_ATTR)
+        index = trial.index_attr
         if trial.task_id is None:
             continue
         if index is None:
@@ -191,7 +160,7 @@ def _assign(trials: list[ImportedTrial], mapping: Mapping[str, str]) -> None:
         trial.trial_index = _index(index, trace)
         key = (trial.task_id, trial.trial_index)
         if key in seen:
-            raise OtlpError(
+            raise UnusableTraces(
                 f"traces {seen[key]} and {trace} both claim trial {key[1]} of task {key[0]!r} "
                 f"({TRIAL_ATTR}); each trial must come from one trace"
             )
@@ -210,20 +179,27 @@ def _index(value: Any, trace: str) -> int:
         index = -1
     fractional = isinstance(value, float) and not value.is_integer()
     if index < 0 or isinstance(value, bool) or fractional:
-        raise OtlpError(
+        raise UnusableTraces(
             f"trace {trace}: {TRIAL_ATTR} must be a non-negative integer, got {value!r}"
         )
     return index
 
 
+class UnusableTraces(OtlpError):
+    """Traces that read well but cannot be trials: two claim one trial, or a bad index."""
+
+
 class _Log:
-    """Builds the event log: contiguous sequences, deterministic ids, span timestamps."""
+    """Builds the event log: contiguous sequences, deterministic ids, span timestamps. It
+    holds the events of the trial being converted (``events``), never the log's."""
 
     def __init__(self) -> None:
         self.events: list[RunEvent] = []
+        self.next_sequence = 0
 
     def add(self, payload: Payload, ns: int, cause: str | None = None) -> str:
-        sequence = len(self.events)
+        sequence = self.next_sequence
+        self.next_sequence += 1
         event_id = f"ev_otlp_{sequence:016d}"
         self.events.append(
             RunEvent(
@@ -327,12 +303,12 @@ def compares_args(task: Task) -> bool:
     return trajectory is not None and any(c.args_match != "ignore" for c in trajectory.calls)
 
 
-def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str, first: int) -> None:
+def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str) -> None:
     """``eval.scored`` (+ ``wopeval.trial-failed``) for one trial, as the engine records them:
-    graded on its own events, ``log.events[first:]`` (the whole log so far made an import
-    quadratic: 10,000 traces took more than 15 minutes)."""
+    graded on its own events, ``log.events`` (the whole log so far made an import quadratic:
+    10,000 traces took more than 15 minutes)."""
     task = suite.task(str(trial.task_id))
-    views = collect_trials(log.events[first:])
+    views = collect_trials(log.events)
     view = views[(str(trial.task_id), int(trial.trial_index or 0))]
     end = max(s.end_ns for s in trial.spans)
     pass_score = pass_score_of(suite, GradingOptions(target_agent_id=target))
@@ -379,31 +355,68 @@ def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str, 
         log.add(reason, end, view.root_event_id)
 
 
+class SpanList:
+    """Spans in memory as a :class:`SpanSource` (one unit)."""
+
+    def __init__(self, spans: Sequence[OtlpSpan]) -> None:
+        self.spans = spans
+
+    def units(self) -> Iterator[list[OtlpSpan]]:
+        yield list(self.spans)
+
+
+class _Events:
+    """The converted log, made again on each pass over the source (re-iterable; a pass
+    holds one trial's events and the trials read but not yet due)."""
+
+    def __init__(
+        self, suite: AgentEvalSuite, source: SpanSource, planned: Plan, wanted: list[int],
+        target: str,
+    ) -> None:  # fmt: skip
+        self._suite, self._source, self._plan = suite, source, planned
+        self._wanted, self._target = wanted, target
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        log = _Log()
+        for planned, root, spans in trials_in_order(self._source, self._plan, self._wanted):
+            trial = ImportedTrial(planned.task_id, planned.trial_index, root, spans)
+            _emit_trial(log, trial, self._target)
+            _score(log, self._suite, trial, self._target)
+            yield from log.events
+            log.events = []
+
+
 @dataclass(frozen=True)
 class Imported:
-    events: list[RunEvent]
-    trials: list[ImportedTrial]
+    events: _Events  # re-iterable: each pass converts the spans again
+    trials: int  # the trials graded
     unattributed: int  # trials with no task id (no attribute, no mapping)
     unknown_tasks: list[str]  # task ids the suite does not have
+    rejected_spans: int  # spans in no graded trial
 
 
 def import_spans(
     suite: AgentEvalSuite,
-    spans: Sequence[OtlpSpan],
+    spans: SpanSource | Sequence[OtlpSpan],
     *,
     target_agent_id: str,
     mapping: Mapping[str, str] | None = None,
 ) -> Imported:
-    """The event log of the trials in ``spans``, each scored (pure)."""
-    trials = _trials(spans)
-    _assign(trials, mapping or {})
+    """The event log of the trials in ``spans``, each scored (pure). A :class:`SpanSource`
+    (an :class:`~wopeval.service.otlp_read.OtlpFile`) is read twice, a unit at a time: once
+    to plan the trials, then on every pass over ``events``."""
+    source = SpanList(spans) if isinstance(spans, Sequence) else spans
+    planned = plan(source, lambda span: classify(span) == "agent")
+    _assign(planned.trials, mapping or {})
     known = {task.taskId for task in suite.tasks}
-    chosen = [t for t in trials if t.task_id in known]
+    wanted = [i for i, t in enumerate(planned.trials) if t.task_id in known]
+    trials = planned.trials
     unknown = sorted({str(t.task_id) for t in trials if t.task_id and t.task_id not in known})
-    log = _Log()
-    for trial in chosen:
-        first = len(log.events)  # a trial's events are contiguous: its view needs no others
-        _emit_trial(log, trial, target_agent_id)
-        _score(log, suite, trial, target_agent_id, first)
-    unattributed = sum(1 for t in trials if t.task_id is None)
-    return Imported(log.events, chosen, unattributed, unknown)
+    graded = sum(trials[i].spans for i in wanted)
+    return Imported(
+        events=_Events(suite, source, planned, wanted, target_agent_id),
+        trials=len(wanted),
+        unattributed=sum(1 for t in trials if t.task_id is None),
+        unknown_tasks=unknown,
+        rejected_spans=planned.span_count - graded,
+    )

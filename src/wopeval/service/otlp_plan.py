@@ -1,0 +1,251 @@
+"""Which trials an OTLP input holds, and in what order, from one pass over its spans.
+
+The rules (``wopeval.service.otlp_trials`` states them): one trial is one root agent span's
+spans (an agent span with no agent ancestor in its trace), or a whole trace with no agent span;
+spans outside every agent are no trial when the trace has one. Trials are ordered by their first
+span's start (ties: the file's order of their traces, then of their first spans), and each
+takes its task id and trial index from its root's attributes, then its spans' (in start order),
+then their resources'.
+
+:func:`plan` reads the spans once and keeps a few integers per span (its trace, parent, start,
+line), never the spans: a trace's shape is only known once its last span is read (a span is
+exported when it ends, before its parent), so the plan is made when the pass ends. It says,
+for each trial, the last unit (line) holding one of its spans, so a second pass
+(:func:`trials_in_order`) can hand each trial over as soon as it and every trial before it are
+complete, holding only the trials that are read but not yet due (issue 13 §2).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from wopeval.service.otlp_read import OtlpSpan
+
+TASK_ATTR, TRIAL_ATTR = "openwop.eval.task_id", "openwop.eval.trial_index"
+_UNSET: Any = object()
+
+__all__ = ["TASK_ATTR", "TRIAL_ATTR", "Plan", "SpanSource", "TrialPlan", "plan"]
+
+
+class SpanSource(Protocol):
+    """Spans in units (a line of an OTLP/JSON lines file, or one document); every call of
+    :meth:`units` yields the same units in the same order."""
+
+    def units(self) -> Iterable[list[OtlpSpan]]: ...
+
+
+@dataclass
+class TrialPlan:
+    """One trial: where its spans are, and (from :func:`_assign`) its task and index."""
+
+    trace_id: str
+    root: int  # the root agent span's position in the input; -1: the whole trace
+    first: int  # its first span's position (ties of ``start``)
+    trace_first: int  # its trace's first span's position
+    start_ns: int
+    last_unit: int
+    spans: int
+    task_attr: Any = None
+    index_attr: Any = None
+    task_id: str | None = None
+    trial_index: int | None = None
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        return self.start_ns, self.trace_first, self.first
+
+
+@dataclass
+class Plan:
+    trials: list[TrialPlan]  # in trial order
+    group_of: array[int]  # span position → index into ``trials`` (-1: in no trial)
+    span_count: int
+
+
+class _Reader:
+    """The first pass: per span its trace, parent, start, unit and whether it is an agent."""
+
+    def __init__(self) -> None:
+        self.trace = array("l")
+        self.key = array("l")  # the span's id, as a number unique per (trace, span id)
+        self.parent_key = array("l")  # -1: no parent
+        self.start = array("q")
+        self.unit = array("l")
+        self.agent = bytearray()
+        self.keys: dict[str, int] = {}  # trace id + span id → key
+        self.traces: dict[str, int] = {}  # trace id → its index (first appearance)
+        self.trace_ids: list[str] = []
+        self.trace_first: list[int] = []
+        # Only the spans that carry a task or index attribute, on the span or its resource.
+        self.attrs: dict[int, tuple[Any, Any, Any, Any]] = {}
+
+    def _key(self, trace_id: str, span_id: str) -> int:
+        text = trace_id + "/" + span_id
+        key = self.keys.get(text)
+        if key is None:
+            key = self.keys[text] = len(self.keys)
+        return key
+
+    def add(self, span: OtlpSpan, unit: int, is_agent: bool) -> None:
+        position = len(self.start)
+        trace = self.traces.get(span.trace_id)
+        if trace is None:
+            trace = self.traces[span.trace_id] = len(self.trace_ids)
+            self.trace_ids.append(span.trace_id)
+            self.trace_first.append(position)
+        self.trace.append(trace)
+        self.key.append(self._key(span.trace_id, span.span_id))
+        parent = span.parent_span_id
+        self.parent_key.append(self._key(span.trace_id, parent) if parent else -1)
+        self.start.append(span.start_ns)
+        self.unit.append(unit)
+        self.agent.append(is_agent)
+        found = tuple(
+            values.get(name, _UNSET)
+            for values in (span.attributes, span.resource)
+            for name in (TASK_ATTR, TRIAL_ATTR)
+        )
+        if any(value is not _UNSET for value in found):
+            self.attrs[position] = (found[0], found[1], found[2], found[3])
+
+    def parents(self) -> array[int]:
+        """Each span's parent position: the last span with that id in the trace (-1: none)."""
+        last = array("l", [-1]) * len(self.keys)
+        for position, key in enumerate(self.key):
+            last[key] = position
+        return array("l", (last[key] if key >= 0 else -1 for key in self.parent_key))
+
+    def roots(self, parent: array[int]) -> array[int]:
+        """Each span's outermost agent ancestor, itself included (-1: none). A parent chain
+        that loops ends where it meets itself."""
+        pending, walking = -2, -3
+        top = array("l", [pending]) * len(parent)
+        for position in range(len(parent)):
+            chain: list[int] = []
+            current = position
+            while current >= 0 and top[current] == pending:
+                top[current] = walking
+                chain.append(current)
+                current = parent[current]
+            above = top[current] if current >= 0 and top[current] != walking else -1
+            for member in reversed(chain):
+                if above == -1 and self.agent[member]:
+                    above = member
+                top[member] = above
+        return top
+
+
+def plan(source: SpanSource, is_agent: Callable[[OtlpSpan], bool]) -> Plan:
+    """The trials of ``source`` in order (``is_agent(span)``: is it an agent span), with the
+    task and index attributes each would take; :func:`_assign` in ``otlp_trials`` decides."""
+    reader = _Reader()
+    for unit, spans in enumerate(source.units()):
+        for span in spans:
+            reader.add(span, unit, bool(is_agent(span)))
+    parent = reader.parents()
+    del reader.keys
+    top = reader.roots(parent)
+    del parent
+    trials: dict[int, TrialPlan] = {}  # group key → trial: a root's position, or -1 - trace
+    member_group = array("l", [0]) * len(top)
+    has_agent = bytearray(len(reader.trace_ids))
+    for position, root in enumerate(top):
+        trace = reader.trace[position]
+        group = root if root >= 0 else -1 - trace
+        member_group[position] = group
+        if root >= 0:
+            has_agent[trace] = 1
+        found = trials.get(group)
+        if found is None:
+            trials[group] = TrialPlan(
+                trace_id=reader.trace_ids[trace],
+                root=root,
+                first=position,
+                trace_first=reader.trace_first[trace],
+                start_ns=reader.start[position],
+                last_unit=reader.unit[position],
+                spans=1,
+            )
+        else:
+            found.start_ns = min(found.start_ns, reader.start[position])
+            found.last_unit = max(found.last_unit, reader.unit[position])
+            found.spans += 1
+    for group in list(trials):
+        if group < 0 and has_agent[-1 - group]:  # spans outside every agent: no trial
+            del trials[group]
+    _attributes(reader, member_group, trials)
+    ordered = sorted(trials.items(), key=lambda item: item[1].order)
+    number = {group: index for index, (group, _) in enumerate(ordered)}
+    group_of = array("l", (number.get(group, -1) for group in member_group))
+    return Plan([trial for _, trial in ordered], group_of, len(group_of))
+
+
+def _attributes(reader: _Reader, member_group: array[int], trials: dict[int, TrialPlan]) -> None:
+    """Each trial's task and index attribute: its root's, else its first span's in start
+    order (the file's order on a tie), else the first such span's resource's."""
+    best: dict[tuple[int, int], tuple[tuple[int, int, int], Any]] = {}
+    for position, values in reader.attrs.items():
+        group = member_group[position]
+        trial = trials.get(group)
+        if trial is None:
+            continue
+        start = reader.start[position]
+        for slot, value in enumerate(values):
+            if value is _UNSET:
+                continue
+            on_span = slot < 2
+            rank = 0 if on_span and position == trial.root else 1 if on_span else 2
+            order = (rank, start, position)
+            key = (group, slot % 2)
+            held = best.get(key)
+            if held is None or order < held[0]:
+                best[key] = (order, value)
+    for (group, which), (_, value) in best.items():
+        if which == 0:
+            trials[group].task_attr = value
+        else:
+            trials[group].index_attr = value
+
+
+def trials_in_order(
+    source: SpanSource, planned: Plan, wanted: list[int]
+) -> Iterator[tuple[TrialPlan, OtlpSpan | None, list[OtlpSpan]]]:
+    """The second pass: each wanted trial (indices into ``planned.trials``, in order) with its
+    root span and its spans in start order, as soon as it and every wanted trial before it
+    are read."""
+    wanted_set = set(wanted)
+    held: dict[int, list[OtlpSpan]] = {}
+    roots: dict[int, OtlpSpan] = {}
+    due = 0
+    position = 0
+
+    def hand_over() -> tuple[TrialPlan, OtlpSpan | None, list[OtlpSpan]]:
+        index = wanted[due]
+        spans = sorted(held.pop(index, []), key=_start)
+        return planned.trials[index], roots.pop(index, None), spans
+
+    for unit, spans in enumerate(source.units()):
+        for span in spans:
+            if position >= planned.span_count:
+                break  # pragma: no cover - the input grew since the first pass
+            group = planned.group_of[position]
+            if group in wanted_set:
+                held.setdefault(group, []).append(span)
+                if position == planned.trials[group].root:
+                    roots[group] = span
+            position += 1
+        while due < len(wanted) and planned.trials[wanted[due]].last_unit <= unit:
+            yield hand_over()
+            due += 1
+    while due < len(wanted):  # pragma: no cover - the input shrank since the first pass
+        yield hand_over()
+        due += 1
+
+
+def _start(span: OtlpSpan) -> int:
+    """Spans in start order; a tie (the same clock tick) keeps the file's order (a stable
+    sort), never a random one such as the span id's."""
+    return span.start_ns
