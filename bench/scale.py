@@ -120,6 +120,11 @@ def _pg_create(pg: str) -> tuple[str, Callable[[], None]]:
     )
 
 
+def url_dir(url: str) -> Path:
+    """Where a measurement's side files go: beside a SQLite store, else the system's temp."""
+    return Path(url).parent if "://" not in url else Path(tempfile.gettempdir())
+
+
 def store_factories(tmp: Path, pg: str | None) -> dict[str, StoreFactory]:
     def sqlite() -> tuple[str, Callable[[], None]]:
         return str(tmp / f"store-{secrets.token_hex(4)}.db"), lambda: None
@@ -133,18 +138,26 @@ def store_factories(tmp: Path, pg: str | None) -> dict[str, StoreFactory]:
 # --- one tree ----------------------------------------------------------------------------------
 
 
-def _memory(src: Path, plan: Plan, stores: dict[str, StoreFactory]) -> list[dict[str, Any]]:
+def _memory(
+    src: Path, plan: Plan, stores: dict[str, StoreFactory], before: bool
+) -> list[dict[str, Any]]:
     rows = []
     for name, new_store in stores.items():
         for n in plan.sizes:
             url, drop = new_store()
             try:
                 ran = child(src, "run", url, str(n), "0", "16")
+                otlp = url_dir(url) / f"otlp-{secrets.token_hex(4)}.jsonl"
                 reads = {
-                    kind: child(src, kind, url, ran["runId"]) if "runId" in ran else {}
+                    kind: child(src, kind, url, ran["runId"], str(otlp)) if "runId" in ran else {}
                     for kind in ("grade", "export", "record")
                 }
+                # The run's OTLP export graded back (``wopeval import-otlp``), from its file; a
+                # base before 500ac40 imports quadratically (10,000 traces: over 15 minutes).
+                if otlp.exists() and not (before and n > 10_000):
+                    reads["import"] = child(src, "import", str(otlp), str(n), timeout=1800)
             finally:
+                otlp.unlink(missing_ok=True)
                 drop()
             ran.pop("runId", None)
             rows.append({"store": name, "trials": n, "run": ran, **reads})
@@ -250,7 +263,7 @@ def measure(
             "resume": lambda: scale_proc.resume(
                 src, tmp, stores, plan.resume_seeds, *plan.resume_shape
             ),
-            "memory": lambda: _memory(src, plan, stores),
+            "memory": lambda: _memory(src, plan, stores, before),
             "firstTrial": lambda: _first_trial(src, plan, tmp, before),
             "startup": lambda: scale_proc.startup(src, tmp, 1 if plan.mode == "smoke" else 3),
             "wholeProcess": lambda: scale_proc.whole_run(src, tmp, plan.whole_trials, plan.repeats),

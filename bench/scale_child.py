@@ -13,8 +13,11 @@ test ("before" or "after"); prints one JSON line. Kinds:
 * ``floor-rows PATH TRIALS``: the floor loop writing the very rows a wopeval run of the
   benchmark suite writes (10 a trial: the same columns, ids, timestamps and payloads);
 * ``scored URL RUN``: how many ``eval.scored`` each (taskId, trialIndex) of a run has;
-* ``export URL RUN`` / ``record URL RUN``: ``wopeval export --format otel`` (to the null
-  device) and ``wopeval record`` of a stored run, through the CLI, their wall time and peak RSS.
+* ``export URL RUN [OUT]`` / ``record URL RUN``: ``wopeval export --format otel`` (to OUT, or
+  the null device) and ``wopeval record`` of a stored run, through the CLI, their wall time and
+  peak RSS;
+* ``import PATH TRIALS``: ``wopeval import-otlp`` of that export against the benchmark suite of
+  TRIALS trials, through the CLI, its wall time and peak RSS.
 
 Every result carries ``wopevalFrom``: the directory ``wopeval`` was imported from, so a report
 shows which tree each figure measured.
@@ -86,7 +89,9 @@ def main(argv: list[str]) -> None:
     elif kind == "scored":
         result = anyio.run(_scored, argv[1], argv[2])
     elif kind in ("export", "record"):
-        result = _cli_reads(kind, argv[1], argv[2])
+        result = _cli_reads(kind, argv[1], argv[2], argv[3] if len(argv) > 3 else os.devnull)
+    elif kind == "import":
+        result = _import_otlp(argv[1], int(argv[2]))
     elif kind == "floor":
         result = floor_loop(argv[1], int(argv[2]), int(argv[3]))
     elif kind == "floor-rows":
@@ -177,14 +182,15 @@ async def _grade(url: str, run_id: str) -> Any:
     }
 
 
-def _cli_reads(kind: str, url: str, run_id: str) -> dict[str, Any]:
-    """``wopeval export --format otel`` or ``wopeval record`` of the run, in this process."""
+def _cli_reads(kind: str, url: str, run_id: str, otlp_out: str) -> dict[str, Any]:
+    """``wopeval export --format otel`` (to ``otlp_out``) or ``wopeval record`` of the run, in
+    this process."""
     import tempfile
 
     from wopeval.cli.app import app
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.devnull if kind == "export" else os.path.join(tmp, "recorded.json")
+        out = otlp_out if kind == "export" else os.path.join(tmp, "recorded.json")
         args = ["export", run_id, "--format", "otel"] if kind == "export" else ["record", run_id]
         wall = time.perf_counter()
         try:
@@ -192,6 +198,28 @@ def _cli_reads(kind: str, url: str, run_id: str) -> dict[str, Any]:
         except SystemExit as exc:
             if exc.code not in (0, None):
                 return {"error": f"wopeval {kind} exited {exc.code}"}
+        return {"wallSeconds": round(time.perf_counter() - wall, 3)}
+
+
+def _import_otlp(path: str, trials: int) -> dict[str, Any]:
+    """``wopeval import-otlp`` of a run's OTLP export against the benchmark suite, in this
+    process. Its trials fail (the export is content-free: no output), so it exits 1."""
+    import contextlib
+    import tempfile
+
+    from wopeval.cli.app import app
+
+    with tempfile.TemporaryDirectory() as tmp:
+        suite = os.path.join(tmp, "suite.json")
+        with open(suite, "w") as out:
+            json.dump(suite_doc(trials, {"calls": CALLS, "output": "ok"}, fixtured=True), out)
+        wall = time.perf_counter()
+        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+            try:
+                app(["import-otlp", path, "--suite", suite, "--json"], standalone_mode=False)
+            except SystemExit as exc:
+                if exc.code not in (0, 1, None):
+                    return {"error": f"wopeval import-otlp exited {exc.code}"}
         return {"wallSeconds": round(time.perf_counter() - wall, 3)}
 
 

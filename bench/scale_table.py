@@ -78,7 +78,7 @@ def _memory_text(tree: dict[str, Any]) -> tuple[str, bool, set[str]]:
     parts, ok, stores = [], True, set()
     for row in tree.get("memory") or []:
         run, grade = row.get("run", {}), row.get("grade", {})
-        reads = [(kind, row[kind]) for kind in ("export", "record") if kind in row]
+        reads = [(kind, row[kind]) for kind in ("export", "record", "import") if kind in row]
         stores.add(row["store"])
         parts.append(
             f"{row['store']} {row['trials']:,}: run {_fmt(run.get('peakRssMb'), ' MB')}, "
@@ -239,7 +239,7 @@ def build(report: dict[str, Any]) -> list[dict[str, Any]]:
     sizes = sorted({r["trials"] for r in after.get("memory") or []})
     full = 100_000 in sizes and {"sqlite", "postgres"} <= stores
     row(
-        "peak memory (run, grade, OTLP export, record)",
+        "peak memory (run, grade, OTLP export, record, OTLP import)",
         b_text,
         a_text,
         "—",

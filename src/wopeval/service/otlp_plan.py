@@ -17,6 +17,7 @@ complete, holding only the trials that are read but not yet due (issue 13 §2).
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from wopeval.service.otlp_read import OtlpSpan
 
 TASK_ATTR, TRIAL_ATTR = "openwop.eval.task_id", "openwop.eval.trial_index"
 _UNSET: Any = object()
+_HEX = re.compile(r"[0-9a-f]+")
 
 __all__ = ["TASK_ATTR", "TRIAL_ATTR", "Plan", "SpanSource", "TrialPlan", "plan"]
 
@@ -37,7 +39,7 @@ class SpanSource(Protocol):
     def units(self) -> Iterable[list[OtlpSpan]]: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class TrialPlan:
     """One trial: where its spans are, and (from :func:`_assign`) its task and index."""
 
@@ -58,7 +60,7 @@ class TrialPlan:
         return self.start_ns, self.trace_first, self.first
 
 
-@dataclass
+@dataclass(slots=True)
 class Plan:
     trials: list[TrialPlan]  # in trial order
     group_of: array[int]  # span position → index into ``trials`` (-1: in no trial)
@@ -69,24 +71,33 @@ class _Reader:
     """The first pass: per span its trace, parent, start, unit and whether it is an agent."""
 
     def __init__(self) -> None:
-        self.trace = array("l")
-        self.key = array("l")  # the span's id, as a number unique per (trace, span id)
-        self.parent_key = array("l")  # -1: no parent
+        self.trace = array("i")
+        self.key = array("i")  # the span's id, as a number unique per (trace, span id)
+        self.parent_key = array("i")  # -1: no parent
         self.start = array("q")
-        self.unit = array("l")
+        self.unit = array("i")
         self.agent = bytearray()
-        self.keys: dict[str, int] = {}  # trace id + span id → key
+        # (trace, span id) → key: a 64-bit hex span id as a number with the trace above its
+        # bits (36 bytes, not a 98-byte string); any other id as text.
+        self.keys: dict[int | str, int] = {}
         self.traces: dict[str, int] = {}  # trace id → its index (first appearance)
         self.trace_ids: list[str] = []
         self.trace_first: list[int] = []
-        # Only the spans that carry a task or index attribute, on the span or its resource.
-        self.attrs: dict[int, tuple[Any, Any, Any, Any]] = {}
+        # Only the spans that carry a task or index attribute, on the span or its resource:
+        # their positions, and four values each (span task, index, resource task, index).
+        self.attr_at = array("i")
+        self.attr_values: list[Any] = []
+        self._same: dict[Any, Any] = {}  # one object for equal values ("t" on every trial)
 
-    def _key(self, trace_id: str, span_id: str) -> int:
-        text = trace_id + "/" + span_id
-        key = self.keys.get(text)
+    def _key(self, trace: int, span_id: str) -> int:
+        name: int | str
+        if len(span_id) <= 16 and _HEX.fullmatch(span_id):
+            name = int(span_id, 16) | trace << 64
+        else:
+            name = f"{trace}/{span_id}"
+        key = self.keys.get(name)
         if key is None:
-            key = self.keys[text] = len(self.keys)
+            key = self.keys[name] = len(self.keys)
         return key
 
     def add(self, span: OtlpSpan, unit: int, is_agent: bool) -> None:
@@ -97,32 +108,44 @@ class _Reader:
             self.trace_ids.append(span.trace_id)
             self.trace_first.append(position)
         self.trace.append(trace)
-        self.key.append(self._key(span.trace_id, span.span_id))
+        self.key.append(self._key(trace, span.span_id))
         parent = span.parent_span_id
-        self.parent_key.append(self._key(span.trace_id, parent) if parent else -1)
+        self.parent_key.append(self._key(trace, parent) if parent else -1)
         self.start.append(span.start_ns)
         self.unit.append(unit)
         self.agent.append(is_agent)
-        found = tuple(
+        found = [
             values.get(name, _UNSET)
             for values in (span.attributes, span.resource)
             for name in (TASK_ATTR, TRIAL_ATTR)
-        )
+        ]
         if any(value is not _UNSET for value in found):
-            self.attrs[position] = (found[0], found[1], found[2], found[3])
+            self.attr_at.append(position)
+            self.attr_values.extend(self._one(value) for value in found)
+
+    def _one(self, value: Any) -> Any:
+        try:
+            return self._same.setdefault((type(value), value), value)
+        except TypeError:  # an array or kvlist value: unhashable, kept as it is
+            return value
+
+    def attrs(self) -> Iterator[tuple[int, list[Any]]]:
+        values = self.attr_values
+        for index, position in enumerate(self.attr_at):
+            yield position, values[4 * index : 4 * index + 4]
 
     def parents(self) -> array[int]:
         """Each span's parent position: the last span with that id in the trace (-1: none)."""
-        last = array("l", [-1]) * len(self.keys)
+        last = array("i", [-1]) * len(self.keys)
         for position, key in enumerate(self.key):
             last[key] = position
-        return array("l", (last[key] if key >= 0 else -1 for key in self.parent_key))
+        return array("i", (last[key] if key >= 0 else -1 for key in self.parent_key))
 
     def roots(self, parent: array[int]) -> array[int]:
         """Each span's outermost agent ancestor, itself included (-1: none). A parent chain
         that loops ends where it meets itself."""
         pending, walking = -2, -3
-        top = array("l", [pending]) * len(parent)
+        top = array("i", [pending]) * len(parent)
         for position in range(len(parent)):
             chain: list[int] = []
             current = position
@@ -150,7 +173,7 @@ def plan(source: SpanSource, is_agent: Callable[[OtlpSpan], bool]) -> Plan:
     top = reader.roots(parent)
     del parent
     trials: dict[int, TrialPlan] = {}  # group key → trial: a root's position, or -1 - trace
-    member_group = array("l", [0]) * len(top)
+    member_group = array("i", [0]) * len(top)
     has_agent = bytearray(len(reader.trace_ids))
     for position, root in enumerate(top):
         trace = reader.trace[position]
@@ -179,7 +202,7 @@ def plan(source: SpanSource, is_agent: Callable[[OtlpSpan], bool]) -> Plan:
     _attributes(reader, member_group, trials)
     ordered = sorted(trials.items(), key=lambda item: item[1].order)
     number = {group: index for index, (group, _) in enumerate(ordered)}
-    group_of = array("l", (number.get(group, -1) for group in member_group))
+    group_of = array("i", (number.get(group, -1) for group in member_group))
     return Plan([trial for _, trial in ordered], group_of, len(group_of))
 
 
@@ -187,7 +210,7 @@ def _attributes(reader: _Reader, member_group: array[int], trials: dict[int, Tri
     """Each trial's task and index attribute: its root's, else its first span's in start
     order (the file's order on a tie), else the first such span's resource's."""
     best: dict[tuple[int, int], tuple[tuple[int, int, int], Any]] = {}
-    for position, values in reader.attrs.items():
+    for position, values in reader.attrs():
         group = member_group[position]
         trial = trials.get(group)
         if trial is None:
