@@ -359,3 +359,18 @@ def test_import_otlp_grades_each_trace_on_its_own_events(
     assert _tasks(summary)["t"]["trials"]["n"] == 40
     assert len(seen) == 40
     assert max(seen) == min(seen) <= 4  # a trace's own events: invocation, output, end
+
+
+def test_import_otlp_names_an_unwritable_events_out_and_a_missing_file(tmp_path: Path) -> None:
+    traces = tmp_path / "traces.jsonl"
+    _indexed_traces(traces, [0])
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    args = ["import-otlp", str(traces), "--suite", str(suite), "--events-out", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "--events-out: cannot write" in result.output
+    missing = CliRunner().invoke(
+        app, ["import-otlp", str(tmp_path / "no.jsonl"), "--suite", str(suite)]
+    )
+    assert missing.exit_code == 2
+    assert "unreadable traces" in missing.output
