@@ -105,3 +105,27 @@ async def test_otlp_traces_needs_a_key_a_suite_a_media_type_and_loopback(store_u
         async with remote:
             allowed = await remote.post("/v1/traces", content=body, headers=headers)
     assert allowed.status_code == 200, allowed.text
+
+
+async def test_otlp_traces_refuses_a_body_over_its_limit(store_url: str) -> None:
+    """``otlpMaxBodyBytes``: a larger body gets ``413`` (by its declared length, and as it
+    streams in without one), a body within it is graded."""
+    body = json.dumps(json_spans(_spans()).to_dict()).encode()
+    async with running_host(store_url, host_config(otlpMaxBodyBytes=len(body) - 1)) as host:
+        declared = await _post(host.client, body, "application/json")
+
+        async def chunks() -> Any:
+            yield body[:1024]
+            yield body[1024:]
+
+        streamed = await host.client.post(
+            "/v1/traces",
+            content=chunks(),
+            headers={"Content-Type": "application/json", **auth(KEY_A)},
+        )
+    assert declared.status_code == 413, declared.text
+    assert streamed.status_code == 413, streamed.text
+    assert "payload_too_large" in streamed.text
+    async with running_host(store_url, host_config(otlpMaxBodyBytes=len(body))) as host:
+        fits = await _post(host.client, body, "application/json")
+    assert fits.status_code == 200, fits.text

@@ -20,6 +20,7 @@ from __future__ import annotations
 from ipaddress import ip_address
 from typing import Any
 
+import anyio.to_thread
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
@@ -28,9 +29,10 @@ from wopeval.events.store import RunRecord
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.host.create import load_suite_ref
 from wopeval.host.errors import HostError, invalid
+from wopeval.host.runs import read_bounded
 from wopeval.host.state import HostState, state_of
 from wopeval.service.otlp_read import OtlpError, OtlpSpan, read_otlp
-from wopeval.service.otlp_trials import import_spans
+from wopeval.service.otlp_trials import Imported, import_spans
 from wopeval.suite import suite_to_document
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import RunEvent
@@ -103,19 +105,29 @@ async def _store(
     return record.run_id
 
 
+def _convert(
+    suite: AgentEvalSuite, spans: list[OtlpSpan], agent: str
+) -> tuple[Imported, list[RunEvent]]:
+    try:
+        imported = import_spans(suite, spans, target_agent_id=agent)
+        return imported, list(imported.events)
+    except OtlpError as exc:
+        raise invalid("$", str(exc)) from exc
+
+
 @router.post("/v1/traces")
 async def post_traces(request: Request) -> Response:
     state = state_of(request)
     principal = state.keys.authenticate(request)
     _check_client(state, request)
-    spans = _spans(await request.body(), request.headers.get("content-type", ""))
+    raw = await read_bounded(request, state.config.otlpMaxBodyBytes)
+    media = request.headers.get("content-type", "")
+    spans = await anyio.to_thread.run_sync(_spans, raw, media)
     suite = _suite(state, request, spans)
     agent = request.headers.get(AGENT_HEADER) or suite.targetAgentId or "imported.agent"
-    try:
-        imported = import_spans(suite, spans, target_agent_id=agent)
-    except OtlpError as exc:
-        raise invalid("$", str(exc)) from exc
-    run_id = await _store(state, principal.tenant, suite, agent, list(imported.events))
+    # The pure conversion and grading, off the event loop: a large body would stall it.
+    imported, events = await anyio.to_thread.run_sync(_convert, suite, spans, agent)
+    run_id = await _store(state, principal.tenant, suite, agent, events)
     body: dict[str, Any] = {}
     if imported.rejected_spans:
         body["partialSuccess"] = {

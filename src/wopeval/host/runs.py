@@ -123,7 +123,9 @@ def _dedup(request: Request) -> bool:
     return True
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def read_bounded(request: Request, limit: int) -> bytes:
+    """The request body, refused (``413 payload_too_large``) once it passes ``limit`` bytes:
+    by its declared length before reading, else as it streams in."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HostError("payload_too_large", f"the body exceeds {limit} bytes")
@@ -134,7 +136,11 @@ async def _read_body(request: Request, limit: int) -> bytes:
         if size > limit:
             raise HostError("payload_too_large", f"the body exceeds {limit} bytes")
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    raw = await read_bounded(request, limit)
     if raw:
         check_media_type(request.headers.get("content-type"))
     return raw
