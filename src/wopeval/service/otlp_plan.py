@@ -28,6 +28,9 @@ from wopeval.service.otlp_read import OtlpSpan
 TASK_ATTR, TRIAL_ATTR = "openwop.eval.task_id", "openwop.eval.trial_index"
 _UNSET: Any = object()
 _HEX = re.compile(r"[0-9a-f]+")
+# An attribute's rank (root 0, span 1, resource 2) above its span's start, as one number.
+_START_OFFSET, _RANK_STEP = 1 << 65, 1 << 67
+_NEVER = 3 * _RANK_STEP
 
 __all__ = ["TASK_ATTR", "TRIAL_ATTR", "Plan", "SpanSource", "TrialPlan", "plan"]
 
@@ -52,6 +55,8 @@ class TrialPlan:
     spans: int
     task_attr: Any = None
     index_attr: Any = None
+    task_rank: int = _NEVER  # the rank of the span ``task_attr`` came from (_attributes)
+    index_rank: int = _NEVER
     task_id: str | None = None
     trial_index: int | None = None
 
@@ -208,29 +213,27 @@ def plan(source: SpanSource, is_agent: Callable[[OtlpSpan], bool]) -> Plan:
 
 def _attributes(reader: _Reader, member_group: array[int], trials: dict[int, TrialPlan]) -> None:
     """Each trial's task and index attribute: its root's, else its first span's in start
-    order (the file's order on a tie), else the first such span's resource's."""
-    best: dict[tuple[int, int], tuple[tuple[int, int, int], Any]] = {}
+    order (the file's order on a tie), else the first such span's resource's.
+
+    The spans come in the file's order, so a later one takes a value only when it ranks
+    strictly first by (root, span, resource; start): one number a trial and attribute."""
     for position, values in reader.attrs():
         group = member_group[position]
         trial = trials.get(group)
         if trial is None:
             continue
-        start = reader.start[position]
+        offset = reader.start[position] + _START_OFFSET
         for slot, value in enumerate(values):
             if value is _UNSET:
                 continue
             on_span = slot < 2
             rank = 0 if on_span and position == trial.root else 1 if on_span else 2
-            order = (rank, start, position)
-            key = (group, slot % 2)
-            held = best.get(key)
-            if held is None or order < held[0]:
-                best[key] = (order, value)
-    for (group, which), (_, value) in best.items():
-        if which == 0:
-            trials[group].task_attr = value
-        else:
-            trials[group].index_attr = value
+            order = rank * _RANK_STEP + offset
+            if slot % 2 == 0:
+                if order < trial.task_rank:
+                    trial.task_rank, trial.task_attr = order, value
+            elif order < trial.index_rank:
+                trial.index_rank, trial.index_attr = order, value
 
 
 def trials_in_order(
