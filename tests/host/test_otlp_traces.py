@@ -16,6 +16,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.host.helpers import DEMO_REF, KEY_A, auth, host_config, running_host, segment
 from tests.host.test_create_refusals import refused
+from wopeval.host.create import load_suite_ref
+from wopeval.service.otlp_read import read_otlp
+from wopeval.service.otlp_trials import import_spans
 
 TASK = "refund-approved"
 
@@ -57,13 +60,15 @@ async def test_otlp_traces_json_and_protobuf_become_graded_runs(store_url: str) 
             await _post(host.client, as_json, "application/json"),
             await _post(host.client, as_pb, "application/x-protobuf"),
         ]
-        summaries = []
+        summaries, stored_logs = [], []
         for answer in answers:
             assert answer.status_code == 200, answer.text
             run_id = answer.headers["OpenWOP-Run-Id"]
             assert run_id.startswith("acme/")
             got = await host.get(f"/runs/{segment(run_id)}/eval-summary")
             summaries.append(got.json())
+            stored_logs.append(await host.state.store.events(run_id))
+        demo = load_suite_ref(host.state, DEMO_REF)
     assert answers[0].json() == {
         "partialSuccess": {
             "rejectedSpans": "1",
@@ -71,6 +76,19 @@ async def test_otlp_traces_json_and_protobuf_become_graded_runs(store_url: str) 
         }
     }
     assert summaries[0] == summaries[1]
+    # Stored as converted: the same events in the same order (the appends are queued together),
+    # each pointing at its trial's first event by its stored id.
+    agent = demo.targetAgentId or "imported.agent"
+    converted = list(import_spans(demo, read_otlp(as_json), target_agent_id=agent).events)
+    for stored in stored_logs:
+        assert [(e.type, e.timestamp, e.payload) for e in stored] == [
+            (e.type, e.timestamp, e.payload) for e in converted
+        ]
+    position = {e.eventId: i for i, e in enumerate(converted)}
+    stored_position = {e.eventId: i for i, e in enumerate(stored_logs[0])}
+    assert [stored_position.get(e.causationId or "") for e in stored_logs[0]] == [
+        position.get(e.causationId or "") for e in converted
+    ]
     task = next(t for t in summaries[0]["tasks"] if t["taskId"] == TASK)
     assert task["passed"] is True
     assert task["trials"]["n"] == 2

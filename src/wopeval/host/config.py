@@ -18,7 +18,7 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
       baselineSelection: true           # RFC 0251 evalModes / baselineRunId on POST /runs
       recordedFixtures: true            # RFC 0252 fixtureRuns on POST /runs
     otlpTraces: loopback                # POST /v1/traces from loopback only (any | off)
-    otlpMaxBodyBytes: 33554432          # a larger POST /v1/traces body gets 413 (32 MiB)
+    otlpMaxBodyBytes: 16777216          # a larger POST /v1/traces body gets 413 (16 MiB)
     concurrency: 4                      # eval runs executing at once
     trialConcurrency: 8                 # trials at once inside one run
     store: postgresql://wopeval@db/wopeval
@@ -148,7 +148,7 @@ class HostConfig(_Closed):
     evalSuite: EvalSuiteConfig = EvalSuiteConfig()
     # POST /v1/traces (OTLP import, host/otlp_api.py): loopback clients only, any, or off
     otlpTraces: Literal["loopback", "any", "off"] = "loopback"
-    otlpMaxBodyBytes: Annotated[int, Field(ge=1024)] = 32 * 1024 * 1024
+    otlpMaxBodyBytes: Annotated[int, Field(ge=1024)] = 16 * 1024 * 1024
     concurrency: Annotated[int, Field(ge=1)] = 4
     resumeInterrupted: bool = True  # at start-up, resume runs a crashed host left (issue 13)
     trialConcurrency: Annotated[int, Field(ge=1)] = 8

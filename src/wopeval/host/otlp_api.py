@@ -20,19 +20,20 @@ from __future__ import annotations
 from ipaddress import ip_address
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from wopeval.events.ids import new_run_id, utc_now
+from wopeval.events.ids import new_event_id, new_run_id, utc_now
 from wopeval.events.store import RunRecord
-from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.host.create import load_suite_ref
 from wopeval.host.errors import HostError, invalid
 from wopeval.host.runs import read_bounded
 from wopeval.host.state import HostState, state_of
 from wopeval.service.otlp_read import OtlpError, OtlpSpan, read_otlp
 from wopeval.service.otlp_trials import Imported, import_spans
+from wopeval.service.runs import summarize
 from wopeval.suite import suite_to_document
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import RunEvent
@@ -92,15 +93,20 @@ async def _store(
     )  # fmt: skip
     store = state.store
     await store.create_run(record)
-    ids: dict[str, str] = {}
-    for event in events:
-        cause = ids.get(event.causationId or "")
-        stored = await store.append(
-            record.run_id, event.type, event.payload, causation_id=cause, timestamp=event.timestamp
-        )
-        ids[event.eventId] = stored.eventId
-    logged = await store.events(record.run_id)
-    summary = build_summary(suite, logged, GradingOptions(target_agent_id=agent))
+    # Each event gets its stored id now, so the appends can be queued together: in order, in
+    # the writer's batched commits (one commit an event took 0.9 s for 512 spans on PostgreSQL).
+    ids = {event.eventId: new_event_id() for event in events}
+
+    async def append(event: RunEvent) -> None:
+        await store.append(
+            record.run_id, event.type, event.payload, event_id=ids[event.eventId],
+            causation_id=ids.get(event.causationId or ""), timestamp=event.timestamp,
+        )  # fmt: skip
+
+    async with anyio.create_task_group() as group:
+        for event in events:  # started in this order, so queued in it
+            group.start_soon(append, event)
+    summary = await summarize(store, suite, record.run_id, request)  # the log, in pages
     await store.set_status(record.run_id, "completed", summary=summary.to_wire())
     return record.run_id
 
