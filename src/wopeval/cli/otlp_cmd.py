@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 from rich.console import Console
 
 from wopeval.cli.common import fail_input
 from wopeval.cli.import_cmd import grade_events
-from wopeval.service.otlp_read import OtlpError, OtlpFile
+from wopeval.service.otlp_plan import SpanSource
+from wopeval.service.otlp_read import OtlpError, OtlpFile, OtlpSpan
 from wopeval.service.otlp_trials import UnusableTraces, import_spans
 from wopeval.suite import SuiteError, load_suite
-from wopeval.wire.events import RunEvent
+from wopeval.wire.events import EVAL_SCORED, RunEvent
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:
@@ -75,20 +80,22 @@ def import_otlp(
     except SuiteError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {suite_path}")
     target = agent or suite.targetAgentId or "imported.agent"
-    source = OtlpFile(path, protobuf=protobuf)
+    shown = _Shown.on_terminal(not as_json)
+    source = shown.reading(OtlpFile(path, protobuf=protobuf))
     with _reading(path):
         imported = import_spans(
             suite, source, target_agent_id=target, mapping=_mapping(mapping or [])
         )
     _warn(imported.unattributed, imported.unknown_tasks)
     with ExitStack() as stack:
-        events: Iterable[RunEvent] = imported.events
+        stack.callback(shown.stop)
+        events: Iterable[RunEvent] = shown.grading(imported.events, imported.trials)
         if events_out is not None:
             try:
                 out = stack.enter_context(events_out.open("w", encoding="utf-8"))
             except OSError as exc:
                 fail_input(f"--events-out: cannot write {events_out}: {exc.strerror or exc}")
-            events = _Tee(imported.events, out)
+            events = _Tee(events, out)
         with _reading(path):
             grade_events(suite, events, target, as_json, has_trials=imported.trials > 0)
 
@@ -104,6 +111,65 @@ def _reading(path: Path) -> Iterator[None]:
         fail_input(f"{path}: {exc}", title="unusable traces")
     except (OtlpError, UnicodeDecodeError) as exc:
         fail_input(f"{path}: {exc}", title="unreadable traces")
+
+
+class _Shown:
+    """Progress on the terminal (stderr): spans read while the trials are planned, then trials
+    graded; nothing when stderr is not a terminal or with ``--json``."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self._progress = progress
+
+    @classmethod
+    def on_terminal(cls, wanted: bool) -> _Shown:
+        if not (wanted and sys.stderr.isatty()):
+            return cls(None)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn())
+        console = Console(stderr=True)
+        return cls(Progress(*columns, TimeElapsedColumn(), console=console, transient=True))
+
+    def reading(self, source: OtlpFile) -> SpanSource:
+        if self._progress is None:
+            return source
+        progress: Progress = self._progress
+        progress.start()
+        task = progress.add_task("spans read", total=None)
+
+        class Counted:
+            def units(self) -> Iterator[list[OtlpSpan]]:
+                for unit in source.units():
+                    yield unit
+                    progress.update(task, advance=len(unit))
+
+        return Counted()
+
+    def grading(self, events: Iterable[RunEvent], trials: int) -> Iterable[RunEvent]:
+        if self._progress is None:
+            return events
+        progress: Progress = self._progress
+        task = progress.add_task("trials graded", total=trials)
+
+        class Counted:
+            def __iter__(self) -> Iterator[RunEvent]:
+                for event in events:
+                    yield event
+                    if event.type == EVAL_SCORED:
+                        progress.update(task, advance=1)
+                progress.stop()  # before the summary is printed
+
+        return Counted()
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
 
 
 class _Tee:
