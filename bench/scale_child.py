@@ -193,12 +193,19 @@ def _cli_reads(kind: str, url: str, run_id: str, otlp_out: str) -> dict[str, Any
         out = otlp_out if kind == "export" else os.path.join(tmp, "recorded.json")
         args = ["export", run_id, "--format", "otel"] if kind == "export" else ["record", run_id]
         wall = time.perf_counter()
-        try:
-            app([*args, "--store", url, "-o", out], standalone_mode=False)
-        except SystemExit as exc:
-            if exc.code not in (0, None):
-                return {"error": f"wopeval {kind} exited {exc.code}"}
+        code = _exit_code(lambda: app([*args, "--store", url, "-o", out], standalone_mode=False))
+        if code not in (0, None):
+            return {"error": f"wopeval {kind} exited {code}"}
         return {"wallSeconds": round(time.perf_counter() - wall, 3)}
+
+
+def _exit_code(command: Any) -> Any:
+    """A click command's exit code: without ``standalone_mode`` it returns it (typer.Exit's
+    code), or raises SystemExit."""
+    try:
+        return command()
+    except SystemExit as exc:
+        return exc.code
 
 
 def _import_otlp(path: str, trials: int) -> dict[str, Any]:
@@ -214,12 +221,11 @@ def _import_otlp(path: str, trials: int) -> dict[str, Any]:
         with open(suite, "w") as out:
             json.dump(suite_doc(trials, {"calls": CALLS, "output": "ok"}, fixtured=True), out)
         wall = time.perf_counter()
+        args = ["import-otlp", path, "--suite", suite, "--json"]
         with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-            try:
-                app(["import-otlp", path, "--suite", suite, "--json"], standalone_mode=False)
-            except SystemExit as exc:
-                if exc.code not in (0, 1, None):
-                    return {"error": f"wopeval import-otlp exited {exc.code}"}
+            code = _exit_code(lambda: app(args, standalone_mode=False))
+        if code not in (0, 1, None):
+            return {"error": f"wopeval import-otlp exited {code}"}
         return {"wallSeconds": round(time.perf_counter() - wall, 3)}
 
 

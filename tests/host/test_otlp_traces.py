@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans as json_spans
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as pb_spans
 from opentelemetry.sdk.resources import Resource
@@ -16,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.host.helpers import DEMO_REF, KEY_A, auth, host_config, running_host, segment
 from tests.host.test_create_refusals import refused
+from wopeval.errors import StoreError
 from wopeval.host.create import load_suite_ref
 from wopeval.service.otlp_read import read_otlp
 from wopeval.service.otlp_trials import import_spans
@@ -147,3 +149,27 @@ async def test_otlp_traces_refuses_a_body_over_its_limit(store_url: str) -> None
     async with running_host(store_url, host_config(otlpMaxBodyBytes=len(body))) as host:
         fits = await _post(host.client, body, "application/json")
     assert fits.status_code == 200, fits.text
+
+
+async def test_otlp_traces_reports_a_store_failure_as_the_store_s(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The appends are queued together (a task group): a store failure among them still
+    reaches the client as that error, not as an anonymous one."""
+    body = json.dumps(json_spans(_spans()).to_dict()).encode()
+    async with running_host(store_url) as host:
+        store = host.state.store
+        real = store.append
+        calls = 0
+
+        async def failing(*args: Any, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 3:
+                raise StoreError("database is down")
+            return await real(*args, **kwargs)
+
+        monkeypatch.setattr(store, "append", failing)
+        answer = await _post(host.client, body, "application/json")
+    assert answer.status_code == 500, answer.text
+    assert "StoreError: database is down" in answer.text

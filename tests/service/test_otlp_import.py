@@ -374,3 +374,64 @@ def test_import_otlp_names_an_unwritable_events_out_and_a_missing_file(tmp_path:
     )
     assert missing.exit_code == 2
     assert "unreadable traces" in missing.output
+
+
+def test_import_otlp_takes_a_batch_exported_twice_as_once(tmp_path: Path) -> None:
+    """An exporter's retry repeats a request: the copies of a span are one span (the last
+    copy stands for its id), so the trials are those of one copy."""
+    once = tmp_path / "once.jsonl"
+    _indexed_traces(once, [0, 1])
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(once.read_text() * 2)
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    assert (
+        _import(str(once), "--suite", str(suite))[:2]
+        == _import(str(twice), "--suite", str(suite))[:2]
+    )
+
+
+def test_import_otlp_reads_odd_but_valid_input(tmp_path: Path) -> None:
+    """Lone CR line breaks (as ``str.splitlines`` reads them), a start time past 2**63 (the
+    field is an unsigned 64-bit integer), and a loop of repeated ids, which ends."""
+    lines = tmp_path / "lf.jsonl"
+    _indexed_traces(lines, [0, 1])
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    expected = _import(str(lines), "--suite", str(suite))[:2]
+    cr = tmp_path / "cr.jsonl"
+    cr.write_bytes(lines.read_bytes().replace(b"\n", b"\r"))
+    assert _import(str(cr), "--suite", str(suite))[:2] == expected
+    late = tmp_path / "late.jsonl"
+    doc = json.loads(lines.read_text().splitlines()[0])
+    span = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["startTimeUnixNano"], span["endTimeUnixNano"] = str(2**63), str(2**63 + 5)
+    late.write_text(json.dumps(doc) + "\n")
+    code, summary, output = _import(str(late), "--suite", str(suite))
+    assert code == 1, output  # one of two trials ran: graded, not refused
+    assert _tasks(summary)["t"]["trials"]["n"] == 2
+    looping = Path(__file__).parent / "data" / "otlp-repeated-id-loop.jsonl"
+    code, summary, output = _import(
+        str(looping), "--suite", str(_suite(tmp_path, _task("t1", "ignore")))
+    )
+    assert code in (0, 1), output
+    assert summary
+
+
+def test_import_otlp_blames_the_right_file(tmp_path: Path) -> None:
+    traces = tmp_path / "traces.jsonl"
+    _indexed_traces(traces, [0])
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    full = CliRunner().invoke(
+        app, ["import-otlp", str(traces), "--suite", str(suite), "--events-out", "/dev/full"]
+    )
+    assert full.exit_code == 2
+    assert "--events-out: cannot write /dev/full" in " ".join(full.output.split())
+    same = CliRunner().invoke(
+        app, ["import-otlp", str(traces), "--suite", str(suite), "--events-out", str(traces)]
+    )
+    assert same.exit_code == 2
+    assert "is the input file" in " ".join(same.output.split())
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b'{"resourceSpans": []}\n\xff\xfe\n')
+    bad = CliRunner().invoke(app, ["import-otlp", str(binary), "--suite", str(suite)])
+    assert bad.exit_code == 2
+    assert "line 2: not UTF-8" in bad.output

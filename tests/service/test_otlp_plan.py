@@ -218,3 +218,15 @@ def test_a_file_that_is_neither_lines_nor_a_document_names_its_first_line(tmp_pa
     bad.write_text('\n{"resourceSpans": \n' + _line([]) + "\n")
     with pytest.raises(ValueError, match="line 2: not JSON"):
         list(OtlpFile(bad).units())
+
+
+def test_short_span_ids_with_leading_zeros_are_other_spans() -> None:
+    """ "0001" and "1" are two ids (only 16-digit ids are kept as numbers)."""
+    agent = {"openinference.span.kind": "AGENT"}
+    spans = [
+        OtlpSpan("t" * 32, "0001", None, "agent", 1, 9, agent),
+        OtlpSpan("t" * 32, "0002", "0001", "tool", 2, 3),
+        OtlpSpan("t" * 32, "1", None, "agent", 5, 9, agent),
+    ]
+    assert _planned(SpanList(spans)) == _reference(spans)
+    assert [ids for _, _, ids, _, _ in _planned(SpanList(spans))] == [["0001", "0002"], ["1"]]

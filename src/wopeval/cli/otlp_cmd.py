@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
 
@@ -80,9 +80,11 @@ def import_otlp(
     except SuiteError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {suite_path}")
     target = agent or suite.targetAgentId or "imported.agent"
+    if events_out is not None and _same_file(events_out, path):
+        fail_input(f"--events-out: {events_out} is the input file (it is read twice)")
     shown = _Shown.on_terminal(not as_json)
     source = shown.reading(OtlpFile(path, protobuf=protobuf))
-    with _reading(path):
+    with _reading(path, shown):
         imported = import_spans(
             suite, source, target_agent_id=target, mapping=_mapping(mapping or [])
         )
@@ -92,25 +94,43 @@ def import_otlp(
         events: Iterable[RunEvent] = shown.grading(imported.events, imported.trials)
         if events_out is not None:
             try:
-                out = stack.enter_context(events_out.open("w", encoding="utf-8"))
+                out = events_out.open("w", encoding="utf-8")
+                stack.callback(_close, out)
             except OSError as exc:
                 fail_input(f"--events-out: cannot write {events_out}: {exc.strerror or exc}")
-            events = _Tee(events, out)
-        with _reading(path):
+            events = _Tee(events, out, events_out)
+        with _reading(path, shown):
             grade_events(suite, events, target, as_json, has_trials=imported.trials > 0)
 
 
 @contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """The input's faults as bad input (exit 2), each with its title."""
+def _reading(path: Path, shown: _Shown) -> Iterator[None]:
+    """The input's faults as bad input (exit 2), each with its title, the bar cleared first."""
     try:
         yield
     except OSError as exc:
+        shown.stop()
         fail_input(f"{path}: {exc.strerror or exc}", title="unreadable traces")
     except UnusableTraces as exc:
+        shown.stop()
         fail_input(f"{path}: {exc}", title="unusable traces")
     except (OtlpError, UnicodeDecodeError) as exc:
+        shown.stop()
         fail_input(f"{path}: {exc}", title="unreadable traces")
+
+
+def _close(out: TextIO) -> None:
+    """Close ``--events-out``; after a failed write (reported already) its unwritten rest is
+    dropped, not raised again."""
+    with suppress(OSError):
+        out.close()
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.exists() and one.samefile(other)
+    except OSError:
+        return False
 
 
 class _Shown:
@@ -174,18 +194,23 @@ class _Shown:
 
 class _Tee:
     """The converted log, written to ``out`` as its first pass is read (grading reads it
-    again only for an anomalous log, which this writes once)."""
+    again only for an anomalous log, which this writes once). A failed write is the
+    ``--events-out`` file's fault, said so (exit 2), not the input's."""
 
-    def __init__(self, events: Iterable[RunEvent], out: TextIO) -> None:
-        self._events, self._out, self._written = events, out, False
+    def __init__(self, events: Iterable[RunEvent], out: TextIO, path: Path) -> None:
+        self._events, self._out, self._path, self._written = events, out, path, False
 
     def __iter__(self) -> Iterator[RunEvent]:
         write = None if self._written else self._out.write
         self._written = True
-        for event in self._events:
-            if write is not None:
-                write(json.dumps(event.to_wire()) + "\n")
-            yield event
+        try:
+            for event in self._events:
+                if write is not None:
+                    write(json.dumps(event.to_wire()) + "\n")
+                yield event
+            self._out.flush()  # before the summary is printed: a full disk is reported here
+        except OSError as exc:
+            fail_input(f"--events-out: cannot write {self._path}: {exc.strerror or exc}")
 
 
 def register(app: typer.Typer) -> None:

@@ -103,12 +103,22 @@ async def _store(
             causation_id=ids.get(event.causationId or ""), timestamp=event.timestamp,
         )  # fmt: skip
 
-    async with anyio.create_task_group() as group:
-        for event in events:  # started in this order, so queued in it
-            group.start_soon(append, event)
+    try:
+        async with anyio.create_task_group() as group:
+            for event in events:  # started in this order, so queued in it
+                group.start_soon(append, event)
+    except BaseExceptionGroup as failed:  # the store's error (StoreError), as the host maps it
+        raise _first(failed) from None
     summary = await summarize(store, suite, record.run_id, request)  # the log, in pages
     await store.set_status(record.run_id, "completed", summary=summary.to_wire())
     return record.run_id
+
+
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 def _convert(

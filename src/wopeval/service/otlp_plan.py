@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from wopeval.service.otlp_read import OtlpSpan
+from wopeval.service.otlp_read import OtlpError, OtlpSpan
 
 TASK_ATTR, TRIAL_ATTR = "openwop.eval.task_id", "openwop.eval.trial_index"
 _UNSET: Any = object()
@@ -79,10 +79,10 @@ class _Reader:
         self.trace = array("i")
         self.key = array("i")  # the span's id, as a number unique per (trace, span id)
         self.parent_key = array("i")  # -1: no parent
-        self.start = array("q")
+        self.start: array[int] | list[int] = array("q")
         self.unit = array("i")
         self.agent = bytearray()
-        # (trace, span id) → key: a 64-bit hex span id as a number with the trace above its
+        # (trace, span id) → key: a 16-digit hex span id as a number with the trace above its
         # bits (36 bytes, not a 98-byte string); any other id as text.
         self.keys: dict[int | str, int] = {}
         self.traces: dict[str, int] = {}  # trace id → its index (first appearance)
@@ -90,13 +90,14 @@ class _Reader:
         self.trace_first: list[int] = []
         # Only the spans that carry a task or index attribute, on the span or its resource:
         # their positions, and four values each (span task, index, resource task, index).
+        self.last = array("i")  # per key, its last span (:meth:`parents`)
         self.attr_at = array("i")
         self.attr_values: list[Any] = []
         self._same: dict[Any, Any] = {}  # one object for equal values ("t" on every trial)
 
     def _key(self, trace: int, span_id: str) -> int:
         name: int | str
-        if len(span_id) <= 16 and _HEX.fullmatch(span_id):
+        if len(span_id) == 16 and _HEX.fullmatch(span_id):  # "0001" and "1" stay apart
             name = int(span_id, 16) | trace << 64
         else:
             name = f"{trace}/{span_id}"
@@ -116,7 +117,11 @@ class _Reader:
         self.key.append(self._key(trace, span.span_id))
         parent = span.parent_span_id
         self.parent_key.append(self._key(trace, parent) if parent else -1)
-        self.start.append(span.start_ns)
+        try:
+            self.start.append(span.start_ns)
+        except OverflowError:  # an unsigned 64-bit time past 2**63 (or a malformed one)
+            self.start = list(self.start)
+            self.start.append(span.start_ns)
         self.unit.append(unit)
         self.agent.append(is_agent)
         found = [
@@ -140,8 +145,9 @@ class _Reader:
             yield position, values[4 * index : 4 * index + 4]
 
     def parents(self) -> array[int]:
-        """Each span's parent position: the last span with that id in the trace (-1: none)."""
-        last = array("i", [-1]) * len(self.keys)
+        """Each span's parent position: the last span with that id in the trace (-1: none).
+        Keeps :attr:`last`, each key's last span: the copy that stands for a repeated id."""
+        last = self.last = array("i", [-1]) * len(self.keys)
         for position, key in enumerate(self.key):
             last[key] = position
         return array("i", (last[key] if key >= 0 else -1 for key in self.parent_key))
@@ -180,8 +186,11 @@ def plan(source: SpanSource, is_agent: Callable[[OtlpSpan], bool]) -> Plan:
     trials: dict[int, TrialPlan] = {}  # group key → trial: a root's position, or -1 - trace
     member_group = array("i", [0]) * len(top)
     has_agent = bytearray(len(reader.trace_ids))
+    last, key = reader.last, reader.key
     for position, root in enumerate(top):
         trace = reader.trace[position]
+        if root >= 0:  # a repeated root (a batch exported twice): its copies are one trial
+            root = last[key[root]]
         group = root if root >= 0 else -1 - trace
         member_group[position] = group
         if root >= 0:
@@ -251,12 +260,15 @@ def trials_in_order(
     def hand_over() -> tuple[TrialPlan, OtlpSpan | None, list[OtlpSpan]]:
         index = wanted[due]
         spans = sorted(held.pop(index, []), key=_start)
-        return planned.trials[index], roots.pop(index, None), spans
+        trial = planned.trials[index]
+        if len(spans) != trial.spans:
+            raise OtlpError("the input changed while it was read (it is read twice)")
+        return trial, roots.pop(index, None), spans
 
     for unit, spans in enumerate(source.units()):
         for span in spans:
             if position >= planned.span_count:
-                break  # pragma: no cover - the input grew since the first pass
+                raise OtlpError("the input changed while it was read (it is read twice)")
             group = planned.group_of[position]
             if group in wanted_set:
                 held.setdefault(group, []).append(span)
@@ -266,9 +278,8 @@ def trials_in_order(
         while due < len(wanted) and planned.trials[wanted[due]].last_unit <= unit:
             yield hand_over()
             due += 1
-    while due < len(wanted):  # pragma: no cover - the input shrank since the first pass
-        yield hand_over()
-        due += 1
+    if due < len(wanted):  # the input shrank since the first pass
+        raise OtlpError("the input changed while it was read (it is read twice)")
 
 
 def _start(span: OtlpSpan) -> int:

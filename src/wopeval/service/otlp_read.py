@@ -157,22 +157,43 @@ class OtlpFile:
             return
         if not self._whole:
             with self.path.open("rb") as lines:
-                decoded = (line.decode("utf-8") for line in lines)
                 try:
-                    yield from _line_units(decoded)
+                    yield from _line_units(_text_lines(lines))
                     self._whole = False
                     return
                 except _FirstLineNotJson as not_lines:
-                    if self._whole is False:  # pragma: no cover - the file changed
+                    if self._whole is False:  # the file changed since the first pass
                         raise
+                    self._whole = True
                     try:
-                        doc = json.loads(self.path.read_bytes().decode("utf-8"))
-                    except json.JSONDecodeError:  # not a document either
+                        doc = _document(self.path)
+                    except OtlpError:  # not a document either
                         raise not_lines from None
-            self._whole = True
         else:
-            doc = json.loads(self.path.read_bytes().decode("utf-8"))
+            doc = _document(self.path)
         yield list(_spans_of_docs([doc]))
+
+
+def _document(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise OtlpError(f"not an OTLP/JSON document ({exc})") from exc
+
+
+def _text_lines(data: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a binary file as ``str.splitlines`` counts them for line breaks (``\n``,
+    ``\r\n`` and a lone ``\r``), each decoded as UTF-8 on its own, so an error names its
+    line; a break character inside a JSON string is escaped, never raw."""
+    number = 0
+    for raw in data:
+        body = raw[:-2] if raw.endswith(b"\r\n") else raw.rstrip(b"\n")
+        for piece in body.split(b"\r"):
+            number += 1
+            try:
+                yield piece.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise OtlpError(f"line {number}: not UTF-8 ({exc.reason})") from exc
 
 
 class _FirstLineNotJson(OtlpError):

@@ -276,9 +276,11 @@ def _delegate(trial: ImportedTrial, span: OtlpSpan, target: str) -> str:
     """The target agent, or a nested agent span's id: the nearest agent ancestor."""
     by_id = {s.span_id: s for s in trial.spans}
     current = by_id.get(span.parent_span_id or "")
-    while current is not None and current is not trial.root:
+    seen: set[int] = set()  # a chain that loops (repeated ids) ends where it meets itself
+    while current is not None and current is not trial.root and id(current) not in seen:
         if classify(current) == "agent":
             return _agent_of(current, target)
+        seen.add(id(current))
         current = by_id.get(current.parent_span_id or "")
     return target
 
