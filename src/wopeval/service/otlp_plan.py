@@ -88,9 +88,9 @@ class _Reader:
         self.traces: dict[str, int] = {}  # trace id → its index (first appearance)
         self.trace_ids: list[str] = []
         self.trace_first: list[int] = []
+        self.last = array("i")  # per key, its last span (:meth:`parents`)
         # Only the spans that carry a task or index attribute, on the span or its resource:
         # their positions, and four values each (span task, index, resource task, index).
-        self.last = array("i")  # per key, its last span (:meth:`parents`)
         self.attr_at = array("i")
         self.attr_values: list[Any] = []
         self._same: dict[Any, Any] = {}  # one object for equal values ("t" on every trial)

@@ -8,17 +8,26 @@ attributes alongside). Pure apart from the optional protobuf import.
 from __future__ import annotations
 
 import base64
+import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from wopeval.errors import UserError
 
 STATUS_ERROR = 2  # STATUS_CODE_ERROR
 
-__all__ = ["STATUS_ERROR", "OtlpError", "OtlpFile", "OtlpSpan", "read_otlp", "spans_of"]
+__all__ = [
+    "STATUS_ERROR",
+    "OtlpError",
+    "OtlpFile",
+    "OtlpInput",
+    "OtlpSpan",
+    "read_otlp",
+    "spans_of",
+]
 
 
 class OtlpError(UserError):
@@ -122,67 +131,78 @@ def _from_protobuf(data: bytes) -> dict[str, Any]:
 def read_otlp(data: bytes, *, protobuf: bool | None = None) -> list[OtlpSpan]:
     """Every span in ``data``: OTLP/JSON lines or document, or (``protobuf``) OTLP protobuf.
 
-    ``protobuf=None`` decides by content: input that is not UTF-8 JSON is read as protobuf.
+    ``protobuf=None`` decides by content: input that does not start as JSON is read as
+    protobuf. The same reading as :class:`OtlpFile`'s, of bytes in memory.
     """
-    if protobuf is None:
-        protobuf = data.lstrip()[:1] not in (b"{", b"[")
-    if protobuf:
-        return list(spans_of(_from_protobuf(data)))
-    text = data.decode("utf-8")
-    try:
-        docs: list[Any] = [json.loads(text)]
-    except json.JSONDecodeError:
-        return [span for unit in _line_units(text.splitlines()) for span in unit]
-    return list(_spans_of_docs(docs))
+    source = OtlpInput(lambda: io.BytesIO(data), protobuf=protobuf)
+    return [span for unit in source.units() for span in unit]
 
 
-class OtlpFile:
-    """The spans of an OTLP file, read again from the file on every pass (re-iterable), a
-    line at a time, so a pass holds one line's spans, never the file's (issue 13 §2).
+class OtlpInput:
+    """The spans of an OTLP input, read again from ``open()`` on every pass (re-iterable), a
+    line at a time, so a pass holds one line's spans, never the input's (issue 13 §2).
 
     :meth:`units` yields each line's spans (a *unit*: OTLP/JSON lines); a whole document, a
     pretty-printed one or protobuf, is one unit. Every pass yields the same units.
     """
 
-    def __init__(self, path: Path, *, protobuf: bool | None = None) -> None:
-        self.path = path
+    def __init__(self, open: Callable[[], BinaryIO], *, protobuf: bool | None = None) -> None:
+        self._open = open
         self._protobuf = protobuf
         self._whole: bool | None = None  # one document (decided on the first pass)
 
     def units(self) -> Iterator[list[OtlpSpan]]:
         if self._protobuf is None:
-            self._protobuf = _first_byte(self.path) not in (b"{", b"[")
+            self._protobuf = self._first_byte() not in (b"{", b"[")
         if self._protobuf:
-            yield list(spans_of(_from_protobuf(self.path.read_bytes())))
+            yield list(spans_of(_from_protobuf(self._read())))
             return
         if not self._whole:
-            with self.path.open("rb") as lines:
+            with self._open() as lines:
                 try:
                     yield from _line_units(_text_lines(lines))
                     self._whole = False
                     return
                 except _FirstLineNotJson as not_lines:
-                    if self._whole is False:  # the file changed since the first pass
+                    if self._whole is False:  # the input changed since the first pass
                         raise
                     self._whole = True
                     try:
-                        doc = _document(self.path)
+                        doc = self._document()
                     except OtlpError:  # not a document either
                         raise not_lines from None
         else:
-            doc = _document(self.path)
+            doc = self._document()
         yield list(_spans_of_docs([doc]))
 
+    def _read(self) -> bytes:
+        with self._open() as data:
+            return data.read()
 
-def _document(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise OtlpError(f"not an OTLP/JSON document ({exc})") from exc
+    def _document(self) -> Any:
+        try:
+            return json.loads(self._read().decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise OtlpError(f"not an OTLP/JSON document ({exc})") from exc
+
+    def _first_byte(self) -> bytes:
+        with self._open() as data:
+            while chunk := data.read(4096):
+                if stripped := chunk.lstrip():
+                    return stripped[:1]
+        return b""
+
+
+class OtlpFile(OtlpInput):
+    """:class:`OtlpInput` of a file, opened again on every pass."""
+
+    def __init__(self, path: Path, *, protobuf: bool | None = None) -> None:
+        super().__init__(lambda: path.open("rb"), protobuf=protobuf)
+        self.path = path
 
 
 def _text_lines(data: Iterable[bytes]) -> Iterator[str]:
-    """The lines of a binary file as ``str.splitlines`` counts them for line breaks (``\n``,
+    """The lines of a binary input as ``str.splitlines`` counts them for line breaks (``\n``,
     ``\r\n`` and a lone ``\r``), each decoded as UTF-8 on its own, so an error names its
     line; a break character inside a JSON string is escaped, never raw."""
     number = 0
@@ -199,14 +219,6 @@ def _text_lines(data: Iterable[bytes]) -> Iterator[str]:
 class _FirstLineNotJson(OtlpError):
     """The first non-empty line is not JSON: the input may be one document over several
     lines (if it is not, this is the error to report)."""
-
-
-def _first_byte(path: Path) -> bytes:
-    with path.open("rb") as data:
-        while chunk := data.read(4096):
-            if stripped := chunk.lstrip():
-                return stripped[:1]
-    return b""
 
 
 def _spans_of_docs(docs: Iterable[Any]) -> Iterator[OtlpSpan]:
