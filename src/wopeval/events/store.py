@@ -361,6 +361,8 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         causation_id: str | None = None,
         node_id: str | None = None,
         chain: Chain | None = None,
+        event_id: str | None = None,
+        timestamp: str | None = None,
     ) -> QueuedEvent:
         """Queue a typed payload for the writer and return at once, its event id known.
 
@@ -370,11 +372,13 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         resume must see) awaits ``committed()`` first; one that only needs the order (a
         trial's events before its score) awaits them all at the end: one wake-up, not one per
         event, and the trial's events share commits. Events queued with the same ``chain``
-        stand or fall in order: once one is not written, none after it is."""
+        stand or fall in order: once one is not written, none after it is. ``event_id`` and
+        ``timestamp``: as :meth:`append` takes them (an event recorded elsewhere first)."""
         self._check_open()
-        item = queued_item(
-            run_id, payload.event_type, payload, causation_id, node_id, None, utc_now(), chain
-        )
+        check_given(event_id, timestamp)
+        stamp = timestamp if timestamp is not None else utc_now()
+        type_ = payload.event_type
+        item = queued_item(run_id, type_, payload, causation_id, node_id, event_id, stamp, chain)
         self._queue(item)
         return QueuedEvent(item, self._hurry)
 
