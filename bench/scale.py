@@ -148,10 +148,12 @@ def _memory(
             try:
                 ran = child(src, "run", url, str(n), "0", "16")
                 otlp = url_dir(url) / f"otlp-{secrets.token_hex(4)}.jsonl"
-                reads = {
-                    kind: child(src, kind, url, ran["runId"], str(otlp)) if "runId" in ran else {}
-                    for kind in ("grade", "export", "record")
-                }
+                reads: dict[str, Any] = {}
+                if "runId" in ran:
+                    run_id = ran["runId"]
+                    reads["grade"] = child(src, "grade", url, run_id)
+                    reads["export"] = child(src, "export", url, run_id, str(otlp))  # to the file
+                    reads["record"] = child(src, "record", url, run_id)
                 # The run's OTLP export graded back (``wopeval import-otlp``), from its file; a
                 # base before 500ac40 imports quadratically (10,000 traces: over 15 minutes).
                 if otlp.exists() and not (before and n > 10_000):
