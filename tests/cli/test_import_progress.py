@@ -50,3 +50,22 @@ def test_import_otlp_shows_spans_read_and_trials_graded_on_a_terminal(tmp_path: 
     assert "spans read" not in piped.output  # not a terminal: no bar
     code, out, err = _on_a_terminal("import-otlp", str(traces), "--suite", str(suite), "--json")
     assert "trials graded" not in err  # --json: machine output, no bar
+
+
+def test_an_events_out_write_error_is_printed_after_the_bar_is_cleared(tmp_path: Path) -> None:
+    """The bar is cleared before the message, so nothing after it moves the cursor back over
+    the message or redraws the bar (a full disk mid-grading: ``/dev/full``, whose first write
+    fails once the buffer fills)."""
+    traces = tmp_path / "traces.jsonl"
+    _indexed_traces(traces, list(range(400)))  # more converted log than a write buffer holds
+    suite = _suite(tmp_path, _task("t", "ignore"))
+    code, _, err = _on_a_terminal(
+        "import-otlp", str(traces), "--suite", str(suite), "--events-out", "/dev/full"
+    )
+    assert code == 2, err
+    assert "spans read" in err  # there was a bar
+    message = err.rindex("cannot write /dev/full")
+    after = err[message:]
+    assert "\x1b[1A" not in after, repr(after)  # cursor up
+    assert "\x1b[2K" not in after, repr(after)  # erase line
+    assert "trials graded" not in after

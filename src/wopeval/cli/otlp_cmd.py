@@ -97,8 +97,9 @@ def import_otlp(
                 out = events_out.open("w", encoding="utf-8")
                 stack.callback(_close, out)
             except OSError as exc:
+                shown.stop()
                 fail_input(f"--events-out: cannot write {events_out}: {exc.strerror or exc}")
-            events = _Tee(events, out, events_out)
+            events = _Tee(events, out, events_out, shown)
         with _reading(path, shown):
             grade_events(suite, events, target, as_json, has_trials=imported.trials > 0)
 
@@ -195,10 +196,12 @@ class _Shown:
 class _Tee:
     """The converted log, written to ``out`` as its first pass is read (grading reads it
     again only for an anomalous log, which this writes once). A failed write is the
-    ``--events-out`` file's fault, said so (exit 2), not the input's."""
+    ``--events-out`` file's fault, said so (exit 2), not the input's, once the bar is
+    cleared (a write can fail mid-grading, as the buffer fills)."""
 
-    def __init__(self, events: Iterable[RunEvent], out: TextIO, path: Path) -> None:
+    def __init__(self, events: Iterable[RunEvent], out: TextIO, path: Path, shown: _Shown) -> None:
         self._events, self._out, self._path, self._written = events, out, path, False
+        self._shown = shown
 
     def __iter__(self) -> Iterator[RunEvent]:
         write = None if self._written else self._out.write
@@ -210,6 +213,7 @@ class _Tee:
                 yield event
             self._out.flush()  # before the summary is printed: a full disk is reported here
         except OSError as exc:
+            self._shown.stop()
             fail_input(f"--events-out: cannot write {self._path}: {exc.strerror or exc}")
 
 
