@@ -64,6 +64,25 @@ def test_a_timestamp_is_the_milliseconds_utc_text(ms: int, monkeypatch: pytest.M
     assert ids.utc_now() == text  # kept for the rest of that millisecond
 
 
+def test_each_millisecond_of_a_clock_walk_is_its_own_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept second's text never leaks into another second: forwards across second and
+    day boundaries, and a clock stepped back."""
+    walk = [
+        1_764_633_599_998,
+        1_764_633_599_999,
+        1_764_633_600_000,
+        1_764_633_600_001,
+        1_764_633_600_999,
+        1_764_633_601_000,
+        1_764_633_599_500,
+        1_764_633_600_000,
+    ]
+    for ms in walk:
+        monkeypatch.setattr(time, "time_ns", lambda ms=ms: ms * 1_000_000)
+        exact = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=ms % 1000 * 1000)
+        assert ids.utc_now() == exact.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def test_timestamps_follow_the_clock() -> None:
     before = datetime.now(UTC).replace(microsecond=0)
     stamp = ids.utc_now()

@@ -15,7 +15,6 @@ import re
 import secrets
 import threading
 import time
-from datetime import UTC, datetime
 
 from wopeval.wire.vocab import EVENT_ID_PATTERN, RUN_ID_PATTERN, TENANT_PATTERN
 
@@ -78,21 +77,26 @@ def new_event_id() -> str:
 
 
 _last_stamp: tuple[int, str] = (-1, "")
+_last_second: tuple[int, str] = (-1, "")
 
 
 def utc_now() -> str:
     """The current time as ISO 8601 UTC with milliseconds and ``Z`` (event and run timestamps).
 
     All stored timestamps use this one fixed-width form, so they sort as strings. The text of
-    the last millisecond is kept: events come many per millisecond.
+    the last millisecond is kept (events come many per millisecond), and that of the last
+    second: a new millisecond only formats its three digits (``datetime.isoformat`` cost
+    about 7,000 instructions a call).
     """
-    global _last_stamp
+    global _last_stamp, _last_second
     ms = time.time_ns() // 1_000_000
     last = _last_stamp
     if last[0] == ms:
         return last[1]
-    moment = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=ms % 1000 * 1000)
-    stamp = moment.isoformat(timespec="milliseconds")
-    text = stamp.replace("+00:00", "Z")
+    second, milli = divmod(ms, 1000)
+    cached = _last_second
+    if cached[0] != second:
+        cached = _last_second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+    text = f"{cached[1]}.{milli:03d}Z"
     _last_stamp = (ms, text)
     return text
