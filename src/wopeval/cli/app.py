@@ -7,11 +7,14 @@ Exit codes, for every command: 0 success (a suite that passes), 1 a result that 
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, report_error
 from wopeval.cli.lazy import LazyCommand, lazy_group
 from wopeval.cli.output import exit_past_blocked_agents
+from wopeval.cli.startup import preload
 from wopeval.errors import WopevalError, exit_code
 
 _SUITE = "wopeval.cli.suite_cmds"
@@ -109,6 +112,7 @@ __all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"
 def main() -> None:
     try:
         try:
+            preload(sys.argv[1:], COMMANDS)
             app()
         except WopevalError as exc:  # the one mapping of the error tree to exit codes
             report_error(exc)
