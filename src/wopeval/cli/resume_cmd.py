@@ -13,6 +13,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle
 from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.detail import RunDetail, run_detail
+from wopeval.service.leases import holding_runs
 from wopeval.service.runs import RunService, fold_log, grading_options
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
@@ -29,7 +30,7 @@ async def resume_run(
     """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards. ``on_signal``
     is ``wopeval run``'s own Ctrl-C / SIGTERM handling."""
 
-    async with opened_store(store_url, must_exist=True) as store:
+    async with opened_store(store_url, must_exist=True) as store, holding_runs(store):
         service = RunService(store, registry, judge)
         handle = RunHandle(run_id)
         try:

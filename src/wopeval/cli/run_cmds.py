@@ -41,6 +41,7 @@ from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import UserError
 from wopeval.grading.trial import TrialGrade
+from wopeval.service.leases import holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
@@ -356,6 +357,7 @@ async def _execute(
                     fail_input(f"--mcp: tool {name!r} is already registered")
                 registry.register_tool(name, fn)
         store = await stack.enter_async_context(opened_store(store_url))
+        await stack.enter_async_context(holding_runs(store))  # a resumer leaves the run alone
         service = RunService(store, registry, judge)
         try:
             plan = await service.plan(suite, agent_id, settings)

@@ -15,6 +15,7 @@ from sqlalchemy import Row, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from wopeval.events.ids import utc_now
+from wopeval.events.owners import owner_gone
 from wopeval.events.records import (
     LEASE_SECONDS,
     TERMINAL_STATUSES,
@@ -211,6 +212,55 @@ class RunRegistry:
             if int(result.rowcount) == 1:
                 adopted.append(run_id)
         return adopted
+
+    async def take_over(self, run_id: str) -> str | None:
+        """Claim the unfinished run ``run_id`` for this store's owner, to resume it; None when
+        it may be resumed, else why not: another owner holds it, its lease still running and
+        its process not provably gone (:func:`~wopeval.events.owners.owner_gone`). The claim
+        is a compare-and-set on the owner it replaces, so of two resumers only one wins. A store
+        that claims no runs (a library caller) takes nothing, but is refused all the same."""
+        found = await self._read(
+            select(runs.c.owner, runs.c.lease_expires).where(runs.c.run_id == run_id)
+        )
+        if not found:
+            return None  # the caller reports the missing run
+        row: tuple[Any, ...] = tuple(found[0])
+        holder, lease = row
+        if not (
+            holder is None
+            or holder == self.owner
+            or (lease or "") <= utc_now()
+            or owner_gone(holder)
+        ):
+            return (
+                f"run {run_id} is being executed by another process ({holder}, its claim "
+                f"held until {lease}); resume it once that process has stopped"
+            )
+        if self.owner is None:
+            return None
+        same = runs.c.owner.is_(None) if holder is None else runs.c.owner == holder
+        stmt = (
+            update(runs)
+            .where(runs.c.run_id == run_id, runs.c.status.not_in(TERMINAL_STATUSES), same)
+            .values(owner=self.owner, lease_expires=_lease_until(self.lease_seconds))
+        )
+        result = await self._locked_write(functools.partial(_execute, stmt))
+        if int(result.rowcount) != 1:
+            return f"run {run_id} was taken over by another process meanwhile"
+        return None
+
+    async def release_leases(self) -> int:
+        """End this owner's claim on its unfinished runs now (it stops executing them): any
+        process may resume them at once. Returns how many."""
+        if self.owner is None:
+            return 0
+        stmt = (
+            update(runs)
+            .where(runs.c.owner == self.owner, runs.c.status.not_in(TERMINAL_STATUSES))
+            .values(lease_expires=utc_now())
+        )
+        result = await self._locked_write(functools.partial(_execute, stmt))
+        return int(result.rowcount)
 
     async def abandoned_runs(self, request_key: str) -> list[str]:
         """Unfinished runs whose stored request has ``request_key`` and whose owner's lease has

@@ -12,15 +12,13 @@ terminal event whoever sends it (migration 3's triggers).
 from __future__ import annotations
 
 import logging
-import os
-import secrets
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 
+from wopeval.events.owners import owner_id
 from wopeval.events.store import EventStore, StoreError
 from wopeval.host.manager import (
     HOST_REQUEST_KEY,
@@ -31,11 +29,6 @@ from wopeval.host.manager import (
 from wopeval.host.state import HostState
 
 log = logging.getLogger("wopeval.host")
-
-
-def owner_id() -> str:
-    """This process's owner id: host name, pid and a random part (a restarted pid differs)."""
-    return f"{socket.gethostname()[:64]}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 async def reap(

@@ -34,7 +34,7 @@ from wopeval.events.store import (
     StoreError,
 )
 from wopeval.host.errors import HostError
-from wopeval.service.runs import RunPlan, RunService
+from wopeval.service.runs import RunHeld, RunPlan, RunService
 from wopeval.wire.events import ErrorObject, RunCancelled, RunFailed
 
 log = logging.getLogger("wopeval.host")
@@ -237,6 +237,9 @@ def resume_leftovers(manager: RunManager, run_ids: list[str]) -> None:
         async def execute(handle: RunHandle, run_id: str = run_id) -> None:
             try:
                 prepared = await service.prepare_resume(run_id)
+            except RunHeld as exc:  # another process resumed it first: it is theirs
+                log.warning("run %s is not resumed here: %s", run_id, exc)
+                return
             except UserError as exc:
                 log.warning("run %s cannot be resumed (%s); failing it", run_id, exc)
                 await _record_interrupted(manager.store, run_id)

@@ -177,6 +177,10 @@ async def summarize(
     return summary.model_copy(update={"regression": regression})
 
 
+class RunHeld(UserError):
+    """The run to resume is being executed by another live process (it holds its lease)."""
+
+
 class RunService:
     """Plans, creates, executes and regrades runs on one store with one agent registry."""
 
@@ -314,6 +318,10 @@ class RunService:
             host=record.run_request.host,
             shard=record.run_request.shard,
         )
+        self.registry.resolve(plan.agent_id)  # an unknown agent is refused before any claim
+        refused = await self.store.take_over(run_id)
+        if refused is not None:
+            raise RunHeld(refused)
         live_shadow = list(plan.settings.modes or ()) == ["live-shadow"]
         state = await scan(self.store, run_id, plan.suite, ignore_fixtures=live_shadow)
         if state.terminal:
