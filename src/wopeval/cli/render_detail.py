@@ -4,6 +4,7 @@ passed or failed (the RFC 0246 gating aggregate against ``passScore``). Fits 80 
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 
 from rich.console import Console
 from rich.markup import escape
@@ -64,12 +65,15 @@ def reason_lines(detail: RunDetail, width: int) -> list[str]:
 def verdict_lines(detail: RunDetail, width: int = 80) -> list[str]:
     """The numbers that decide the verdict, and which tasks pulled it down."""
     relation = "≥" if detail.aggregate_passes else "<"
-    lines = [
+    statuses = Counter(cell.status for task in detail.tasks for cell in task.cells)
+    text = (
         f"why: gating aggregate {detail.gating_aggregate:.3f} {relation} "
         f"passScore {detail.pass_score:g}"
         + ("" if detail.within_ceilings else "; a cost or latency ceiling was exceeded")
-        + ("; trials were skipped (budget)" if detail.skipped else "")
-    ]
+        + (f"; {_trials(statuses['skipped'])} skipped (budget)" if statuses["skipped"] else "")
+        + (f"; {_trials(statuses['missing'])} not in this log" if statuses["missing"] else "")
+    )
+    lines = [escape(part) for part in textwrap.wrap(text, width, break_on_hyphens=False)]
     low = detail.below_pass_score()
     if low:
         shown = ", ".join(f"{t.task_id} {t.gating_score:.2f}" for t in low[:4])
@@ -77,6 +81,10 @@ def verdict_lines(detail: RunDetail, width: int = 80) -> list[str]:
         text = f"below passScore (gating score): {shown}{more}"
         lines += [escape(part) for part in textwrap.wrap(text, width, break_on_hyphens=False)]
     return lines
+
+
+def _trials(count: int) -> str:
+    return f"{count} trial" if count == 1 else f"{count} trials"
 
 
 def print_detail(console: Console, detail: RunDetail) -> None:
