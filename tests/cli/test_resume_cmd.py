@@ -54,3 +54,20 @@ def test_run_resume_finishes_an_unfinished_run_and_refuses_a_finished_one(
     code, out = _run("run", "--store", store)
     assert code == 2
     assert "SUITE is required" in out
+
+
+def test_run_resume_refuses_the_options_it_would_ignore(tmp_path: Path) -> None:
+    """The run keeps its stored suite, agent and settings: giving others is bad input naming
+    each one (they used to be dropped without a word), and the run is left as it was."""
+    store = str(tmp_path / "s.db")
+    run_id = anyio.run(_created_not_executed, store)
+    given = ["--agent", "wopeval.examples.support", "--trial-timeout", "0.01",
+             "--concurrency", "3", str(QUICKSTART)]  # fmt: skip
+    code, out = _run("run", "--resume", run_id, "--store", store, *given)
+    assert code == 2
+    assert "SUITE, --agent, --concurrency, --trial-timeout: cannot be combined with --resume" in (
+        " ".join(out.split())
+    )
+    code, out = _run("run", "--resume", run_id, "--store", store, "--json")  # as it was
+    assert code in (0, 1)
+    assert json.loads(out)["runId"] == run_id

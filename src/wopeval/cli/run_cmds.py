@@ -120,6 +120,7 @@ def _progress(enabled: bool) -> Progress | None:
 
 
 def run(
+    ctx: typer.Context,
     suite_path: Annotated[
         Path | None, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")
     ] = None,
@@ -177,7 +178,8 @@ def run(
         str | None,
         typer.Option(
             metavar="RUN",
-            help="Finish this interrupted run (its stored suite and agent; SUITE not needed).",
+            help="Finish this interrupted run with its stored suite, agent and settings; give "
+            "its live tools (--tool) and judge (--judge) again.",
         ),
     ] = None,
     shard: Annotated[
@@ -199,6 +201,7 @@ def run(
     if resume is not None:
         if shard is not None or group is not None:
             fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
+        _refuse_with_resume(ctx)
         _resume(resume, tool, judge, store, as_json)
     if suite_path is None:
         fail_input("SUITE is required (or --resume RUN)")
@@ -276,6 +279,28 @@ def run(
 
         report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json)
     _report(run_id, summary, as_json, suite, detail)
+
+
+# What --resume takes: the run keeps its stored suite, agent and settings; the live tools and
+# the judge are this process's own, so they are given again.
+_RESUME_TAKES = frozenset({"resume", "tool", "judge", "store", "as_json"})
+
+
+def _refuse_with_resume(ctx: typer.Context) -> None:
+    """Options --resume would ignore are refused, naming them (the run's are kept)."""
+    given = []
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or name in _RESUME_TAKES:
+            continue
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            given.append("SUITE" if name == "suite_path" else param.opts[-1])
+    if given:
+        fail_input(
+            f"{', '.join(given)}: cannot be combined with --resume, which keeps the run's own "
+            "suite, agent and settings (give only --tool, --judge, --store, --json)"
+        )
 
 
 def _resume(
