@@ -19,9 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 
 from tests.host.helpers import free_port
+from wopeval.events.store import EventStore
 from wopeval.wire.events import TERMINAL_TYPES
 
 KEY = "robust-test-key-0123456789abcdef"
@@ -171,6 +173,24 @@ def test_sigterm_lets_a_run_finish_within_the_grace_period(tmp_path: Path, store
     code, _, seen = _sigterm_while_streaming(serve, serve.create())
     assert code == 0
     assert seen[-1] == "run.completed"
+
+
+def test_sigterm_with_no_connection_open_still_gives_the_grace_period(
+    tmp_path: Path, store_url: str
+) -> None:
+    """The server leaves its lifespan as soon as no connection is open: that must not cut the
+    drain short (it used to fail the run within half a second of the SIGTERM)."""
+    serve = Serve(_config(tmp_path, 1.5, shutdownGraceSeconds=20), store_url)
+    run_id = serve.create()
+    serve.wait_status(run_id, {"running"})
+    assert serve.stop(signal.SIGTERM) == 0
+    types = anyio.run(_stored_types, store_url, run_id)
+    assert [t for t in types if t in TERMINAL_TYPES] == ["run.completed"]
+
+
+async def _stored_types(store_url: str, run_id: str) -> list[str]:
+    async with await EventStore.open(store_url) as store:
+        return [event.type for event in await store.events(run_id)]
 
 
 def test_sigterm_interrupts_what_outlives_the_grace_period(tmp_path: Path, store_url: str) -> None:

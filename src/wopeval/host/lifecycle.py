@@ -84,11 +84,18 @@ async def keep_leases(
 @asynccontextmanager
 async def draining(state: HostState) -> AsyncIterator[None]:
     """Once ``state.closing`` is set (SIGTERM, see :func:`begin_shutdown`): drain the run
-    manager within ``shutdownGraceSeconds``. Leaving sets ``closing`` and drains too."""
+    manager within ``shutdownGraceSeconds``. Leaving sets ``closing`` and waits for the drain
+    (at most the grace period, then the interruptions): the server leaves its lifespan as soon
+    as no connection is open, which used to cancel the drain and fail every running run at once.
+    """
+    drained = anyio.Event()
 
     async def drain_when_closing() -> None:
         await state.closing.wait()
-        interrupted = await state.manager.drain(state.config.shutdownGraceSeconds)
+        try:
+            interrupted = await state.manager.drain(state.config.shutdownGraceSeconds)
+        finally:
+            drained.set()
         if interrupted:
             log.warning("shutdown: interrupted %d run(s) after the grace period", len(interrupted))
 
@@ -98,6 +105,8 @@ async def draining(state: HostState) -> AsyncIterator[None]:
             yield
         finally:
             state.closing.set()
+            with anyio.CancelScope(shield=True):
+                await drained.wait()
             group.cancel_scope.cancel()
 
 
