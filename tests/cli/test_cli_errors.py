@@ -1,6 +1,6 @@
 """Bad input at the CLI: one clear line naming the problem, exit 2, never a traceback.
 
-Also: Ctrl-C / SIGTERM cancel a run cleanly, so nothing is left "running" for good.
+Also: Ctrl-C cancels a run cleanly; SIGTERM interrupts it, resumable.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from wopeval.cli.app import app
+from wopeval.wire.events import TERMINAL_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "suite.yaml")
@@ -131,8 +133,8 @@ def _wait_until_a_trial_runs(store: str) -> None:
     raise AssertionError("the run never started a trial")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_cancels_the_run_cleanly(sig: signal.Signals, tmp_path: Path) -> None:
+def _slow_run(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str, dict[str, str]]:
+    """A ``wopeval run`` of one trial that takes 30 s, started and executing its trial."""
     (tmp_path / "slowagent.py").write_text(
         "import anyio\nasync def slow(i, ctx):\n    await anyio.sleep(30)\n    return 'x'\n"
     )
@@ -145,18 +147,54 @@ def test_a_signal_cancels_the_run_cleanly(sig: signal.Signals, tmp_path: Path) -
     store = str(tmp_path / "s.db")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     command = [sys.executable, "-m", "wopeval.cli", "run", str(suite), "--agent",
-               "slowagent:slow", "--store", store]  # fmt: skip
+               "slowagent:slow", "--store", store, *extra]  # fmt: skip
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)  # fmt: skip
     _wait_until_a_trial_runs(store)
-    process.send_signal(sig)
+    return process, store, env
+
+
+def _events_of(store: str) -> tuple[dict[str, Any], list[str]]:
+    _, out = _run("runs", "--store", store, "--json")
+    (run,) = json.loads(out)["runs"]
+    _code, out = _run("show", run["runId"], "--store", store, "--json", "--events")
+    return run, [e["type"] for e in json.loads(out)["events"]]
+
+
+def test_ctrl_c_cancels_the_run_cleanly(tmp_path: Path) -> None:
+    process, store, _ = _slow_run(tmp_path)
+    process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 1, err
     assert "cancelled" in err
-    _, out = _run("runs", "--store", store, "--json")
-    (run,) = json.loads(out)["runs"]
+    run, types = _events_of(store)
     assert run["status"] == "cancelled"
-    _code, out = _run("show", run["runId"], "--store", store, "--json", "--events")
-    types = [e["type"] for e in json.loads(out)["events"]]
     assert types[-1] == "run.cancelled"
     assert types.count("agent.invocation-started") == types.count("agent.invocation-completed")
+
+
+def test_sigterm_interrupts_the_run_and_leaves_it_resumable(tmp_path: Path) -> None:
+    """What Kubernetes, systemd or a CI time-out sends: the brackets are closed, no terminal
+    event is written, and ``--resume`` (told on stderr and in --json) finishes the run."""
+    process, store, env = _slow_run(tmp_path, "--json")
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 1, err
+    doc = json.loads(out)
+    assert doc["status"] == "interrupted"
+    assert f"wopeval run --resume {doc['runId']} --store {store}" in err
+    assert doc["resume"] == f"wopeval run --resume {doc['runId']} --store {store}"
+    run, types = _events_of(store)
+    assert run["status"] == "running"
+    assert not set(types) & set(TERMINAL_TYPES)
+    assert types.count("agent.invocation-started") == types.count("agent.invocation-completed")
+    (tmp_path / "slowagent.py").write_text("async def slow(i, ctx):\n    return 'x'\n")
+    resumed = subprocess.run(
+        [sys.executable, "-m", "wopeval.cli", "run", "--resume", doc["runId"], "--store", store,
+         "--json"], env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["summary"]["passed"] is True
+    _, types = _events_of(store)
+    assert types.count("eval.scored") == 1
+    assert types[-1] == "run.completed"

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import typer
 
 from wopeval.cli.common import fail_input, opened_store
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
-from wopeval.engine.run import RunHandle
+from wopeval.engine.run import ProgressFn, RunHandle
 from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.service.leases import holding_runs
-from wopeval.service.runs import RunService, fold_log, grading_options
+from wopeval.service.runs import RunPlan, RunService, fold_log, grading_options
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 async def resume_run(
@@ -26,9 +31,9 @@ async def resume_run(
     registry: Registry,
     judge: Judge | None,
     on_signal: Callable[[RunHandle], Coroutine[Any, Any, None]],
-) -> tuple[str, AgentEvalSuite, EvalSummary | None, RunDetail | None]:
-    """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards. ``on_signal``
-    is ``wopeval run``'s own Ctrl-C / SIGTERM handling."""
+) -> tuple[str, AgentEvalSuite, EvalSummary | None, RunDetail | None, bool]:
+    """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards (and whether a
+    SIGTERM interrupted it). ``on_signal`` is ``wopeval run``'s own Ctrl-C / SIGTERM handling."""
 
     async with opened_store(store_url, must_exist=True) as store, holding_runs(store):
         service = RunService(store, registry, judge)
@@ -45,7 +50,52 @@ async def resume_run(
             group.cancel_scope.cancel()
         suite = parse_suite(record.suite_document, source=f"run {run_id}")
         if summary is None:
-            return run_id, suite, None, None
+            return run_id, suite, None, None, handle.interrupted
         options = grading_options(record.run_request)
         detail = await fold_log(store, run_id, lambda log: run_detail(suite, log, options))
-        return run_id, suite, summary, detail
+        return run_id, suite, summary, detail, False
+
+
+async def continue_shard(
+    service: RunService,
+    plan: RunPlan,
+    progress: Progress | None,
+    view: ProgressFn,
+    on_signal: Callable[[RunHandle], Coroutine[Any, Any, None]],
+) -> tuple[str, EvalSummary | None, RunDetail | None, bool] | None:
+    """``wopeval run --shard i/N`` again after its run was interrupted (a retried pod): that
+    run is finished, not a second one started; None when the group has no unfinished run of
+    this shard. What ``wopeval run`` reports: its id, summary, detail, and whether a SIGTERM
+    interrupted it again."""
+    from wopeval.service.shards import ShardMismatch, unfinished_shard
+
+    shard = plan.shard
+    assert shard is not None
+    try:
+        run_id = await unfinished_shard(service.store, plan)
+    except ShardMismatch as exc:
+        fail_input(f"--shard: {exc}")
+    if run_id is None:
+        return None
+    try:
+        prepared = await service.prepare_resume(run_id)
+    except UserError as exc:
+        fail_input(f"--shard: {exc}")
+    typer.echo(
+        f"continuing run {run_id} (shard {shard.index}/{shard.count} of group {shard.group}), "
+        "which was left unfinished",
+        err=True,
+    )
+    handle = RunHandle(run_id)
+    with progress if progress is not None else nullcontext():
+        async with anyio.create_task_group() as group:
+            group.start_soon(on_signal, handle)
+            record, summary = await service.resume(
+                run_id, handle=handle, progress=view, prepared=prepared
+            )
+            group.cancel_scope.cancel()
+    if summary is None:
+        return run_id, None, None, handle.interrupted
+    options = grading_options(record.run_request)
+    detail = await fold_log(service.store, run_id, lambda log: run_detail(plan.suite, log, options))
+    return run_id, summary, detail, False

@@ -256,7 +256,7 @@ def run(
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
         with user_output_to_stderr():  # an agent's print() never corrupts --json
-            run_id, summary, detail = anyio.run(
+            run_id, summary, detail, interrupted = anyio.run(
                 _execute,
                 store,
                 suite,
@@ -274,6 +274,8 @@ def run(
             from wopeval.engine.distributed import shutdown_ray
 
             shutdown_ray()
+    if summary is None:
+        _stopped(run_id, interrupted, store, as_json)
     if sharded is not None:
         from wopeval.cli.merge_cmd import report_shard, shard_of
 
@@ -314,9 +316,11 @@ def _resume(
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
     with user_output_to_stderr():
-        _, suite, summary, detail = anyio.run(
+        _, suite, summary, detail, interrupted = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal
         )
+    if summary is None:
+        _stopped(run_id, interrupted, store, as_json)
     from wopeval.cli.merge_cmd import report_shard, shard_of
 
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
@@ -368,7 +372,7 @@ async def _execute(
     show_progress: bool,
     mcp_specs: list[tuple[str, list[str]]],
     sharded: ShardOption | None = None,
-) -> tuple[str, EvalSummary | None, RunDetail | None]:
+) -> tuple[str, EvalSummary | None, RunDetail | None, bool]:
     async with AsyncExitStack() as stack:
         if mcp_specs:
             from wopeval.engine.mcp_tools import mcp_live_tools
@@ -388,28 +392,56 @@ async def _execute(
             plan = await service.plan(suite, agent_id, settings)
         except UserError as exc:
             fail_input(str(exc).replace("baselineRunId:", "--baseline:", 1))
-        if sharded is not None:
-            from wopeval.cli.merge_cmd import shard_plan
-
-            plan = shard_plan(plan, sharded)
-        record = await service.create(plan)
         progress = _progress(show_progress)
         view = _ProgressView(progress, total)
+        if sharded is not None:
+            from wopeval.cli.merge_cmd import shard_plan
+            from wopeval.cli.resume_cmd import continue_shard
+
+            plan = shard_plan(plan, sharded)
+            continued = await continue_shard(service, plan, progress, view, _cancel_on_signal)
+            if continued is not None:  # the group's unfinished run of this shard, finished
+                return continued
+        record = await service.create(plan)
         handle = RunHandle(record.run_id)
         with progress if progress is not None else nullcontext():
             async with anyio.create_task_group() as group:
                 group.start_soon(_cancel_on_signal, handle)
                 summary, detail = await service.execute_detailed(plan, handle, progress=view)
                 group.cancel_scope.cancel()  # stop listening for signals
-        return record.run_id, summary, detail
+        return record.run_id, summary, detail, handle.interrupted
 
 
 async def _cancel_on_signal(handle: RunHandle) -> None:
-    """Ctrl-C / SIGTERM cancel the run cleanly: brackets closed, ``run.cancelled`` recorded."""
+    """Ctrl-C cancels the run cleanly: brackets closed, ``run.cancelled`` recorded. SIGTERM
+    (what Kubernetes, systemd, Slurm and CI time-outs send) interrupts it: brackets closed but
+    no terminal event, and its claim released, so ``wopeval run --resume`` (or the same
+    ``--shard`` command again) finishes it, each trial scored once."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for _ in signals:
+        async for received in signals:
+            if received == signal.SIGTERM:
+                handle.interrupt()
             handle.cancel()
             return
+
+
+def _stopped(run_id: str, interrupted: bool, store: str | None, as_json: bool) -> NoReturn:
+    """A run stopped by a signal: cancelled (Ctrl-C), or interrupted (SIGTERM) and resumable."""
+    if not interrupted:
+        if as_json:
+            typer.echo(json.dumps({"runId": run_id, "status": "cancelled"}))
+        typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
+        raise typer.Exit(EXIT_FAILED)
+    where = f" --store {store}" if store else ""
+    resume = f"wopeval run --resume {run_id}{where}"
+    if as_json:
+        typer.echo(json.dumps({"runId": run_id, "status": "interrupted", "resume": resume}))
+    typer.echo(
+        f"run {run_id} was interrupted (SIGTERM); what it recorded is kept. Finish it with:\n"
+        f"  {resume}",
+        err=True,
+    )
+    raise typer.Exit(EXIT_FAILED)
 
 
 def _report(

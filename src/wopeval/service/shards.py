@@ -355,6 +355,39 @@ async def merge_shards(
     return Merged(final, summary, slots, missing, partial)
 
 
+async def unfinished_shard(store: EventStore, plan: RunPlan) -> str | None:
+    """The run of ``plan``'s shard that its group left unfinished in ``store`` (a pod killed
+    or sent SIGTERM, then retried with the same command), to continue rather than start a
+    second copy that ``merge`` would refuse; None when there is none. An unfinished copy that
+    ran another suite, agent or settings is refused (:class:`ShardMismatch`), naming it."""
+    shard = plan.shard
+    assert shard is not None
+    request = plan.request()
+    digest = suite_digest(suite_to_document(plan.suite))
+    settings = settings_of_request(request)
+    for run_id, stored in await store.group_members(shard.group):
+        found = RunRequest.model_validate(stored)
+        if found.shard is None or found.shard.index != shard.index:
+            continue
+        record = await store.get_run(run_id)
+        if record is None or record.terminal:
+            continue
+        other = settings_of_request(found)
+        if (
+            found.shard.count != shard.count
+            or record.agent_id != plan.agent_id
+            or suite_digest(record.suite_document) != digest
+            or any(other[name] != settings[name] for name in SETTINGS_FIELDS)
+        ):
+            raise ShardMismatch(
+                f"shard {shard.index} of group {shard.group!r} was left unfinished by run "
+                f"{run_id}, with another suite, agent or settings: finish it (wopeval run "
+                "--resume RUN) or give this run another --group"
+            )
+        return run_id
+    return None
+
+
 def plan_shard(plan: RunPlan, index: int, count: int, group: str | None = None) -> RunPlan:
     """The plan of shard ``index`` of ``count`` (0-based) of ``plan``: it runs only its slice.
     Without ``group``, the group is derived from the suite digest, the shared settings and N
