@@ -31,8 +31,13 @@ def _suite(path: Path, output: str = "ok") -> Path:
         "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}},
         "fixtures": fixture,
     }
-    doc = {"suiteId": "core.test.evals.retry", "version": "1.0.0", "modes": ["golden"],
-           "trials": {"count": 6}, "tasks": [{"taskId": f"t{i}", **task} for i in range(4)]}  # fmt: skip
+    doc = {
+        "suiteId": "core.test.evals.retry",
+        "version": "1.0.0",
+        "modes": ["golden"],
+        "trials": {"count": 6},
+        "tasks": [{"taskId": f"t{i}", **task} for i in range(4)],
+    }
     path.write_text(json.dumps(doc))
     return path
 
@@ -66,8 +71,10 @@ def test_a_retried_shard_continues_its_interrupted_run(tmp_path: Path) -> None:
     first = _wopeval(_command(suite, "0/2", store))
     assert first.returncode == 0, first.stderr
     done = json.loads(first.stdout)["runId"]
-    pod = subprocess.Popen(_command(suite, "1/2", store), cwd=ROOT, env=ENV,
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    pod = subprocess.Popen(
+        _command(suite, "1/2", store), cwd=ROOT, env=ENV,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # until the pod has recorded a few trials
         counts = anyio.run(_progress, store)
