@@ -88,6 +88,9 @@ def import_otlp(
         imported = import_spans(
             suite, source, target_agent_id=target, mapping=_mapping(mapping or [])
         )
+    if not imported.spans:
+        shown.stop()
+        fail_input(f"{path}: no spans in it (no resourceSpans)", title="unreadable traces")
     _warn(imported.unattributed, imported.unknown_tasks)
     with ExitStack() as stack:
         stack.callback(shown.stop)

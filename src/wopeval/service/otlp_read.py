@@ -152,10 +152,23 @@ class OtlpInput:
         self._whole: bool | None = None  # one document (decided on the first pass)
 
     def units(self) -> Iterator[list[OtlpSpan]]:
-        if self._protobuf is None:
-            self._protobuf = self._first_byte() not in (b"{", b"[")
+        sniffed = self._protobuf is None
+        if sniffed:
+            first = self._first_byte()
+            if not first:
+                raise OtlpError("no spans: the input is empty")
+            self._protobuf = first not in (b"{", b"[")
         if self._protobuf:
-            yield list(spans_of(_from_protobuf(self._read())))
+            data = self._read()
+            try:
+                yield list(spans_of(_from_protobuf(data)))
+            except OtlpError as exc:
+                if sniffed and _looks_like_text(data):
+                    raise OtlpError(
+                        f"neither OTLP/JSON (its first line does not start with {{ or [) nor "
+                        f"OTLP protobuf: {_first_line(data)!r}"
+                    ) from exc
+                raise
             return
         if not self._whole:
             with self._open() as lines:
@@ -191,6 +204,21 @@ class OtlpInput:
                 if stripped := chunk.lstrip():
                     return stripped[:1]
         return b""
+
+
+def _looks_like_text(data: bytes) -> bool:
+    """UTF-8 without control characters other than white space: not protobuf's bytes."""
+    head = data[:4096]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(ch.isprintable() or ch in "\t\r\n" for ch in text)
+
+
+def _first_line(data: bytes) -> str:
+    line = data.lstrip().split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    return line if len(line) <= 60 else line[:57] + "..."
 
 
 class OtlpFile(OtlpInput):
@@ -242,6 +270,6 @@ def _line_units(lines: Iterable[str]) -> Iterator[list[OtlpSpan]]:
                 doc = json.loads(line)
             except json.JSONDecodeError as exc:
                 error = _FirstLineNotJson if first else OtlpError
-                raise error(f"line {number}: not JSON ({exc.msg})") from exc
+                raise error(f"line {number}: not JSON ({exc.msg}, column {exc.colno})") from exc
             first = False
             yield list(_spans_of_docs([doc]))

@@ -395,6 +395,7 @@ class Imported:
     unattributed: int  # trials with no task id (no attribute, no mapping)
     unknown_tasks: list[str]  # task ids the suite does not have
     rejected_spans: int  # spans in no graded trial
+    spans: int = 0  # every span read
 
 
 def import_spans(
@@ -421,4 +422,5 @@ def import_spans(
         unattributed=sum(1 for t in trials if t.task_id is None),
         unknown_tasks=unknown,
         rejected_spans=planned.span_count - graded,
+        spans=planned.span_count,
     )
