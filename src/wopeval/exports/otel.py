@@ -59,6 +59,7 @@ from wopeval.wire.events import (
     X_TRIAL_INDEX,
     RunEvent,
 )
+from wopeval.wire.vocab import OTEL_SUPERSEDED
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 # Spans (or log records) per OTLP/JSON line of a streamed export.
@@ -101,6 +102,7 @@ class _Exporter:
         self.trials: dict[str, Span] = {}  # open trial spans, by their root event id
         self.tools: dict[str, Span] = {}
         self.invocations: dict[str, str] = {}
+        self.attempts: dict[tuple[str, int], str] = {}  # unscored trial spans, by (task, index)
         self.on_result = on_result  # (timestamp, attributes, the span the event is in)
 
     def run(self, events: Iterable[RunEvent]) -> None:
@@ -131,6 +133,9 @@ class _Exporter:
         at = _ns(event.timestamp)
         parent = self.trials.get(event.causationId or "")
         if event.type == INVOCATION_STARTED and X_TASK_ID in payload:
+            key = (str(payload[X_TASK_ID]), int(payload.get(X_TRIAL_INDEX, 0)))
+            self._supersede(self.attempts.get(key), at)
+            self.attempts[key] = event.eventId
             span = self.tracer.start_span(
                 f"invoke_agent {payload['agentId']}",
                 context=context,
@@ -172,6 +177,21 @@ class _Exporter:
                 parent.end(end_time=at)  # a trial span covers its run and its scoring
                 del self.trials[event.causationId]  # written; later events of it are ignored
                 self.invocations.pop(event.causationId, None)
+                self.attempts.pop(
+                    (str(payload.get("taskId")), payload.get("trialIndex") or 0), None
+                )
+
+    def _supersede(self, root_event_id: str | None, at: int) -> None:
+        """An attempt left unscored (a run interrupted, then resumed: the trial ran again)
+        ends where the next one starts, marked so that ``import-otlp`` does not count it as a
+        second claim on its trial (as grading ignores it in the log)."""
+        span = self.trials.pop(root_event_id, None) if root_event_id is not None else None
+        if span is None:
+            return
+        span.set_attribute(OTEL_SUPERSEDED, True)
+        span.set_status(Status(StatusCode.ERROR, "superseded: the run was resumed"))
+        span.end(end_time=at)
+        self.invocations.pop(root_event_id or "", None)
 
     def _returned(self, payload: dict[str, Any], at: int) -> None:
         tool = self.tools.pop(str(payload.get("callId")), None)

@@ -67,6 +67,7 @@ from wopeval.wire.events import (
     ToolReturned,
     TrialFailed,
 )
+from wopeval.wire.vocab import OTEL_SUPERSEDED
 
 Kind = Literal["agent", "tool", "model", "other"]
 IMPORTED_RUN = "imported/otlp"
@@ -87,8 +88,12 @@ __all__ = [
 
 
 def classify(span: OtlpSpan) -> Kind:
-    """Which dialect role a span plays (see the module table)."""
+    """Which dialect role a span plays (see the module table). An attempt wopeval's export
+    marks superseded (a resumed run ran the trial again) is no agent: no trial is read from it.
+    """
     attrs = span.attributes
+    if attrs.get(OTEL_SUPERSEDED) is True:
+        return "other"
     operation = attrs.get("gen_ai.operation.name")
     kind = str(attrs.get("openinference.span.kind", "")).upper()
     name = span.name
