@@ -332,7 +332,8 @@ def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str) 
         missing = sorted(set(trial.missing_args))
         message = (
             f"unscored: the trace carries no arguments for {', '.join(missing)}"
-            " (argument capture is off in this instrumentation), and this task compares "
+            " (wopeval's own export never does; an instrumentation only with content capture"
+            " on), and this task compares "
             "arguments (argsMatch is not ignore); it is never passed on tool names alone"
         )
         failed = TrialFailed(
