@@ -39,7 +39,6 @@ def _no_traceback(code: int, out: str, needle: str) -> None:
     ("store", "needle"),
     [
         ("mysql://u@h/db", "--store"),
-        ("postgresql://nobody@127.0.0.1:1/x", "--store"),
         ("/etc/passwd", "--store"),
     ],
 )
@@ -198,3 +197,17 @@ def test_sigterm_interrupts_the_run_and_leaves_it_resumable(tmp_path: Path) -> N
     _, types = _events_of(store)
     assert types.count("eval.scored") == 1
     assert types[-1] == "run.completed"
+
+
+def test_an_unreachable_store_server_is_a_store_error_not_bad_input() -> None:
+    """Exit 3 (a run or store error, as the README says), naming the store: the URL may be
+    right and the server down; a database that does not exist is the caller's input (2)."""
+    from tests.host.helpers import free_port
+
+    store = f"postgresql://postgres@127.0.0.1:{free_port()}/test"
+    for args in (("runs", "--store", store), ("run", QUICKSTART, "--store", store)):
+        code, out = _run(*args)
+        assert code == 3, out
+        assert "store error" in out
+        assert "cannot reach the event store" in " ".join(out.split())
+        assert "Traceback" not in out

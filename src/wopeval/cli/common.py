@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -70,7 +71,14 @@ async def opened_store(url: str | None, *, must_exist: bool = False) -> AsyncIte
         store = await EventStore.open(url)
     except Exception as exc:  # any failure to open is the caller's --store, at this boundary
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
-        fail_input(f"--store: cannot open the event store {url or '(default)'}: {reason}")
+        where = url or "(default)"
+        if isinstance(exc, ConnectionError | TimeoutError | socket.gaierror):
+            _fail(
+                f"--store: cannot reach the event store {where}: {reason}",
+                "store error",
+                EXIT_RUN_ERROR,
+            )  # fmt: skip (the server is down or away: not the input)
+        fail_input(f"--store: cannot open the event store {where}: {reason}")
     try:
         yield store
     finally:
@@ -97,9 +105,13 @@ def report_error(error: WopevalError) -> None:
 
 def fail_input(message: str, *, title: str = "bad input") -> NoReturn:
     """Report the caller's mistake on stderr and exit 2."""
+    _fail(message, title, EXIT_BAD_INPUT)
+
+
+def _fail(message: str, title: str, code: int) -> NoReturn:
     from rich.console import Console
 
     console = Console(stderr=True)
     console.print(f"[bold red]{title}[/]", highlight=False)
     console.print(message, highlight=False, markup=False, soft_wrap=True)  # one line each
-    raise typer.Exit(EXIT_BAD_INPUT)
+    raise typer.Exit(code)

@@ -91,7 +91,8 @@ def _url(sock: socket.socket) -> str:
 
 
 def _check_store(url: str | None) -> None:
-    """Open the store once (applying migrations) and close it: every failure is exit 2."""
+    """Open the store once (applying migrations) and close it: a failure is exit 2 (the
+    ``--store`` given), or 3 when its server cannot be reached."""
 
     async def probe() -> None:
         async with opened_store(url):
