@@ -86,6 +86,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: it wraps at 80 columns, never truncates
 )
 
 

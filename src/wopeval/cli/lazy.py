@@ -56,7 +56,7 @@ class LazyGroup(TyperGroup):
 
 def load_commands(module: str) -> dict[str, _click.Command]:
     """Import a command module and return the click commands its ``register`` adds."""
-    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     importlib.import_module(module).register(sub)
     return dict(typer.main.get_group(sub).commands)
 

@@ -100,6 +100,7 @@ def show(
 ) -> None:
     """Print one stored run: status, summary and (with --events) its event log.
 
+    \f
     The log is read in pages: the detail is folded in one pass (``run_detail``), the events
     are printed page by page; no more than a page of events is held at once.
     """
