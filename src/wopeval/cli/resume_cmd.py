@@ -12,11 +12,13 @@ import typer
 from wopeval.cli.common import fail_input, opened_store
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
+from wopeval.engine.resume import ResumeState
 from wopeval.engine.run import ProgressFn, RunHandle
 from wopeval.errors import RunNotFound, UserError
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.service.leases import holding_runs
 from wopeval.service.runs import RunPlan, RunService, fold_log, grading_options
+from wopeval.service.slices import shard_state
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
@@ -31,9 +33,12 @@ async def resume_run(
     registry: Registry,
     judge: Judge | None,
     on_signal: Callable[[RunHandle], Coroutine[Any, Any, None]],
+    show_progress: bool = False,
 ) -> tuple[str, AgentEvalSuite, EvalSummary | None, RunDetail | None, bool]:
     """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards (and whether a
-    SIGTERM interrupted it). ``on_signal`` is ``wopeval run``'s own Ctrl-C / SIGTERM handling."""
+    SIGTERM interrupted it). ``on_signal`` is ``wopeval run``'s own Ctrl-C / SIGTERM handling;
+    on a terminal, what the log kept is said and the trials left are shown as a bar."""
+    from wopeval.cli.run_cmds import ProgressView, progress_bar
 
     async with opened_store(store_url, must_exist=True) as store, holding_runs(store):
         service = RunService(store, registry, judge)
@@ -44,10 +49,16 @@ async def resume_run(
             fail_input(f"--resume: run {run_id!r} is not in the store")
         except UserError as exc:
             fail_input(f"--resume: {exc}")
-        async with anyio.create_task_group() as group:
-            group.start_soon(on_signal, handle)
-            record, summary = await service.resume(run_id, handle=handle, prepared=resuming)
-            group.cancel_scope.cancel()
+        progress = progress_bar(show_progress)
+        left = _announce(run_id, resuming[1], resuming[2]) if progress is not None else 0
+        view = ProgressView(progress, left)
+        with progress if progress is not None else nullcontext():
+            async with anyio.create_task_group() as group:
+                group.start_soon(on_signal, handle)
+                record, summary = await service.resume(
+                    run_id, handle=handle, progress=view, prepared=resuming
+                )
+                group.cancel_scope.cancel()
         suite = parse_suite(record.suite_document, source=f"run {run_id}")
         if summary is None:
             return run_id, suite, None, None, handle.interrupted
@@ -99,3 +110,20 @@ async def continue_shard(
     options = grading_options(record.run_request)
     detail = await fold_log(service.store, run_id, lambda log: run_detail(plan.suite, log, options))
     return run_id, summary, detail, False
+
+
+def _announce(run_id: str, plan: RunPlan, state: ResumeState) -> int:
+    """Say what the log kept and what is left to run (stderr); how many trials are left."""
+    pending = state if plan.shard is None else shard_state(plan.shard, state)
+    left = sum(1 for _ in pending.pending(plan.suite))
+    interrupted = (
+        f", {len(state.interrupted)} recorded as interrupted (they may have touched a live tool)"
+        if state.interrupted
+        else ""
+    )
+    typer.echo(
+        f"resuming run {run_id}: {len(state.scored)} trial(s) scored already{interrupted}; "
+        f"{left} to run",
+        err=True,
+    )
+    return left

@@ -79,7 +79,7 @@ def _choose_agent(
     return chosen
 
 
-class _ProgressView:
+class ProgressView:
     """A progress bar: trials done / total and the pass rate so far."""
 
     def __init__(self, progress: Progress | None, total: int) -> None:
@@ -96,7 +96,7 @@ class _ProgressView:
             self.progress.update(self.task, advance=1, rate=rate)
 
 
-def _progress(enabled: bool) -> Progress | None:
+def progress_bar(enabled: bool) -> Progress | None:
     if not enabled:
         return None
     from rich.console import Console
@@ -316,8 +316,9 @@ def _resume(
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
     with user_output_to_stderr():
+        show_progress = not as_json and sys.stderr.isatty()
         _, suite, summary, detail, interrupted = anyio.run(
-            resume_run, store, run_id, registry, judge_obj, _cancel_on_signal
+            resume_run, store, run_id, registry, judge_obj, _cancel_on_signal, show_progress
         )
     if summary is None:
         _stopped(run_id, interrupted, store, as_json)
@@ -392,8 +393,8 @@ async def _execute(
             plan = await service.plan(suite, agent_id, settings)
         except UserError as exc:
             fail_input(str(exc).replace("baselineRunId:", "--baseline:", 1))
-        progress = _progress(show_progress)
-        view = _ProgressView(progress, total)
+        progress = progress_bar(show_progress)
+        view = ProgressView(progress, total)
         if sharded is not None:
             from wopeval.cli.merge_cmd import shard_plan
             from wopeval.cli.resume_cmd import continue_shard
@@ -403,6 +404,8 @@ async def _execute(
             if continued is not None:  # the group's unfinished run of this shard, finished
                 return continued
         record = await service.create(plan)
+        if progress is not None:  # on a terminal: the id to resume it by, should it be stopped
+            typer.echo(f"run {record.run_id}: {total} trial(s)", err=True)
         handle = RunHandle(record.run_id)
         with progress if progress is not None else nullcontext():
             async with anyio.create_task_group() as group:
