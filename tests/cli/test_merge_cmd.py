@@ -150,3 +150,37 @@ def test_resume_of_a_shard_runs_its_slice_and_reports_as_a_shard(tmp_path: Path)
     code, out = _run("merge", "--group", group, "--store", store, "--json")
     assert code in (0, 1)
     assert json.loads(out)["missingTrials"] == 0
+
+
+def test_merge_refuses_an_exclude_that_is_no_shard_of_the_group(tmp_path: Path) -> None:
+    """A mistyped ``--exclude`` left nothing out without a word; it is bad input now."""
+    store = str(tmp_path / "s.db")
+    base = ["run", str(QUICKSTART), "--group", "ex", "--store", store, "--json"]
+    for shard in ("0/2", "1/2"):
+        assert _run(*base, "--shard", shard)[0] == 0
+    code, out = _run("merge", "--group", "ex", "--store", store, "--exclude", "local/bogus")
+    assert code == 2
+    assert "exclude: local/bogus is no shard run of group 'ex'" in " ".join(out.split())
+
+
+def test_a_shard_with_no_trial_warns(tmp_path: Path) -> None:
+    """More shards than planned trials (15 here): the empty ones say so, and still exit 0."""
+    store = str(tmp_path / "s.db")
+    result = CliRunner().invoke(app, ["run", str(QUICKSTART), "--shard", "20/30", "--group",
+                                      "wide", "--store", store, "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "--shard 20/30 holds no trial (the suite plans 15" in " ".join(result.output.split())
+
+
+def test_a_suite_mismatch_names_both_suites(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    changed = tmp_path / "changed.json"
+    suite = load_suite(QUICKSTART)
+    doc = suite.model_dump(mode="json", exclude_unset=True)
+    changed.write_text(json.dumps({**doc, "version": "9.9.9"}))
+    assert _run("run", str(QUICKSTART), "--group", "mm", "--shard", "0/2", "--store", store)[0] == 0
+    assert _run("run", str(changed), "--group", "mm", "--shard", "1/2", "--store", store)[0] == 0
+    code, out = _run("merge", "--group", "mm", "--store", store)
+    assert code == 2
+    said = " ".join(out.split())
+    assert f"{suite.suiteId}@9.9.9 vs {suite.suiteId}@{suite.version}" in said

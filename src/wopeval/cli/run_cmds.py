@@ -252,6 +252,13 @@ def run(
         from wopeval.cli.merge_cmd import shard_total
 
         total = shard_total(suite, sharded)
+        if total == 0:
+            planned = len(suite.tasks) * suite.trial_plan.effective_count
+            typer.echo(
+                f"warning: --shard {shard} holds no trial (the suite plans {planned}, fewer "
+                "than the shards): it records an empty run",
+                err=True,
+            )
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:

@@ -130,17 +130,27 @@ async def find_shards(
     """Every shard run of ``group`` in ``stores`` (the same store listed twice counts once)."""
     found: list[ShardRun] = []
     seen: set[int] = set()
+    left_out: set[str] = set()
     for store in stores:
         if id(store) in seen:
             continue
         seen.add(id(store))
         for run_id, stored in await store.group_members(group):
             request = RunRequest.model_validate(stored)
-            if request.shard is None or run_id in exclude:
-                continue  # a merged run of the group, or left out by the caller
+            if request.shard is None:
+                continue  # a merged run of the group
+            if run_id in exclude:
+                left_out.add(run_id)  # left out by the caller
+                continue
             record = await store.get_run(run_id)
             status = record.status if record is not None else "missing"
             found.append(ShardRun(store, run_id, request.shard, request, status))
+    unknown = [run_id for run_id in exclude if run_id not in left_out]
+    if unknown:
+        raise UserError(
+            f"exclude: {', '.join(unknown)} is no shard run of group {group!r} in the given "
+            "stores (nothing was left out)"
+        )
     return sorted(found, key=lambda s: (s.shard.index, s.run_id))
 
 
@@ -199,7 +209,9 @@ async def _check_same(shards: list[ShardRun]) -> tuple[RunRecord, AgentEvalSuite
         if digest != ref_digest:
             raise ShardMismatch(
                 f"{shard.name}: its suite differs from {reference.name}'s "
-                f"(suite digest {digest[:12]}… ≠ {ref_digest[:12]}…)"
+                f"({record.suite_id}@{record.suite_version} vs "
+                f"{ref_record.suite_id}@{ref_record.suite_version}; "
+                f"suite digest {digest[:12]}… ≠ {ref_digest[:12]}…)"
             )
         settings = settings_of_request(shard.request)
         for name in SETTINGS_FIELDS:
