@@ -234,4 +234,9 @@ async def test_the_engine_logs_failures_with_run_task_and_trial_ids(
     record = raised[0]
     assert (getattr(record, "runId", None), getattr(record, "taskId", None)) == (ran.run_id, "t")
     assert getattr(record, "trialIndex", None) == 0
-    assert "ValueError: bad input shape" in record.getMessage()
+    assert "raised ValueError" in record.getMessage()
+    # Content-free (invariant 3): the message and the reasons stay in the run's log, never in
+    # the process's (a host's log is its operator's, not the tenant's).
+    assert "bad input shape" not in caplog.text
+    failed = [r for r in caplog.records if ": failed (" in r.getMessage()]
+    assert failed, caplog.text

@@ -348,7 +348,10 @@ async def _invoke(
             await trial.emit(cancelled)
         raise
     except Exception as exc:
-        trial.log.warning("%s: the agent raised %s: %s", trial.ids, type(exc).__name__, exc)
+        # The exception's type only: its message is the tenant's content (invariant 3), kept
+        # in the run's log (the trial's reason), never in the process's log (a host's is the
+        # operator's).
+        trial.log.warning("%s: the agent raised %s", trial.ids, type(exc).__name__)
         return "agent-error", _failure_of(exc)
     try:
         decision = _jsonable(output)
@@ -440,7 +443,7 @@ async def _record_reason(
         trial.task, view, verdict, target_agent_id=env.agent_id, grader_error=grader_error
     )
     if reason is not None:
-        trial.log.info("%s: failed: %s", trial.ids, reason.message)
+        trial.log.info("%s: failed (%s)", trial.ids, reason.kind)  # its message: content
         await trial.record(reason)
 
 
