@@ -59,7 +59,7 @@ from wopeval.wire.events import (
     X_TRIAL_INDEX,
     RunEvent,
 )
-from wopeval.wire.vocab import OTEL_SUPERSEDED
+from wopeval.wire.vocab import OTEL_COST_USD, OTEL_MODEL_CALLS, OTEL_SUPERSEDED
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 # Spans (or log records) per OTLP/JSON line of a streamed export.
@@ -212,6 +212,10 @@ def _add_usage(span: Span, payload: dict[str, Any]) -> None:
         ("gen_ai.usage.output_tokens", "outputTokens"),
     ):
         span.set_attribute(key, int(attrs.get(key, 0)) + int(payload.get(field, 0)))
+    span.set_attribute(OTEL_MODEL_CALLS, int(attrs.get(OTEL_MODEL_CALLS, 0)) + 1)
+    cost = payload.get("costEstimateUsd")
+    if cost is not None:
+        span.set_attribute(OTEL_COST_USD, float(attrs.get(OTEL_COST_USD, 0.0)) + float(cost))
 
 
 def export_run(

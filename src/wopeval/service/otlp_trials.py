@@ -33,6 +33,7 @@ span without arguments is recorded with no ``inputs`` and marked. A task that co
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -67,7 +68,7 @@ from wopeval.wire.events import (
     ToolReturned,
     TrialFailed,
 )
-from wopeval.wire.vocab import OTEL_SUPERSEDED
+from wopeval.wire.vocab import OTEL_COST_USD, OTEL_MODEL_CALLS, OTEL_SUPERSEDED
 
 Kind = Literal["agent", "tool", "model", "other"]
 IMPORTED_RUN = "imported/otlp"
@@ -236,12 +237,17 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
         ),
         start,
     )
+    models = 0
     for span in trial.spans:
         kind = classify(span)
         if kind == "tool":
             _emit_tool(log, trial, span, target, root)
         elif kind == "model":
             log.add(_usage(span), span.end_ns, root)
+            models += 1
+    if not models and trial.root is not None:  # the usage added up on the agent span instead
+        for usage in _agent_usage(trial.root):
+            log.add(usage, trial.root.end_ns, root)
     found, output = _first(
         trial.root.attributes if trial.root else {}, ("final_result", "output.value")
     )
@@ -290,6 +296,21 @@ def _delegate(trial: ImportedTrial, span: OtlpSpan, target: str) -> str:
     return target
 
 
+def _agent_usage(span: OtlpSpan) -> list[ProviderUsage]:
+    """The model usage an agent span adds up (``gen_ai.usage.*``; wopeval's export also says
+    how many calls and their cost): the first call carries the totals, the others zeros, so
+    the trial's tokens, cost and model calls read back as they were recorded."""
+    attrs = span.attributes
+    usage_keys = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", OTEL_COST_USD)
+    if not any(key in attrs for key in usage_keys):
+        return []
+    first = _usage(span)
+    calls = attrs.get(OTEL_MODEL_CALLS)
+    count = calls if isinstance(calls, int) and 0 < calls <= 10_000 else 1
+    rest = first.model_copy(update={"inputTokens": 0, "outputTokens": 0, "costEstimateUsd": None})
+    return [first, *[rest] * (count - 1)]
+
+
 def _usage(span: OtlpSpan) -> ProviderUsage:
     attrs = span.attributes
     inputs = attrs.get("gen_ai.usage.input_tokens", attrs.get("llm.token_count.prompt", 0))
@@ -297,12 +318,18 @@ def _usage(span: OtlpSpan) -> ProviderUsage:
     provider = attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system") or "unknown"
     model = attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
     model = model or attrs.get("llm.model_name") or "unknown"
+    cost = attrs.get(OTEL_COST_USD)
     return ProviderUsage(
         provider=str(provider),
         model=str(model),
         inputTokens=int(inputs or 0),
         outputTokens=int(outputs or 0),
+        costEstimateUsd=float(cost) if cost is not None and _cost(cost) else None,
     )
+
+
+def _cost(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value >= 0
 
 
 def compares_args(task: Task) -> bool:

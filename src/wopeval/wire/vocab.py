@@ -91,3 +91,7 @@ class Closed(BaseModel):
 # The OTLP export's mark on a trial attempt that a resumed run superseded (it ran again):
 # ``import-otlp`` reads no trial from it, as grading ignores that attempt in the log.
 OTEL_SUPERSEDED = "openwop.eval.superseded"
+# What the OTLP export adds up on a trial's agent span beside ``gen_ai.usage.*`` (which has no
+# cost): the trial's model calls and their estimated cost; ``import-otlp`` reads them back.
+OTEL_MODEL_CALLS = "openwop.usage.model_calls"
+OTEL_COST_USD = "openwop.usage.cost_usd"
