@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 
 import anyio
@@ -71,3 +73,29 @@ def test_run_resume_refuses_the_options_it_would_ignore(tmp_path: Path) -> None:
     code, out = _run("run", "--resume", run_id, "--store", store, "--json")  # as it was
     assert code in (0, 1)
     assert json.loads(out)["runId"] == run_id
+
+
+async def _held_run(store_url: str) -> str:
+    """An unfinished run claimed by this live process (as a ``wopeval run`` executing it)."""
+    async with await EventStore.open(store_url) as store:
+        store.claim_runs(f"{socket.gethostname()[:64]}:{os.getpid()}:0badcafe")
+        suite = load_suite(QUICKSTART)
+        service = RunService(store, Registry())
+        plan = await service.plan(suite, suite.targetAgentId or "", RunSettings())
+        record = await service.create(plan)
+        await store.set_status(record.run_id, "running")
+        return record.run_id
+
+
+def test_show_says_whether_an_unfinished_run_is_being_executed(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    left = anyio.run(_created_not_executed, store)
+    code, out = _run("show", left, "--store", store)
+    assert code == 0, out
+    assert f"no process is executing it: finish it with wopeval run --resume {left}" in (
+        " ".join(out.split())
+    )
+    held = anyio.run(_held_run, store)
+    code, out = _run("show", held, "--store", store)
+    assert f":{os.getpid()}:0badcafe" in out
+    assert "being executed by" in out

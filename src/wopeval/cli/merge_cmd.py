@@ -71,6 +71,7 @@ def report_shard(
     summary: EvalSummary | None,
     suite: AgentEvalSuite,
     as_json: bool,
+    store: str | None = None,
 ) -> None:
     """A shard's report: what it recorded and how to merge; exit 0 once its slice is recorded."""
     if summary is None:
@@ -87,10 +88,11 @@ def report_shard(
         }
         typer.echo(json.dumps(doc))
     else:
+        here = store or "STORE"
         typer.echo(
             f"shard {shard.index}/{shard.count} of group {shard.group}: run {run_id} recorded "
-            f"its {trials} trial(s). When every shard is done, grade the group as one run:\n"
-            f"  wopeval merge --group {shard.group} --store STORE [--store STORE …]"
+            f"its {trials} trial(s).\nWhen every shard is done, grade the group as one run:\n"
+            f"  wopeval merge --group {shard.group} --store {here} [--store OTHER …]"
         )
     raise typer.Exit(EXIT_OK)
 

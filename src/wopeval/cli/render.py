@@ -142,18 +142,34 @@ def print_summary(
     print_detail(console, detail)
 
 
-def runs_lines(runs: Sequence[RunRecord]) -> list[str]:
-    """One line per run, run id first and whole (it is what users copy); no table to squeeze."""
+def runs_lines(runs: Sequence[RunRecord], width: int = 80) -> list[str]:
+    """One line per run, run id first and whole (it is what users copy); no table to squeeze.
+    The suite (and a shard's or merged run's group) ends the line, or, when the line would be
+    wider than ``width``, goes on the next one, indented."""
     widest = max((len(run.run_id) for run in runs), default=3)
-    lines = [f"{'run':<{widest}}  result  score  {'status':<10} created              suite"]
+    header = f"{'run':<{widest}}  result  score  {'status':<10} created"
+    lines = [f"{header:<{len(header) + 11}}suite" if len(header) + 16 <= width else header]
     for run in runs:
         summary = run.summary or {}
         passed = summary.get("passed")
         result = "-" if passed is None else ("pass" if passed else "FAIL")
         score = f"{summary['aggregateScore']:.3f}" if "aggregateScore" in summary else "-"
-        created = run.created_at.replace("T", " ")[:19]
-        lines.append(
-            f"{run.run_id:<{widest}}  {result:<6}  {score:>5}  {run.status:<10} {created}  "
-            f"{run.suite_id}@{run.suite_version}"
-        )
+        created = run.created_at.replace("T", " ")[:16]
+        head = f"{run.run_id:<{widest}}  {result:<6}  {score:>5}  {run.status:<10} {created}"
+        tail = f"{run.suite_id}@{run.suite_version}{_group_of(run)}"
+        if len(head) + 2 + len(tail) <= width:
+            lines.append(f"{head}  {tail}")
+        else:
+            lines += [head, f"  {tail}"]
     return lines
+
+
+def _group_of(run: RunRecord) -> str:
+    """`` shard i/N of G`` or `` merged G`` (from the stored request), else nothing."""
+    request = run.request if isinstance(run.request, dict) else {}
+    shard, merged = request.get("shard"), request.get("merged")
+    if isinstance(shard, dict):
+        return f"  shard {shard.get('index')}/{shard.get('count')} of {shard.get('group')}"
+    if isinstance(merged, dict):
+        return f"  merged {merged.get('group')}"
+    return ""

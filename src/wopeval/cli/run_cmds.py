@@ -286,7 +286,7 @@ def run(
     if sharded is not None:
         from wopeval.cli.merge_cmd import report_shard, shard_of
 
-        report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json)
+        report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json, store)
     _report(run_id, summary, as_json, suite, detail)
 
 
@@ -332,7 +332,7 @@ def _resume(
     from wopeval.cli.merge_cmd import report_shard, shard_of
 
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
-        report_shard(run_id, shard, summary, suite, as_json)
+        report_shard(run_id, shard, summary, suite, as_json, store)
     _report(run_id, summary, as_json, suite, detail)
 
 

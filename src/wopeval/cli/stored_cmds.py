@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,6 +12,8 @@ import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
 from wopeval.errors import RunNotFound
+from wopeval.events.ids import utc_now
+from wopeval.events.owners import held
 from wopeval.service.runs import LOG_PAGE, fold_log, grading_options, regrade
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary
@@ -88,7 +91,8 @@ def runs(
         ]
         typer.echo(json.dumps({"runs": rows}))
     else:
-        for line in runs_lines(records):
+        width = shutil.get_terminal_size((80, 24)).columns
+        for line in runs_lines(records, width):
             typer.echo(line)
 
 
@@ -156,6 +160,16 @@ async def _show_text(store: EventStore, record: RunRecord, events: bool) -> None
     console = Console()
     count = await store.last_sequence(record.run_id) + 1
     console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {count}")
+    if not record.terminal:  # is a process executing it, or was it left so?
+        owner, lease = await store.claim_of(record.run_id)
+        if held(owner, lease, utc_now()):
+            console.print(f"being executed by {owner}", highlight=False)
+        else:
+            console.print(
+                f"no process is executing it: finish it with wopeval run --resume {record.run_id}",
+                highlight=False,
+                soft_wrap=True,
+            )
     if record.summary is not None:
         suite = parse_suite(record.suite_document)
         options = grading_options(record.run_request)

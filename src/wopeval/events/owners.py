@@ -15,7 +15,7 @@ import os
 import secrets
 import socket
 
-__all__ = ["owner_gone", "owner_id"]
+__all__ = ["held", "owner_gone", "owner_id"]
 
 
 def _host() -> str:
@@ -54,3 +54,9 @@ def _zombie(pid: int) -> bool:
     except OSError:
         return False
     return bool(fields) and fields[0] == b"Z"
+
+
+def held(owner: str | None, lease: str | None, now: str) -> bool:
+    """A claim that still holds at ``now`` (``utc_now()`` form): an owner whose lease has
+    not run out and whose process is not provably gone."""
+    return owner is not None and (lease or "") > now and not owner_gone(owner)

@@ -15,7 +15,7 @@ from sqlalchemy import Row, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from wopeval.events.ids import utc_now
-from wopeval.events.owners import owner_gone
+from wopeval.events.owners import held
 from wopeval.events.records import (
     LEASE_SECONDS,
     TERMINAL_STATUSES,
@@ -226,12 +226,7 @@ class RunRegistry:
             return None  # the caller reports the missing run
         row: tuple[Any, ...] = tuple(found[0])
         holder, lease = row
-        if not (
-            holder is None
-            or holder == self.owner
-            or (lease or "") <= utc_now()
-            or owner_gone(holder)
-        ):
+        if holder != self.owner and held(holder, lease, utc_now()):
             return (
                 f"run {run_id} is being executed by another process ({holder}, its claim "
                 f"held until {lease}); resume it once that process has stopped"
@@ -248,6 +243,16 @@ class RunRegistry:
         if int(result.rowcount) != 1:
             return f"run {run_id} was taken over by another process meanwhile"
         return None
+
+    async def claim_of(self, run_id: str) -> tuple[str | None, str | None]:
+        """The run's owner and until when its claim holds (``(None, None)``: unclaimed)."""
+        found = await self._read(
+            select(runs.c.owner, runs.c.lease_expires).where(runs.c.run_id == run_id)
+        )
+        if not found:
+            return None, None
+        owner, lease = tuple(found[0])
+        return owner, lease
 
     async def release_leases(self) -> int:
         """End this owner's claim on its unfinished runs now (it stops executing them): any

@@ -307,7 +307,7 @@ class RunService:
             raise RunNotFound(f"run {run_id!r} is not in the store")
         if record.terminal or record.kind != "eval":
             raise UserError(
-                f"run: {run_id} is {record.status} and cannot be resumed "
+                f"run {run_id} is {record.status} and cannot be resumed "
                 "(only an unfinished eval run can)"
             )
         plan = RunPlan(
@@ -325,7 +325,7 @@ class RunService:
         live_shadow = list(plan.settings.modes or ()) == ["live-shadow"]
         state = await scan(self.store, run_id, plan.suite, ignore_fixtures=live_shadow)
         if state.terminal:
-            raise UserError(f"run: {run_id} already has a terminal event and cannot be resumed")
+            raise UserError(f"run {run_id} already has a terminal event and cannot be resumed")
         return record, plan, state
 
     async def resume(
