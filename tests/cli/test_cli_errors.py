@@ -211,3 +211,21 @@ def test_an_unreachable_store_server_is_a_store_error_not_bad_input() -> None:
         assert "store error" in out
         assert "cannot reach the event store" in " ".join(out.split())
         assert "Traceback" not in out
+
+
+def test_grade_log_takes_the_suite_s_target_agent_by_default(tmp_path: Path) -> None:
+    """As ``import-otlp`` does; a suite without one names the missing option."""
+    log = tmp_path / "log.jsonl"
+    log.write_text("")
+    code, out = _run("grade-log", str(log), "--suite", str(QUICKSTART), "--json")
+    assert code == 1, out  # graded: no trial in the log, every task not run
+    assert "--agent is required" not in out
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({
+        "suiteId": "core.test.evals.bare", "version": "1.0.0", "modes": ["golden"],
+        "tasks": [{"taskId": "t", "input": {},
+                   "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "x"}}}],
+    }))  # fmt: skip
+    code, out = _run("grade-log", str(log), "--suite", str(bare))
+    assert code == 2
+    assert "--agent is required" in " ".join(out.split())

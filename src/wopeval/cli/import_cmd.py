@@ -57,7 +57,9 @@ def read_events(path: Path) -> list[RunEvent]:
 def grade_log(
     events_path: Annotated[Path, typer.Argument(metavar="EVENTS", help="Event log file.")],
     suite_path: Annotated[Path, typer.Option("--suite", help="The suite the run executed.")],
-    agent: Annotated[str, typer.Option(help="The run's target agentId.")],
+    agent: Annotated[
+        str | None, typer.Option(help="The run's target agentId (default: the suite's).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary JSON.")] = False,
 ) -> None:
     """Grade an OpenWOP v2 event log from any host with the same pure grader as stored runs."""
@@ -65,6 +67,9 @@ def grade_log(
         suite = load_suite(suite_path)
     except SuiteError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {suite_path}")
+    agent = agent or suite.targetAgentId
+    if agent is None:
+        fail_input(f"--agent is required: {suite_path} names no targetAgentId")
     try:
         events = read_events(events_path)
     except OSError as exc:

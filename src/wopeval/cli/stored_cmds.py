@@ -53,7 +53,7 @@ def grade(
     except RunNotFound:
         fail_input(f"run {run_id!r} is not in the store")
     if as_json:
-        typer.echo(result.summary.to_json())
+        typer.echo(result.summary.to_json())  # the exit code says whether it reproduces
     else:
         suite = parse_suite(result.record.suite_document)
         print_summary(Console(), result.summary, run_id, suite)
