@@ -10,6 +10,7 @@ import anyio
 import typer
 
 from wopeval.cli.common import fail_input, opened_store
+from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState
@@ -38,7 +39,6 @@ async def resume_run(
     """Resume ``run_id`` in the store; what ``wopeval run`` reports afterwards (and whether a
     SIGTERM interrupted it). ``on_signal`` is ``wopeval run``'s own Ctrl-C / SIGTERM handling;
     on a terminal, what the log kept is said and the trials left are shown as a bar."""
-    from wopeval.cli.run_cmds import ProgressView, progress_bar
 
     async with opened_store(store_url, must_exist=True) as store, holding_runs(store):
         service = RunService(store, registry, judge)

@@ -35,12 +35,12 @@ from wopeval.cli.common import (
     store_option,
 )
 from wopeval.cli.output import failures_json, user_output_to_stderr
+from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.compare import registered_methods
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import UserError
-from wopeval.grading.trial import TrialGrade
 from wopeval.service.leases import holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
@@ -48,8 +48,6 @@ from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
-    from rich.progress import Progress
-
     from wopeval.cli.merge_cmd import ShardOption
     from wopeval.grading.detail import RunDetail
 
@@ -77,46 +75,6 @@ def _choose_agent(
             "(pass --override-target to run it anyway)"
         )
     return chosen
-
-
-class ProgressView:
-    """A progress bar: trials done / total and the pass rate so far."""
-
-    def __init__(self, progress: Progress | None, total: int) -> None:
-        self.progress = progress
-        self.done = 0
-        self.passed = 0
-        self.task = progress.add_task("trials", total=total, rate="-") if progress else None
-
-    def __call__(self, task_id: str, trial_index: int, grade: TrialGrade | None) -> None:
-        self.done += 1
-        self.passed += 1 if grade is not None and grade.passed else 0
-        if self.progress is not None and self.task is not None:
-            rate = f"{self.passed / self.done:.0%} passing"
-            self.progress.update(self.task, advance=1, rate=rate)
-
-
-def progress_bar(enabled: bool) -> Progress | None:
-    if not enabled:
-        return None
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    return Progress(
-        TextColumn("[bold]trials"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
 
 
 def run(
