@@ -229,3 +229,12 @@ def test_grade_log_takes_the_suite_s_target_agent_by_default(tmp_path: Path) -> 
     code, out = _run("grade-log", str(log), "--suite", str(bare))
     assert code == 2
     assert "--agent is required" in " ".join(out.split())
+
+
+def test_an_unreachable_store_s_password_is_not_printed() -> None:
+    from tests.host.helpers import free_port
+
+    code, out = _run("runs", "--store", f"postgresql://postgres:s3cret@127.0.0.1:{free_port()}/t")
+    assert code == 3, out
+    assert "s3cret" not in out
+    assert "postgres:***@" in out

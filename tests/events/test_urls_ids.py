@@ -103,3 +103,15 @@ def test_utc_now_is_iso_milliseconds_z() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
     parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     assert abs((parsed - before).total_seconds()) < 60
+
+
+def test_a_store_url_is_shown_without_its_password() -> None:
+    """Hints and errors name the store the user gave (a resume hint, a shard's merge hint, a
+    store that cannot be reached), never its secret."""
+    from wopeval.events.urls import shown_url
+
+    assert shown_url("postgresql://u:s3cret@db:5432/evals") == "postgresql://u:***@db:5432/evals"
+    assert shown_url("postgresql+asyncpg://u:p%40ss@db/e") == "postgresql+asyncpg://u:***@db/e"
+    assert shown_url("postgresql://u@db/e") == "postgresql://u@db/e"
+    assert shown_url("/tmp/store.db") == "/tmp/store.db"
+    assert shown_url(None) is None

@@ -65,13 +65,14 @@ async def opened_store(url: str | None, *, must_exist: bool = False) -> AsyncIte
     ``must_exist`` is for commands that only read: a SQLite file that is not there is an error.
     """
     from wopeval.events.store import EventStore
+    from wopeval.events.urls import shown_url
 
     check_store_path(url, must_exist=must_exist)
     try:
         store = await EventStore.open(url)
     except Exception as exc:  # any failure to open is the caller's --store, at this boundary
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
-        where = url or "(default)"
+        where = shown_url(url) or "(default)"
         if isinstance(exc, ConnectionError | TimeoutError | socket.gaierror):
             _fail(
                 f"--store: cannot reach the event store {where}: {reason}",

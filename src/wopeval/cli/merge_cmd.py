@@ -88,7 +88,9 @@ def report_shard(
         }
         typer.echo(json.dumps(doc))
     else:
-        here = store or "STORE"
+        from wopeval.events.urls import shown_url
+
+        here = shown_url(store) or "STORE"
         typer.echo(
             f"shard {shard.index}/{shard.count} of group {shard.group}: run {run_id} recorded "
             f"its {trials} trial(s).\nWhen every shard is done, grade the group as one run:\n"

@@ -400,7 +400,9 @@ def _stopped(run_id: str, interrupted: bool, store: str | None, as_json: bool) -
             typer.echo(json.dumps({"runId": run_id, "status": "cancelled"}))
         typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
         raise typer.Exit(EXIT_FAILED)
-    where = f" --store {store}" if store else ""
+    from wopeval.events.urls import shown_url
+
+    where = f" --store {shown_url(store)}" if store else ""
     resume = f"wopeval run --resume {run_id}{where}"
     if as_json:
         typer.echo(json.dumps({"runId": run_id, "status": "interrupted", "resume": resume}))

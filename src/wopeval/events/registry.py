@@ -192,33 +192,19 @@ class RunRegistry:
         return int(result.rowcount)
 
     async def adopt_runs(self, run_ids: list[str]) -> list[str]:
-        """Take over abandoned runs for this owner (to resume them): each is claimed only if it
-        is still unfinished and its lease has still run out, so two hosts never both adopt it."""
+        """Take over abandoned runs for this owner (to resume them), each by
+        :meth:`take_over`: only one no live owner holds, so two hosts never both adopt it."""
         if self.owner is None:
             return []
-        adopted = []
-        for run_id in run_ids:
-            now = utc_now()
-            stmt = (
-                update(runs)
-                .where(
-                    runs.c.run_id == run_id,
-                    runs.c.status.not_in(TERMINAL_STATUSES),
-                    (runs.c.owner.is_(None)) | (runs.c.lease_expires <= now),
-                )
-                .values(owner=self.owner, lease_expires=_lease_until(self.lease_seconds))
-            )
-            result = await self._locked_write(functools.partial(_execute, stmt))
-            if int(result.rowcount) == 1:
-                adopted.append(run_id)
-        return adopted
+        return [run_id for run_id in run_ids if await self.take_over(run_id) is None]
 
     async def take_over(self, run_id: str) -> str | None:
         """Claim the unfinished run ``run_id`` for this store's owner, to resume it; None when
         it may be resumed, else why not: another owner holds it, its lease still running and
-        its process not provably gone (:func:`~wopeval.events.owners.owner_gone`). The claim
-        is a compare-and-set on the owner it replaces, so of two resumers only one wins. A store
-        that claims no runs (a library caller) takes nothing, but is refused all the same."""
+        its process alive or its lease still running (:func:`~wopeval.events.owners.held`).
+        The claim is a compare-and-set on the owner and lease it judged, so of two resumers only
+        one wins, and a holder that renewed meanwhile keeps its run. A store that claims no runs
+        (a library caller) takes nothing, but is refused all the same."""
         found = await self._read(
             select(runs.c.owner, runs.c.lease_expires).where(runs.c.run_id == run_id)
         )
@@ -234,14 +220,19 @@ class RunRegistry:
         if self.owner is None:
             return None
         same = runs.c.owner.is_(None) if holder is None else runs.c.owner == holder
+        as_judged = (
+            runs.c.lease_expires.is_(None) if lease is None else runs.c.lease_expires == lease
+        )
         stmt = (
             update(runs)
-            .where(runs.c.run_id == run_id, runs.c.status.not_in(TERMINAL_STATUSES), same)
+            .where(
+                runs.c.run_id == run_id, runs.c.status.not_in(TERMINAL_STATUSES), same, as_judged
+            )
             .values(owner=self.owner, lease_expires=_lease_until(self.lease_seconds))
         )
         result = await self._locked_write(functools.partial(_execute, stmt))
         if int(result.rowcount) != 1:
-            return f"run {run_id} was taken over by another process meanwhile"
+            return f"run {run_id} was taken over by another process, or ended, meanwhile"
         return None
 
     async def claim_of(self, run_id: str) -> tuple[str | None, str | None]:
@@ -255,14 +246,14 @@ class RunRegistry:
         return owner, lease
 
     async def release_leases(self) -> int:
-        """End this owner's claim on its unfinished runs now (it stops executing them): any
+        """Clear this owner's claim on its unfinished runs (it stops executing them): any
         process may resume them at once. Returns how many."""
         if self.owner is None:
             return 0
         stmt = (
             update(runs)
             .where(runs.c.owner == self.owner, runs.c.status.not_in(TERMINAL_STATUSES))
-            .values(lease_expires=utc_now())
+            .values(owner=None, lease_expires=None)
         )
         result = await self._locked_write(functools.partial(_execute, stmt))
         return int(result.rowcount)
@@ -283,7 +274,7 @@ class RunRegistry:
                 m["owner"],
                 m["lease_expires"],
             )
-            if owner is not None and (owner == self.owner or (lease or "") > now):
+            if owner is not None and (owner == self.owner or held(owner, lease, now)):
                 continue
             if _has_member(request, request_key):
                 found.append(run_id)

@@ -187,6 +187,13 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
             return
         await run_to_completion(self._close())
 
+    async def drained(self) -> None:
+        """Wait until every event queued so far is written (or failed), lingering no more."""
+        drainer = self._drainer
+        if drainer is not None:
+            self._hurry()
+            await asyncio.wait((drainer,))
+
     async def _close(self) -> None:
         drainer = self._drainer
         if drainer is not None:  # what is queued is written first, lingering no more

@@ -10,6 +10,7 @@ password in the URL never reaches a log line.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 STORE_ENV_VAR = "WOPEVAL_STORE"
@@ -65,3 +66,12 @@ def sqlite_path(url: str) -> Path | None:
 def is_postgres(url: str) -> bool:
     """Whether a normalized store URL points at PostgreSQL."""
     return url.startswith(_POSTGRES_URL)
+
+
+_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):[^@/]*@")
+
+
+def shown_url(url: str | None) -> str | None:
+    """``url`` fit to print: a password in it replaced by ``***`` (hints and errors name the
+    store the user gave, never its secret)."""
+    return None if url is None else _PASSWORD.sub(r"\1:***@", url)

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from wopeval.events.owners import owner_id
-from wopeval.events.store import EventStore, StoreError
+from wopeval.events.store import EventStore
 from wopeval.host.manager import (
     HOST_REQUEST_KEY,
     RunManager,
@@ -29,6 +29,8 @@ from wopeval.host.manager import (
 from wopeval.host.state import HostState
 
 log = logging.getLogger("wopeval.host")
+# How much longer than the grace period leaving waits for the drain (its interruptions).
+DRAIN_MARGIN_S = 10.0
 
 
 async def reap(
@@ -69,8 +71,9 @@ async def keep_leases(
             await anyio.sleep(lease_seconds / 3)
             try:
                 await store.renew_leases()
-                await reap(store, manager, resume)
-            except StoreError:
+                if manager is None or not manager.draining:  # no run adopted while draining
+                    await reap(store, manager, resume)
+            except Exception:  # a busy or restarting database: try again at the next turn
                 log.exception("could not renew the host's run leases")
 
     async with anyio.create_task_group() as group:
@@ -91,8 +94,8 @@ async def draining(state: HostState) -> AsyncIterator[None]:
     drained = anyio.Event()
 
     async def drain_when_closing() -> None:
-        await state.closing.wait()
-        try:
+        try:  # set however this task ends (cancelled before closing too): leaving waits on it
+            await state.closing.wait()
             interrupted = await state.manager.drain(state.config.shutdownGraceSeconds)
         finally:
             drained.set()
@@ -105,7 +108,10 @@ async def draining(state: HostState) -> AsyncIterator[None]:
             yield
         finally:
             state.closing.set()
-            with anyio.CancelScope(shield=True):
+            # Bounded as the drain is (the grace period, then interrupting what is left), even
+            # should the drain task never have started.
+            bound = state.config.shutdownGraceSeconds + DRAIN_MARGIN_S
+            with anyio.CancelScope(shield=True), anyio.move_on_after(bound):
                 await drained.wait()
             group.cancel_scope.cancel()
 

@@ -18,7 +18,6 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from wopeval.errors import StoreError
 from wopeval.events.owners import owner_id
 from wopeval.events.records import LEASE_SECONDS
 from wopeval.events.store import EventStore
@@ -49,9 +48,11 @@ async def holding_runs(
         with anyio.CancelScope(shield=True):
             await asyncio.wait((renewing,))
             try:
+                await store.drained()  # its last events (scores) are written before it lets go
                 await store.release_leases()
-            except StoreError:
+            except Exception:  # the claim then lapses with its lease; the outcome stands
                 log.warning("could not release this process's claim on its run", exc_info=True)
+            store.owner = None
 
 
 async def _renew(store: EventStore, lease_seconds: float) -> None:
@@ -59,5 +60,5 @@ async def _renew(store: EventStore, lease_seconds: float) -> None:
         await asyncio.sleep(lease_seconds / 3)
         try:
             await store.renew_leases()
-        except StoreError:
-            log.exception("could not renew this process's claim on its run")
+        except Exception:  # a busy or restarting database: try again at the next turn
+            log.warning("could not renew this process's claim on its run", exc_info=True)
