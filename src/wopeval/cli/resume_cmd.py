@@ -16,11 +16,11 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState
 from wopeval.engine.run import ProgressFn, RunHandle
 from wopeval.errors import RunNotFound, UserError
+from wopeval.events.store import RunRecord
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.service.leases import holding_runs
 from wopeval.service.runs import RunPlan, RunService, fold_log, grading_options
 from wopeval.service.slices import shard_state
-from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary
 
@@ -52,19 +52,9 @@ async def resume_run(
         progress = progress_bar(show_progress)
         left = _announce(run_id, resuming[1], resuming[2]) if progress is not None else 0
         view = ProgressView(progress, left)
-        with progress if progress is not None else nullcontext():
-            async with anyio.create_task_group() as group:
-                group.start_soon(on_signal, handle)
-                record, summary = await service.resume(
-                    run_id, handle=handle, progress=view, prepared=resuming
-                )
-                group.cancel_scope.cancel()
-        suite = parse_suite(record.suite_document, source=f"run {run_id}")
-        if summary is None:
-            return run_id, suite, None, None, handle.interrupted
-        options = grading_options(record.run_request)
-        detail = await fold_log(store, run_id, lambda log: run_detail(suite, log, options))
-        return run_id, suite, summary, detail, False
+        suite = resuming[1].suite
+        summary, detail = await _finish(service, handle, resuming, progress, view, on_signal)
+        return run_id, suite, summary, detail, handle.interrupted
 
 
 async def continue_shard(
@@ -98,6 +88,21 @@ async def continue_shard(
         err=True,
     )
     handle = RunHandle(run_id)
+    summary, detail = await _finish(service, handle, prepared, progress, view, on_signal)
+    return run_id, summary, detail, handle.interrupted
+
+
+async def _finish(
+    service: RunService,
+    handle: RunHandle,
+    prepared: tuple[RunRecord, RunPlan, ResumeState],
+    progress: Progress | None,
+    view: ProgressFn,
+    on_signal: Callable[[RunHandle], Coroutine[Any, Any, None]],
+) -> tuple[EvalSummary | None, RunDetail | None]:
+    """Resume the prepared run, Ctrl-C / SIGTERM handled by ``on_signal``; its summary and
+    detail (None, None when a signal stopped it: ``handle.interrupted`` says how)."""
+    run_id = handle.run_id
     with progress if progress is not None else nullcontext():
         async with anyio.create_task_group() as group:
             group.start_soon(on_signal, handle)
@@ -106,10 +111,11 @@ async def continue_shard(
             )
             group.cancel_scope.cancel()
     if summary is None:
-        return run_id, None, None, handle.interrupted
+        return None, None
+    suite = prepared[1].suite
     options = grading_options(record.run_request)
-    detail = await fold_log(service.store, run_id, lambda log: run_detail(plan.suite, log, options))
-    return run_id, summary, detail, False
+    detail = await fold_log(service.store, run_id, lambda log: run_detail(suite, log, options))
+    return summary, detail
 
 
 def _announce(run_id: str, plan: RunPlan, state: ResumeState) -> int:
