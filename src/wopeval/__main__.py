@@ -1,5 +1,5 @@
 """``python -m wopeval`` is the ``wopeval`` command."""
 
-from wopeval.cli.app import main
+from wopeval.cli.app import entry
 
-main()
+entry()

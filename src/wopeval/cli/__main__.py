@@ -1,5 +1,5 @@
 """``python -m wopeval.cli`` is the ``wopeval`` command."""
 
-from wopeval.cli.app import main
+from wopeval.cli.app import entry
 
-main()
+entry()

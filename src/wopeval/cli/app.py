@@ -12,6 +12,7 @@ import sys
 import typer
 
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, report_error
+from wopeval.cli.exiting import command
 from wopeval.cli.lazy import LazyCommand, lazy_group
 from wopeval.cli.output import exit_past_blocked_agents
 from wopeval.cli.startup import preload
@@ -107,7 +108,7 @@ def _root(
     """Evaluate AI agents the OpenWOP RFC 0244 way."""
 
 
-__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "main"]
+__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "entry", "main"]
 
 
 def main() -> None:
@@ -122,3 +123,9 @@ def main() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         exit_past_blocked_agents(code)
         raise
+
+
+def entry() -> None:
+    """The ``wopeval`` process: :func:`main`, then out without the interpreter's teardown
+    (:mod:`wopeval.cli.exiting`)."""
+    command(main)
