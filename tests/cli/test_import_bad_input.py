@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.service.test_otlp_import import _suite, _task
+from tests.service.test_otlp_import import _indexed_traces, _suite, _task
 from wopeval.cli.app import app
 
 
@@ -41,3 +41,19 @@ def test_input_without_spans_or_not_otlp_is_bad_input(
     assert result.exit_code == 2, result.output
     assert said in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+def test_a_suite_with_none_of_the_traces_tasks_is_bad_input(tmp_path: Path) -> None:
+    """The wrong ``--suite`` is exit 2 naming the traces' tasks (it graded every task of that
+    suite as not run: a failing result, exit 1, that blamed the agent)."""
+    traces = tmp_path / "traces.jsonl"
+    _indexed_traces(traces, [0, 1])  # of task 't'
+    wrong = _suite(tmp_path, _task("other", "ignore"))
+    result = CliRunner().invoke(app, ["import-otlp", str(traces), "--suite", str(wrong)])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "--suite: no trace is of a task of" in said
+    assert "the traces name 't'" in said
+    partly = _suite(tmp_path, _task("t", "ignore"), _task("other", "ignore"))
+    result = CliRunner().invoke(app, ["import-otlp", str(traces), "--suite", str(partly)])
+    assert result.exit_code in (0, 1), result.output  # some traces are of it: graded

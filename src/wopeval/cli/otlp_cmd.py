@@ -49,6 +49,16 @@ def _warn(unattributed: int, unknown_tasks: list[str]) -> None:
         )
 
 
+def _wrong_suite(suite_id: str, tasks: list[str]) -> str:
+    named = ", ".join(repr(t) for t in tasks[:5]) + (
+        f" and {len(tasks) - 5} more" * (len(tasks) > 5)
+    )
+    return (
+        f"--suite: no trace is of a task of {suite_id}; the traces name {named}. "
+        "Pass the suite they were recorded with (or --map TRACE_ID=TASK_ID)."
+    )
+
+
 def import_otlp(
     path: Annotated[Path, typer.Argument(metavar="FILE", help="OTLP/JSON lines or protobuf.")],
     suite_path: Annotated[Path, typer.Option("--suite", help="The suite to grade against.")],
@@ -91,6 +101,9 @@ def import_otlp(
     if not imported.spans:
         shown.stop()
         fail_input(f"{path}: no spans in it (no resourceSpans)", title="unreadable traces")
+    if imported.trials == 0 and imported.unknown_tasks:
+        shown.stop()
+        fail_input(_wrong_suite(suite.suiteId, imported.unknown_tasks), title="wrong suite")
     _warn(imported.unattributed, imported.unknown_tasks)
     with ExitStack() as stack:
         stack.callback(shown.stop)
