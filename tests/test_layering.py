@@ -125,10 +125,11 @@ NOT_IMPORTED_BY_RUN = (
     "mcp", "ray", "opentelemetry",
 )  # fmt: skip
 _WHOLE_RUN = (
-    "import json, runpy, sys\n"
-    "out = sys.argv.pop()\n"  # the file the loaded modules are written to, at exit
-    "try:\n    runpy.run_module('wopeval', run_name='__main__', alter_sys=True)\n"
-    "finally:\n    open(out, 'w').write(json.dumps(sorted(sys.modules)))\n"
+    "import atexit, json, runpy, sys\n"
+    "out = sys.argv.pop()\n"  # the file the loaded modules are written to, at exit (the
+    # command leaves by os._exit once its atexit callbacks ran: wopeval.cli.exiting)
+    "atexit.register(lambda: open(out, 'w').write(json.dumps(sorted(sys.modules))))\n"
+    "runpy.run_module('wopeval', run_name='__main__', alter_sys=True)\n"
 )
 
 

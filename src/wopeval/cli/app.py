@@ -119,10 +119,26 @@ def main() -> None:
         except WopevalError as exc:  # the one mapping of the error tree to exit codes
             report_error(exc)
             raise SystemExit(exit_code(exc)) from None
+        except BaseExceptionGroup as group:  # one error from inside a run's task groups
+            only = _sole(group)
+            if not isinstance(only, WopevalError):
+                raise
+            report_error(only)
+            raise SystemExit(exit_code(only)) from None
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         exit_past_blocked_agents(code)
         raise
+
+
+def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception ``group`` holds, through nested groups of one; None if several."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup):
+        if len(inner.exceptions) != 1:
+            return None
+        inner = inner.exceptions[0]
+    return inner
 
 
 def entry() -> None:

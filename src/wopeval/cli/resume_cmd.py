@@ -18,7 +18,7 @@ from wopeval.engine.run import ProgressFn, RunHandle
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.store import RunRecord
 from wopeval.grading.detail import RunDetail, run_detail
-from wopeval.service.leases import holding_runs
+from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunPlan, RunService, fold_log, grading_options
 from wopeval.service.slices import shard_state
 from wopeval.suite.models import AgentEvalSuite
@@ -40,7 +40,12 @@ async def resume_run(
     SIGTERM interrupted it). ``on_signal`` is ``wopeval run``'s own Ctrl-C / SIGTERM handling;
     on a terminal, what the log kept is said and the trials left are shown as a bar."""
 
-    async with opened_store(store_url, must_exist=True) as store, holding_runs(store):
+    claims = ClaimWatch()  # taken over by another process meanwhile: stopped, and said so
+    on_signal = claims.watching(on_signal)
+    async with (
+        opened_store(store_url, must_exist=True) as store,
+        holding_runs(store, on_lost=claims),
+    ):
         service = RunService(store, registry, judge)
         handle = RunHandle(run_id)
         try:
@@ -54,7 +59,8 @@ async def resume_run(
         view = ProgressView(progress, left)
         suite = resuming[1].suite
         summary, detail = await _finish(service, handle, resuming, progress, view, on_signal)
-        return run_id, suite, summary, detail, handle.interrupted
+    claims.check(run_id)
+    return run_id, suite, summary, detail, handle.interrupted
 
 
 async def continue_shard(

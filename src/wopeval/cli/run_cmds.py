@@ -41,7 +41,7 @@ from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import UserError
-from wopeval.service.leases import holding_runs
+from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
@@ -352,7 +352,9 @@ async def _execute(
                     fail_input(f"--mcp: tool {name!r} is already registered")
                 registry.register_tool(name, fn)
         store = await stack.enter_async_context(opened_store(store_url))
-        await stack.enter_async_context(holding_runs(store))  # a resumer leaves the run alone
+        claims = ClaimWatch()  # a run another process took over is stopped, and said so
+        await stack.enter_async_context(holding_runs(store, on_lost=claims))
+        on_signal = claims.watching(_cancel_on_signal)
         service = RunService(store, registry, judge)
         try:
             plan = await service.plan(suite, agent_id, settings)
@@ -365,8 +367,9 @@ async def _execute(
             from wopeval.cli.resume_cmd import continue_shard
 
             plan = shard_plan(plan, sharded)
-            continued = await continue_shard(service, plan, progress, view, _cancel_on_signal)
+            continued = await continue_shard(service, plan, progress, view, on_signal)
             if continued is not None:  # the group's unfinished run of this shard, finished
+                claims.check(continued[0])
                 return continued
         record = await service.create(plan)
         if progress is not None:  # on a terminal: the id to resume it by, should it be stopped
@@ -374,9 +377,10 @@ async def _execute(
         handle = RunHandle(record.run_id)
         with progress if progress is not None else nullcontext():
             async with anyio.create_task_group() as group:
-                group.start_soon(_cancel_on_signal, handle)
+                group.start_soon(on_signal, handle)
                 summary, detail = await service.execute_detailed(plan, handle, progress=view)
                 group.cancel_scope.cancel()  # stop listening for signals
+        claims.check(record.run_id)
         return record.run_id, summary, detail, handle.interrupted
 
 

@@ -26,6 +26,7 @@ from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
 from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
+from wopeval.events.records import ClaimLostError
 from wopeval.events.store import EventStore
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
@@ -167,6 +168,10 @@ async def execute_run(
             finished = True
             return summary
     except Exception as exc:
+        lost = _claim_lost(exc)
+        if lost is not None:  # another process took the run over: its end is theirs
+            finished = True
+            raise lost from None
         with anyio.CancelScope(shield=True):
             log.error(
                 "run %s failed: %s", run_id, _describe(exc), exc_info=exc, extra={"runId": run_id}
@@ -182,6 +187,17 @@ async def execute_run(
         if not finished and not handle.interrupted:
             with anyio.CancelScope(shield=True):
                 await store.emit_end(run_id, RunCancelled())
+    return None
+
+
+def _claim_lost(exc: BaseException) -> ClaimLostError | None:
+    """The :class:`ClaimLostError` ``exc`` is or holds (in a task group's error), if any."""
+    if isinstance(exc, ClaimLostError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _claim_lost(inner)) is not None:
+                return found
     return None
 
 

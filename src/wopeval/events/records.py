@@ -38,6 +38,20 @@ class StoreClosedError(StoreError):
     """The store was closed."""
 
 
+class ClaimLostError(StoreError):
+    """Another process took over a run this store had claimed: this store writes nothing more
+    to it (:meth:`~wopeval.events.store.EventStore.check_claims`)."""
+
+
+def claim_lost_message(run_id: str, owner: str | None) -> str:
+    taker = f"by another process ({owner})" if owner else "by another process"
+    return (
+        f"run {run_id} was taken over {taker} while this process was executing it (its claim "
+        "lapsed: no renewal within its lease); this process stopped and writes nothing more "
+        "to it, the other one finishes it"
+    )
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """One run in the registry. ``created_at``/``updated_at`` come from :func:`utc_now`."""

@@ -42,6 +42,10 @@ class RunRegistry:
     owner: str | None
     lease_seconds: float
     _next_sequence: dict[str, int]  # the store's per-run sequence cache (forgotten when marked)
+    # The unfinished runs this store claimed (created or took over as ``owner``), and those
+    # another process took over since, with their new owner: nothing more is written to them.
+    _held: set[str]
+    _lost: dict[str, str | None]
 
     def _check_open(self) -> None:
         raise NotImplementedError
@@ -70,6 +74,8 @@ class RunRegistry:
             raise DuplicateRunError(
                 f"run {record.run_id!r} or its idempotency key is already recorded"
             ) from exc
+        if self.owner is not None:
+            self._held.add(record.run_id)
 
     async def find_by_idempotency_key(self, tenant: str, key: str) -> RunRecord | None:
         stmt = select(runs).where(runs.c.tenant == tenant, runs.c.idempotency_key == key)
@@ -233,7 +239,33 @@ class RunRegistry:
         result = await self._locked_write(functools.partial(_execute, stmt))
         if int(result.rowcount) != 1:
             return f"run {run_id} was taken over by another process, or ended, meanwhile"
+        self._held.add(run_id)
+        self._lost.pop(run_id, None)
         return None
+
+    async def check_claims(self) -> dict[str, str | None]:
+        """The runs this store claimed that another process has taken over since (run id →
+        its owner now, None if none): from now on this store writes nothing to them (the
+        writer refuses with :class:`~wopeval.events.records.ClaimLostError`), so a process whose
+        claim lapsed (its event loop blocked past its lease, on another machine) stops instead
+        of scoring trials its resumer scores too. Runs that ended are forgotten."""
+        if self.owner is None or not self._held:
+            return {}
+        lost: dict[str, str | None] = {}
+        held = sorted(self._held)
+        for chunk in (held[i : i + 500] for i in range(0, len(held), 500)):
+            stmt = select(runs.c.run_id, runs.c.owner, runs.c.status).where(
+                runs.c.run_id.in_(chunk)
+            )
+            for run_id, owner, status in (tuple(row) for row in await self._read(stmt)):
+                if status in TERMINAL_STATUSES:
+                    self._held.discard(run_id)
+                elif owner != self.owner:
+                    lost[run_id] = owner
+        for run_id, owner in lost.items():
+            self._held.discard(run_id)
+            self._lost[run_id] = owner
+        return lost
 
     async def claim_of(self, run_id: str) -> tuple[str | None, str | None]:
         """The run's owner and until when its claim holds (``(None, None)``: unclaimed)."""
@@ -256,6 +288,7 @@ class RunRegistry:
             .values(owner=None, lease_expires=None)
         )
         result = await self._locked_write(functools.partial(_execute, stmt))
+        self._held.clear()
         return int(result.rowcount)
 
     async def abandoned_runs(self, request_key: str) -> list[str]:

@@ -125,6 +125,8 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         self._lingering: asyncio.Future[None] | None = None  # the writer lingers on it
         self._hurried = False  # an appender waits: the writer does not linger
         self._next_sequence: dict[str, int] = {}
+        self._held: set[str] = set()  # the claims: events.registry
+        self._lost: dict[str, str | None] = {}
         # Counters (tests check structure through them, not time): batches written, and driver
         # round trips made for them.
         self.batches_written = 0

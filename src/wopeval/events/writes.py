@@ -22,10 +22,12 @@ from wopeval.events.ids import utc_now
 from wopeval.events.notify import LogNotifier
 from wopeval.events.records import (
     TERMINAL_STATUSES,
+    ClaimLostError,
     RunEndedError,
     RunTerminalError,
     StoreClosedError,
     UnknownRunError,
+    claim_lost_message,
 )
 from wopeval.events.schema import ENDED_MESSAGE, events, insert_events_sql, runs, transaction
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent
@@ -75,6 +77,9 @@ class BatchWrites:
     _next_sequence: dict[str, int]
     _taps: dict[str, Callable[[RunEvent], None]]
     notifier: LogNotifier
+    owner: str | None
+    _held: set[str]  # the claims (events.registry)
+    _lost: dict[str, str | None]
     batches_written: int
     insert_round_trips: int
     appender_fallbacks: int
@@ -170,6 +175,9 @@ class BatchWrites:
         guard = update(runs).where(
             runs.c.run_id == item.run_id, runs.c.status.not_in(TERMINAL_STATUSES)
         )
+        claimed = self.owner is not None and item.run_id in self._held
+        if claimed:  # ended only by its owner: a process whose claim lapsed leaves it be
+            guard = guard.where(runs.c.owner == self.owner)
         for attempt in range(APPEND_ATTEMPTS):
             try:
                 async with transaction(self._writer):
@@ -181,7 +189,7 @@ class BatchWrites:
                     ended = {**values, "ended_sequence": item.event.sequence}
                     result = await self._writer.execute(guard.values(ended))
                     if result.rowcount == 0:
-                        raise RunTerminalError(f"run {item.run_id!r} has already ended")
+                        raise await self._not_ended(item.run_id, claimed)
             except (IntegrityError, sqlite3.IntegrityError) as exc:
                 self._forget([item])
                 if attempt == APPEND_ATTEMPTS - 1:
@@ -213,6 +221,9 @@ class BatchWrites:
                 continue
             if run_id in ended:  # ended before, or by a terminal event earlier in this batch
                 item.fail(RunEndedError(f"run {run_id!r}: {ENDED_MESSAGE}"))
+                continue
+            if run_id in self._lost:  # another process took it over: it writes, not this one
+                item.fail(ClaimLostError(claim_lost_message(run_id, self._lost[run_id])))
                 continue
             if item.chain is not None and item.chain.broken is not None:
                 item.fail(StoreError(f"not appended to run {run_id!r}: an event queued before "
@@ -293,6 +304,18 @@ class BatchWrites:
             await self._sqlite_driver.execute_fetchall(sql, params)
         else:
             await self._writer.exec_driver_sql(sql, params)
+
+    async def _not_ended(self, run_id: str, claimed: bool) -> StoreError:
+        """Why the guarded status update of ``run_id``'s end matched no row: it has ended
+        already, or (``claimed``) another process took it over (then it is fenced)."""
+        if claimed:
+            stmt = select(runs.c.owner, runs.c.status).where(runs.c.run_id == run_id)
+            found = (await self._writer.execute(stmt)).first()
+            if found is not None and found[1] not in TERMINAL_STATUSES:
+                self._held.discard(run_id)
+                self._lost[run_id] = found[0]
+                return ClaimLostError(claim_lost_message(run_id, found[0]))
+        return RunTerminalError(f"run {run_id!r} has already ended")
 
     async def _mark_ends(self, ends: list[tuple[str, int]]) -> None:
         """Set ``ended_sequence`` of runs whose terminal event is being written, in the same

@@ -71,6 +71,11 @@ async def keep_leases(
             await anyio.sleep(lease_seconds / 3)
             try:
                 await store.renew_leases()
+                lost = await store.check_claims()
+                if lost:
+                    log.error("another process took over run(s) %s", ", ".join(sorted(lost)))
+                    if manager is not None:
+                        manager.stop_lost(sorted(lost))
                 if manager is None or not manager.draining:  # no run adopted while draining
                     await reap(store, manager, resume)
             except Exception:  # a busy or restarting database: try again at the next turn

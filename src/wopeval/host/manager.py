@@ -27,6 +27,7 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle
 from wopeval.errors import RunNotFound, UserError
+from wopeval.events.records import ClaimLostError
 from wopeval.events.store import (
     INTERRUPTED_ERROR_CODE,
     EventStore,
@@ -126,6 +127,16 @@ class RunManager:
         job.handle.cancel()
         return True
 
+    def stop_lost(self, run_ids: list[str]) -> None:
+        """Stop the runs another process took over (this host's claim lapsed): interrupted,
+        so nothing records their end here (the store refuses this host's writes to them)."""
+        for run_id in run_ids:
+            job = self._jobs.get(run_id)
+            if job is not None:
+                job.handle.interrupt()
+                job.queued.cancel()
+                job.handle.cancel()
+
     async def wait(self, run_id: str, timeout: float) -> None:  # noqa: ASYNC109
         """Wait (at most ``timeout`` seconds) until the run's task has finished."""
         job = self._jobs.get(run_id)
@@ -224,6 +235,8 @@ async def _fail_unless_terminal(store: EventStore, run_id: str, error: dict[str,
         )
     except RunTerminalError:
         return  # it ended meanwhile (its own end, or another host's mark)
+    except ClaimLostError:
+        log.warning("run %s was taken over by another process: its end is theirs", run_id)
     except (StoreError, RunNotFound):
         log.exception("could not record the failure (%s) of run %s", error["code"], run_id)
 
