@@ -35,7 +35,11 @@ SLOW_REF = "suite://core.wopeval.evals.slow"
 
 
 def host_config(eval_suite: dict[str, Any] | None = None, **overrides: Any) -> HostConfig:
-    """Two tenants (``acme``, ``other``), the test suites only, a slow agent; all facets on."""
+    """Two tenants (``acme``, ``other``), the test suites only, a slow agent; all facets on.
+
+    Leaving waits at most half a second for running trials (the slow agent sleeps 30 s), not
+    the default ten: tests that check the grace period itself set it.
+    """
     data: dict[str, Any] = {
         "apiKeys": [
             {"key": KEY_A, "tenant": TENANT_A, "subjectId": "alice"},
@@ -44,6 +48,7 @@ def host_config(eval_suite: dict[str, Any] | None = None, **overrides: Any) -> H
         "suiteDirectories": [str(SUITES)],
         "builtinSuites": False,
         "agents": {SLOW_AGENT: "tests.host.agents:slow_agent"},
+        "shutdownGraceSeconds": 0.5,
     }
     if eval_suite is not None:
         data["evalSuite"] = eval_suite
