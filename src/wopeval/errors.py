@@ -75,3 +75,11 @@ __all__ = [
     "envelope_code",
     "exit_code",
 ]
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The one exception ``exc`` stands for: through task groups' wrappers of a single error
+    (nested groups of one); a group of several is returned as it is."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc

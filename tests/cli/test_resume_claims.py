@@ -23,19 +23,23 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
-def _suite(path: Path) -> Path:
+def _suite(path: Path, gate: Path) -> Path:
+    """Four tasks of six trials; the last task's trials wait while ``gate`` exists, so the
+    run cannot end before the test has tried to resume it."""
     fixture = {"toolResponses": [{"tool": "kb:read", "response": {"ok": 1}}] * 2}
+    plan = {"tools": ["kb:read", "kb:read"], "pause": 0.05, "output": "ok"}
     task = {
-        "input": {"tools": ["kb:read", "kb:read"], "pause": 0.2, "output": "ok"},
         "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}},
         "fixtures": fixture,
     }
+    tasks = [{"taskId": f"t{i}", "input": plan, **task} for i in range(3)]
+    tasks.append({"taskId": "t3", "input": {**plan, "holdWhile": str(gate)}, **task})
     doc = {
         "suiteId": "core.test.evals.claims",
         "version": "1.0.0",
         "modes": ["golden"],
         "trials": {"count": 6},
-        "tasks": [{"taskId": f"t{i}", **task} for i in range(4)],
+        "tasks": tasks,
     }
     path.write_text(json.dumps(doc))
     return path
@@ -67,7 +71,9 @@ async def _scored(url: str, run_id: str) -> Counter[tuple[str, int]]:
 def test_a_run_still_executing_is_not_resumed_but_a_killed_one_is(
     tmp_path: Path, store_url: str
 ) -> None:
-    suite = _suite(tmp_path / "suite.json")
+    gate = tmp_path / "gate"
+    gate.touch()
+    suite = _suite(tmp_path / "suite.json", gate)
     child = subprocess.Popen(
         [sys.executable, "-m", "wopeval", "run", str(suite), "--agent", AGENT,
          "--concurrency", "2", "--store", store_url, "--json"],
@@ -84,13 +90,14 @@ def test_a_run_still_executing_is_not_resumed_but_a_killed_one_is(
         assert found is not None, "the run was never created"
         run_id = found[0]
         refused = _wopeval("run", "--resume", run_id, "--store", store_url, "--json")
-        assert child.poll() is None, "the run ended before the resume was tried: lengthen it"
+        assert child.poll() is None, "the run ended while its last task's trials were held"
         assert refused.returncode == 2, refused.stderr
         assert "is being executed by another process" in refused.stderr
         assert f":{child.pid}:" in refused.stderr  # the process that holds it
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
+    gate.unlink()
     resumed = _wopeval("run", "--resume", run_id, "--store", store_url, "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["summary"]["passed"] is True

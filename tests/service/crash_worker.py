@@ -25,10 +25,14 @@ LIVE_TOOL = "live:effect"
 
 
 async def slow_agent(task_input: Any, ctx: AgentContext) -> Any:
-    """Calls its tools in order, a short pause after each, then answers ``output``."""
+    """Calls its tools in order, a short pause after each, then answers ``output``; with
+    ``holdWhile`` (a path), it also waits after each call for as long as that file exists."""
+    hold = Path(task_input["holdWhile"]) if "holdWhile" in task_input else None
     for tool in task_input["tools"]:
         await ctx.call_tool(tool, {"task": ctx.task_id, "trial": ctx.trial_index})
         await anyio.sleep(task_input["pause"])
+        while hold is not None and hold.exists():
+            await anyio.sleep(0.05)
     return task_input["output"]
 
 

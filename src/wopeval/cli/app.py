@@ -16,7 +16,7 @@ from wopeval.cli.exiting import command
 from wopeval.cli.lazy import LazyCommand, lazy_group
 from wopeval.cli.output import exit_past_blocked_agents
 from wopeval.cli.startup import preload
-from wopeval.errors import WopevalError, exit_code
+from wopeval.errors import WopevalError, exit_code, unwrap
 
 _SUITE = "wopeval.cli.suite_cmds"
 _RUN = "wopeval.cli.run_cmds"
@@ -120,7 +120,7 @@ def main() -> None:
             report_error(exc)
             raise SystemExit(exit_code(exc)) from None
         except BaseExceptionGroup as group:  # one error from inside a run's task groups
-            only = _sole(group)
+            only = unwrap(group)
             if not isinstance(only, WopevalError):
                 raise
             report_error(only)
@@ -129,16 +129,6 @@ def main() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         exit_past_blocked_agents(code)
         raise
-
-
-def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """The one exception ``group`` holds, through nested groups of one; None if several."""
-    inner: BaseException = group
-    while isinstance(inner, BaseExceptionGroup):
-        if len(inner.exceptions) != 1:
-            return None
-        inner = inner.exceptions[0]
-    return inner
 
 
 def entry() -> None:

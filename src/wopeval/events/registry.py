@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from sqlalchemy import Row, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -252,8 +252,7 @@ class RunRegistry:
         if self.owner is None or not self._held:
             return {}
         lost: dict[str, str | None] = {}
-        held = sorted(self._held)
-        for chunk in (held[i : i + 500] for i in range(0, len(held), 500)):
+        for chunk in _chunks(sorted(self._held)):
             stmt = select(runs.c.run_id, runs.c.owner, runs.c.status).where(
                 runs.c.run_id.in_(chunk)
             )
@@ -263,9 +262,13 @@ class RunRegistry:
                 elif owner != self.owner:
                     lost[run_id] = owner
         for run_id, owner in lost.items():
-            self._held.discard(run_id)
-            self._lost[run_id] = owner
+            self._mark_lost(run_id, owner)
         return lost
+
+    def _mark_lost(self, run_id: str, owner: str | None) -> None:
+        """``owner`` (None: nobody) holds ``run_id`` now, not this store: fence it."""
+        self._held.discard(run_id)
+        self._lost[run_id] = owner
 
     async def claim_of(self, run_id: str) -> tuple[str | None, str | None]:
         """The run's owner and until when its claim holds (``(None, None)``: unclaimed)."""
@@ -314,7 +317,11 @@ class RunRegistry:
         return sorted(found)
 
 
-def _chunks(run_ids: list[str] | None, size: int = 500) -> list[list[str] | None]:
+@overload
+def _chunks(run_ids: list[str], size: int = 500) -> list[list[str]]: ...
+@overload
+def _chunks(run_ids: None, size: int = 500) -> list[None]: ...
+def _chunks(run_ids: list[str] | None, size: int = 500) -> list[list[str]] | list[None]:
     """``None`` (every run) as one unfiltered statement; ids in bounded ``IN`` lists."""
     if run_ids is None:
         return [None]

@@ -80,6 +80,7 @@ class BatchWrites:
     owner: str | None
     _held: set[str]  # the claims (events.registry)
     _lost: dict[str, str | None]
+    _mark_lost: Callable[[str, str | None], None]
     batches_written: int
     insert_round_trips: int
     appender_fallbacks: int
@@ -312,8 +313,7 @@ class BatchWrites:
             stmt = select(runs.c.owner, runs.c.status).where(runs.c.run_id == run_id)
             found = (await self._writer.execute(stmt)).first()
             if found is not None and found[1] not in TERMINAL_STATUSES:
-                self._held.discard(run_id)
-                self._lost[run_id] = found[0]
+                self._mark_lost(run_id, found[0])
                 return ClaimLostError(claim_lost_message(run_id, found[0]))
         return RunTerminalError(f"run {run_id!r} has already ended")
 
