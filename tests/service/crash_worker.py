@@ -31,7 +31,7 @@ async def slow_agent(task_input: Any, ctx: AgentContext) -> Any:
     for tool in task_input["tools"]:
         await ctx.call_tool(tool, {"task": ctx.task_id, "trial": ctx.trial_index})
         await anyio.sleep(task_input["pause"])
-        while hold is not None and hold.exists():
+        while hold is not None and hold.exists():  # noqa: ASYNC110 (a file another process removes)
             await anyio.sleep(0.05)
     return task_input["output"]
 
