@@ -21,7 +21,15 @@ import re
 from functools import cached_property, lru_cache
 from typing import Annotated, Any, ClassVar, Literal, Self, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    create_model,
+)
 
 from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
@@ -63,18 +71,24 @@ EVENT_LOG_SCHEMA_VERSION = 3
 _VENDOR_KEY = re.compile(VENDOR_KEY_PATTERN)
 
 
+def _vendor_key(key: str) -> str:
+    if not _VENDOR_KEY.match(key):
+        raise ValueError(
+            f"{key!r} is not a member of this payload (closed: only vendor keys, "
+            "'openwop-', 'x-' or 'vendor.' ones, may be added)"
+        )
+    return key
+
+
 class Payload(BaseModel):
-    """A closed payload with the v2 vendor hatch: extra keys must match the vendor pattern."""
+    """A closed payload with the v2 vendor hatch: extra keys must match the vendor pattern.
+
+    The extra keys are checked by their own validator, run for each extra key only: a model
+    validator ran in Python for every payload, and halved the rate the engine builds them at."""
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
     event_type: ClassVar[str]
-
-    @model_validator(mode="after")
-    def _vendor_keys_only(self) -> Payload:
-        for key in self.model_extra or {}:
-            if not _VENDOR_KEY.match(key):
-                raise ValueError(f"{key!r} is not a member of {self.event_type} (closed payload)")
-        return self
+    __pydantic_extra__: dict[Annotated[str, AfterValidator(_vendor_key)], Any] = Field(init=False)
 
     @classmethod
     def build(cls, **fields: Any) -> Self:
