@@ -13,6 +13,7 @@ import anyio
 from typer.testing import CliRunner
 
 from wopeval.cli.app import app
+from wopeval.engine.agent import Usage
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
@@ -33,10 +34,12 @@ SUITE = {
 
 
 async def _resumed_run(store_url: str) -> str:
-    """A run interrupted while its first trial ran (as SIGTERM leaves it), then resumed."""
+    """A run interrupted while its first trial ran (as SIGTERM leaves it), then resumed. Each
+    attempt reports a model call costing $0.25, the superseded one too."""
     started, release = anyio.Event(), anyio.Event()
 
     async def agent(task_input: Any, ctx: Any) -> Any:
+        await ctx.report_usage(Usage("p", "m", input_tokens=3, output_tokens=2, cost_usd=0.25))
         if not release.is_set():
             started.set()
             await anyio.sleep(30)
@@ -90,3 +93,11 @@ def test_the_export_of_a_resumed_run_imports_one_trial_per_pair(tmp_path: Path) 
     events = [json.loads(line) for line in converted.read_text().splitlines()]
     scored = [e["payload"] for e in events if e["type"] == "eval.scored"]
     assert sorted(p.get("trialIndex", 0) for p in scored) == [0, 1]  # each pair once
+    # What the superseded attempt spent is the run's too: the total round-trips ($0.75), and
+    # the task's cost stays its two trials' ($0.50), as in the stored run.
+    stored = runner.invoke(app, ["show", run_id, "--json", "--store", store])
+    assert stored.exit_code in (0, 1), stored.output
+    imported = json.loads(result.output)
+    original = json.loads(stored.output)["summary"]
+    assert original["totalCostUsd"] == imported["totalCostUsd"] == 0.75
+    assert [t["costUsd"] for t in imported["tasks"]] == [t["costUsd"] for t in original["tasks"]]

@@ -90,7 +90,8 @@ __all__ = [
 
 def classify(span: OtlpSpan) -> Kind:
     """Which dialect role a span plays (see the module table). An attempt wopeval's export
-    marks superseded (a resumed run ran the trial again) is no agent: no trial is read from it.
+    marks superseded (a resumed run ran the trial again) is no agent: no trial is read from it
+    (only its model usage, which is the run's cost: :func:`import_spans`).
     """
     attrs = span.attributes
     if attrs.get(OTEL_SUPERSEDED) is True:
@@ -406,10 +407,11 @@ class _Events:
 
     def __init__(
         self, suite: AgentEvalSuite, source: SpanSource, planned: Plan, wanted: list[int],
-        target: str,
+        target: str, superseded: list[tuple[int, ProviderUsage]],
     ) -> None:  # fmt: skip
         self._suite, self._source, self._plan = suite, source, planned
         self._wanted, self._target = wanted, target
+        self._superseded = superseded
 
     def __iter__(self) -> Iterator[RunEvent]:
         log = _Log()
@@ -419,6 +421,11 @@ class _Events:
             _score(log, self._suite, trial, self._target)
             yield from log.events
             log.events = []
+        # What superseded attempts spent: in no trial (as their trials are not graded), but
+        # the run's total cost, as in the log they were exported from.
+        for end_ns, usage in self._superseded:
+            log.add(usage, end_ns)
+        yield from log.events
 
 
 @dataclass(frozen=True)
@@ -442,7 +449,15 @@ def import_spans(
     (an :class:`~wopeval.service.otlp_read.OtlpFile`) is read twice, a unit at a time: once
     to plan the trials, then on every pass over ``events``."""
     source = SpanList(spans) if isinstance(spans, Sequence) else spans
-    planned = plan(source, lambda span: classify(span) == "agent")
+    superseded: list[tuple[int, ProviderUsage]] = []
+
+    def is_agent(span: OtlpSpan) -> bool:
+        kind = classify(span)
+        if kind == "other" and span.attributes.get(OTEL_SUPERSEDED) is True:
+            superseded.extend((span.end_ns, usage) for usage in _agent_usage(span))
+        return kind == "agent"
+
+    planned = plan(source, is_agent)
     _assign(planned.trials, mapping or {})
     known = {task.taskId for task in suite.tasks}
     wanted = [i for i, t in enumerate(planned.trials) if t.task_id in known]
@@ -450,7 +465,7 @@ def import_spans(
     unknown = sorted({str(t.task_id) for t in trials if t.task_id and t.task_id not in known})
     graded = sum(trials[i].spans for i in wanted)
     return Imported(
-        events=_Events(suite, source, planned, wanted, target_agent_id),
+        events=_Events(suite, source, planned, wanted, target_agent_id, superseded),
         trials=len(wanted),
         unattributed=sum(1 for t in trials if t.task_id is None),
         unknown_tasks=unknown,
