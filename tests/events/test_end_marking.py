@@ -2,8 +2,10 @@
 
 Since migration 4 no SQLite AFTER INSERT trigger marks the end: the store sets
 ``runs.ended_sequence`` in the transaction that writes a terminal event, ``end_run`` or a plain
-``append`` of a terminal type (an imported log's last event). The BEFORE INSERT trigger stays,
-so a writer that bypasses the store is still refused after the end.
+``append`` of a terminal type (an imported log's last event). Since migration 5 no SQLite
+BEFORE INSERT trigger refuses what comes after it either: each INSERT the store makes checks
+the end once, so another process is refused, even one that cached the run's next sequence
+before the end. On PostgreSQL the trigger stays, and refuses a writer that bypasses the store.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from sqlalchemy import select, text
 from tests.events.helpers import run_record
 from wopeval.events.schema import runs
 from wopeval.events.store import EventStore, RunEndedError
+from wopeval.wire.events import RunCompleted
 from wopeval.wire.vocab import RUN_COMPLETED
 
 
@@ -56,6 +59,8 @@ async def test_a_terminal_event_appended_as_any_other_ends_the_run(store: EventS
     async with await EventStore.open(url) as other:
         with pytest.raises(RunEndedError):
             await other.append(run_id, "x-test.late", {})
+        if store._engine.dialect.name == "sqlite":
+            return  # no trigger: only the store's own statements check (migration 5)
         async with other._engine.connect() as conn:
             with pytest.raises(Exception, match="has ended"):
                 await conn.execute(
@@ -87,3 +92,42 @@ async def test_in_one_batch_the_events_after_the_end_are_refused(store: EventSto
     assert await _ended_sequence(store, run_id) == 1
     assert await _ended_sequence(store, other_run) is None
     await store.append(other_run, "x-test.more", {})  # the other run goes on
+
+
+async def test_a_process_that_cached_the_sequence_is_refused_after_the_end(
+    store: EventStore,
+) -> None:
+    """A holder that appended before another process ended the run still thinks it knows the
+    next sequence: its next append takes a sequence the log has (the primary key), then it
+    reads the run again and is refused."""
+    run_id = await new_run(store)
+    url = store._engine.url.render_as_string(hide_password=False)
+    async with await EventStore.open(url) as stale:
+        await stale.append(run_id, "x-test.step", {})  # its cache: the next sequence is 1
+        await store.append(run_id, "x-test.more", {})  # sequence 1, by this store
+        await store.end_run(run_id, RUN_COMPLETED, {})
+        with pytest.raises(RunEndedError):
+            await stale.append(run_id, "x-test.late", {})
+        with pytest.raises(RunEndedError):  # queued for its next batch, refused the same
+            await stale.emit_later(run_id, RunCompleted(outputs={})).committed()
+    types = [e.type for e in await store.events(run_id)]
+    assert types == ["x-test.step", "x-test.more", RUN_COMPLETED]
+
+
+async def test_an_insert_past_the_end_writes_nothing(store: EventStore) -> None:
+    """The backstop: a writer whose next sequence is past the log's end (no primary key to
+    hit) writes none of its rows; its events fail as any after the end do, the others of
+    its batch are written."""
+    run_id, other_run = await new_run(store), await new_run(store)
+    await store.end_run(run_id, RUN_COMPLETED, {})
+    url = store._engine.url.render_as_string(hide_password=False)
+    async with await EventStore.open(url) as wrong:
+        await wrong.append(other_run, "x-test.step", {})
+        wrong._next_sequence[run_id] = 7  # as if it knew of events the log does not have
+        late = wrong.emit_later(run_id, RunCompleted(outputs={}))
+        fine = wrong.emit_later(other_run, RunCompleted(outputs={}))
+        with pytest.raises(RunEndedError):
+            await late.committed()
+        assert (await fine.committed()).sequence == 1
+    assert [e.type for e in await store.events(run_id)] == [RUN_COMPLETED]
+    assert [e.sequence for e in await store.events(other_run)] == [0, 1]

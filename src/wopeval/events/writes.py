@@ -54,6 +54,7 @@ class Staged(NamedTuple):
 
     rows: list[tuple[Any, ...]]
     nodes: dict[int, str]
+    run_ids: tuple[str, ...] = ()  # the runs the rows belong to (each once)
 
     def params(self) -> tuple[Any, ...]:
         """The INSERT's parameters: the rows flattened, with the ``node_id`` column (after
@@ -250,7 +251,7 @@ class BatchWrites:
                     item.causation_id,
                 )
             )  # fmt: skip (the events table's column order but node_id and engine_version)
-        return Staged(rows, nodes)
+        return Staged(rows, nodes, tuple(dict.fromkeys(row[0] for row in rows)))
 
     async def _load_sequences(self, run_ids: set[str]) -> tuple[set[str], set[str]]:
         """Fill the next-sequence cache for ``run_ids``; return the ids of unknown runs and of
@@ -284,12 +285,18 @@ class BatchWrites:
         """
         if not staged.rows:
             return
-        sql = insert_events_sql(self._engine.dialect, len(staged.rows), bool(staged.nodes))
-        params = staged.params()
+        size = len(staged.rows)
+        # SQLite: the statement writes nothing when one of its runs has ended (another
+        # process ended it since this one cached its sequence): the same refusal as a
+        # sequence taken meanwhile, so the batch is staged again and those runs' events fail.
+        guarded = len(staged.run_ids) if self._sqlite else 0
+        sql = insert_events_sql(self._engine.dialect, size, bool(staged.nodes), guarded)
+        params = staged.params() + staged.run_ids if guarded else staged.params()
         self.insert_round_trips += 1
         if self._appender is not None and not in_transaction:
             try:
-                self._appender.execute(sql, params)
+                written = self._appender.execute(sql, params).rowcount
+                _check_written(written, size)
                 return
             except sqlite3.OperationalError as exc:
                 if not is_busy(exc):
@@ -298,11 +305,14 @@ class BatchWrites:
         if self._sqlite:
             # SQLAlchemy's aiosqlite adapter makes three thread round trips per statement
             # (cursor, execute, close); aiosqlite's execute_fetchall makes one, which doubles a
-            # lone appender's rate. Same SQL, same AUTOCOMMIT connection, under the write lock.
+            # lone appender's rate. Same SQL, same AUTOCOMMIT connection, under the write lock
+            # (so the change count is this statement's).
             if self._sqlite_driver is None:
                 raw = await self._writer.get_raw_connection()
                 self._sqlite_driver = raw.driver_connection
+            before = self._sqlite_driver.total_changes
             await self._sqlite_driver.execute_fetchall(sql, params)
+            _check_written(self._sqlite_driver.total_changes - before, size)
         else:
             await self._writer.exec_driver_sql(sql, params)
 
@@ -341,6 +351,13 @@ class BatchWrites:
                     tap(item.event)
         for run_id in {item.run_id for item in batch if item.event is not None}:
             self.notifier.notify(run_id)
+
+
+def _check_written(written: int, size: int) -> None:
+    """An INSERT of ``size`` rows wrote ``written``: none means the guard refused it (a run
+    of the batch has ended), raised as the integrity error the writer retries on."""
+    if written != size:
+        raise sqlite3.IntegrityError(f"{ENDED_MESSAGE} ({written} of {size} rows written)")
 
 
 def _ends(batch: list[Pending]) -> list[tuple[str, int]]:
