@@ -83,9 +83,12 @@ class TrialEnv:
     settling_limit: int = SETTLING_LIMIT
     # Each trial's timeout (a watcher beside the run's workers cancels those past it)
     deadlines: TrialDeadlines = field(init=False, repr=False, compare=False)
+    # The sink's ``emit_later`` (the store's), looked up once: None for a sink without one
+    emit_later: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.deadlines = TrialDeadlines(self.timeout_s)
+        self.emit_later = getattr(self.sink, "emit_later", None)
 
 
 async def settle(env: TrialEnv, *, wait: bool = True) -> None:
@@ -152,9 +155,9 @@ class _Trial:
         one before it was not), waited for at the next :meth:`flush`; others write it now. A
         trial flushes before anything a resume must see durable first: a live tool call, a
         usage report; its score follows its events in the chain."""
-        sink = self.env.sink
-        later = getattr(sink, "emit_later", None)
+        later = self.env.emit_later
         if later is None:
+            sink = self.env.sink
             event = await sink.emit(self.env.run_id, payload, causation_id=self.root_event_id)
             self.events.append(event)
             return event.eventId

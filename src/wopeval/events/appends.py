@@ -1,9 +1,10 @@
 """Queued appends: what the store's writer task takes a batch of, and the SQLite appender.
 
 :class:`Pending` is one queued append (its payload dumped once; a typed payload's dict and
-model kept for the event); :class:`QueuedEvent` is what :meth:`EventStore.emit_later` hands
-back. The appender is the SQLite connection event batches are committed on from the event
-loop's own thread (see ``EventStore._insert``).
+model kept for the event); :meth:`EventStore.emit_later` hands it back as a
+:class:`QueuedEvent` (the same object: a wrapper cost a tenth of queueing an event). The
+appender is the SQLite connection event batches are committed on from the event loop's own
+thread (see ``EventStore._insert``).
 """
 
 from __future__ import annotations
@@ -58,9 +59,11 @@ class Pending:
     event: RunEvent | None = None
     error: BaseException | None = None
     chain: Chain | None = None
-    # The event as built once, before its sequence is known (``QueuedEvent.known``); staging
-    # gives it its sequence instead of building another.
+    # The event as built once, before its sequence is known (:meth:`known`); staging gives it
+    # its sequence instead of building another.
     built: RunEvent | None = None
+    # The store's writer, told that an appender waits (``emit_later``'s events: :meth:`wait`).
+    hurry: Callable[[], None] | None = None
 
     def build(self, sequence: int, timestamp: str) -> RunEvent:
         """The item's event with ``sequence`` and ``timestamp`` (built once, then updated:
@@ -92,6 +95,45 @@ class Pending:
         self.event, self.error = None, error
         if self.chain is not None and self.chain.broken is None:
             self.chain.broken = error
+
+    # What :meth:`EventStore.emit_later` hands back: its id now (``event_id``), whether its
+    # batch is settled (``settled``: :meth:`committed` returns at once), the event once
+    # committed.
+
+    def known(self) -> RunEvent:
+        """The event: committed, or as it will be once committed but for its ``sequence``
+        (``-1`` until then), so a trial can be graded on what it has recorded."""
+        if self.event is not None:
+            return self.event
+        return self.build(-1, self.timestamp or "")
+
+    def result(self) -> RunEvent:
+        """The committed event of a settled append (raises what its write raised)."""
+        if self.error is not None:
+            raise self.error
+        if self.event is None or not self.settled:
+            raise RuntimeError("the append is not settled yet")
+        return self.event
+
+    async def wait(self) -> None:
+        """Return once the append is settled (committed or failed). A cancelled caller leaves
+        the write to finish. Appends settle in the order they were queued."""
+        if not self.settled:
+            if self.waiter is None:
+                self.waiter = asyncio.get_running_loop().create_future()
+            if self.hurry is not None:
+                self.hurry()
+            await asyncio.shield(self.waiter)
+
+    async def committed(self) -> RunEvent:
+        """The event, once its batch is committed (raises what the write raised). A cancelled
+        caller leaves the write to finish; awaiting again later still returns the event."""
+        await self.wait()
+        return self.result()
+
+
+# An event :meth:`EventStore.emit_later` queued: its id now, the event once committed.
+QueuedEvent = Pending
 
 
 def open_appender(path: Path) -> sqlite3.Connection:
@@ -125,79 +167,50 @@ def queued_item(
     chain: Chain | None = None,
 ) -> Pending:
     """A queued append. A typed payload is dumped once; its dict and model are kept."""
-    wire: Any = None
-    typed: Payload | None = None
     if isinstance(payload, Payload):
-        wire = payload.to_wire()
-        text = dumps_tree(wire)  # its serializer's fresh tree: no cycle
-        if type == payload.event_type and builtins.type(payload) is PAYLOAD_MODELS.get(type):
-            typed = payload  # what the event's ``typed`` would validate back to
-    else:
-        text = dump_payload(payload)
+        return queued_payload(run_id, type, payload, causation_id, node_id, event_id, timestamp,
+                              chain)  # fmt: skip
     return Pending(
         run_id,
         type,
-        text,
+        dump_payload(payload),
         event_id if event_id is not None else new_event_id(),
         causation_id,
         node_id,
         timestamp,
-        payload=wire,
-        typed=typed,
         chain=chain,
     )
 
 
-class QueuedEvent:
-    """An event :meth:`EventStore.emit_later` queued: its id now, the event once committed."""
-
-    __slots__ = ("_hurry", "_item")
-
-    def __init__(self, item: Pending, hurry: Callable[[], None]) -> None:
-        self._item = item
-        self._hurry = hurry  # the store's writer, told that an appender waits
-
-    @property
-    def event_id(self) -> str:
-        return self._item.event_id
-
-    @property
-    def settled(self) -> bool:
-        """Its batch is settled (committed, or failed): :meth:`committed` returns at once."""
-        return self._item.settled
-
-    def known(self) -> RunEvent:
-        """The event: committed, or as it will be once committed but for its ``sequence``
-        (``-1`` until then), so a trial can be graded on what it has recorded."""
-        item = self._item
-        if item.event is not None:
-            return item.event
-        return item.build(-1, item.timestamp or "")
-
-    def result(self) -> RunEvent:
-        """The committed event of a settled append (raises what its write raised)."""
-        item = self._item
-        if item.error is not None:
-            raise item.error
-        if item.event is None or not item.settled:
-            raise RuntimeError("the append is not settled yet")
-        return item.event
-
-    async def wait(self) -> None:
-        """Return once the append is settled (committed or failed). A cancelled caller leaves
-        the write to finish. Appends settle in the order they were queued."""
-        item = self._item
-        if not item.settled:
-            if item.waiter is None:
-                item.waiter = asyncio.get_running_loop().create_future()
-            self._hurry()
-            await asyncio.shield(item.waiter)
-
-    async def committed(self) -> RunEvent:
-        """The event, once its batch is committed (raises what the write raised). A cancelled
-        caller leaves the write to finish; awaiting again later still returns the event."""
-        await self.wait()
-        return self.result()
+def queued_payload(
+    run_id: str,
+    type: str,
+    payload: Payload,
+    causation_id: str | None,
+    node_id: str | None,
+    event_id: str | None,
+    timestamp: str | None,
+    chain: Chain | None = None,
+    hurry: Callable[[], None] | None = None,
+) -> Pending:
+    """:func:`queued_item` of a typed payload (``emit_later``'s, several a trial)."""
+    wire = payload.to_wire()
+    typed = None
+    if type == payload.event_type and builtins.type(payload) is PAYLOAD_MODELS.get(type):
+        typed = payload  # what the event's ``typed`` would validate back to
+    return Pending(
+        run_id,
+        type,
+        dumps_tree(wire),  # its serializer's fresh tree: no cycle
+        event_id if event_id is not None else new_event_id(),
+        causation_id,
+        node_id,
+        timestamp,
+        wire,
+        typed,
+        chain=chain,
+        hurry=hurry,
+    )
 
 
 def wake(batch: list[Pending]) -> None:

@@ -46,6 +46,7 @@ from wopeval.events.appends import (
     dump_payload,
     open_appender,
     queued_item,
+    queued_payload,
     wake,
 )
 from wopeval.events.emit import EmitsTyped
@@ -383,13 +384,15 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         event, and the trial's events share commits. Events queued with the same ``chain``
         stand or fall in order: once one is not written, none after it is. ``event_id`` and
         ``timestamp``: as :meth:`append` takes them (an event recorded elsewhere first)."""
-        self._check_open()
-        check_given(event_id, timestamp)
+        if self._closed:
+            self._check_open()
+        if event_id is not None or timestamp is not None:
+            check_given(event_id, timestamp)
         stamp = timestamp if timestamp is not None else utc_now()
-        type_ = payload.event_type
-        item = queued_item(run_id, type_, payload, causation_id, node_id, event_id, stamp, chain)
+        item = queued_payload(run_id, payload.event_type, payload, causation_id, node_id,
+                              event_id, stamp, chain, self._hurry)  # fmt: skip
         self._queue(item)
-        return QueuedEvent(item, self._hurry)
+        return item
 
     async def emit(
         self,
