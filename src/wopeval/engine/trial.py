@@ -99,9 +99,9 @@ async def settle(env: TrialEnv, *, wait: bool = True) -> None:
     ``env.settling_limit`` are not (memory stays bounded); the run waits for the rest."""
     settling = env.settling
     while settling and (wait or settling[0].committed):  # they commit in the order they came
-        await settling.popleft().flush()  # committed: no wait (raises what its write raised)
+        await settling.popleft().settled()  # committed: no wait (raises what its write raised)
     while len(settling) > env.settling_limit:  # writes lag behind: wait, so memory stays bounded
-        await settling.popleft().flush()
+        await settling.popleft().settled()
 
 
 def _new_id(prefix: str) -> str:
@@ -190,6 +190,19 @@ class _Trial:
                 del queued[:index]
                 raise
             self.events.append(event)
+        queued.clear()
+
+    async def settled(self) -> None:
+        """:meth:`flush` at the trial's end: its events are not kept (nothing reads them)."""
+        queued = self._queued
+        if not queued:
+            return
+        last = queued[-1]
+        if not last.settled:
+            await last.wait()  # those before it are settled no later
+        for item in queued:
+            if item.error is not None:
+                raise item.error
         queued.clear()
 
     @property

@@ -415,7 +415,7 @@ class RunEvent(_Envelope):
             values["typed"] = typed  # functools.cached_property's slot in the instance dict
         _set = object.__setattr__
         _set(event, "__dict__", values)
-        _set(event, "__pydantic_fields_set__", set(_ALL_EVENT_FIELDS))
+        _set(event, "__pydantic_fields_set__", _ALL_EVENT_FIELDS)
         _set(event, "__pydantic_extra__", None)
         _set(event, "__pydantic_private__", None)
         return event
@@ -430,7 +430,10 @@ class RunEvent(_Envelope):
         return None if model is None else model.model_validate(self.payload)
 
 
-_ALL_EVENT_FIELDS: frozenset[str] = frozenset(RunEvent.model_fields)
+# Every event's fields set, one object shared by all: a RunEvent is frozen, so pydantic never
+# adds to it (``model_copy`` copies it first); a set a stored event built took a fifth of the
+# time building it did.
+_ALL_EVENT_FIELDS: set[str] = set(RunEvent.model_fields)
 
 
 # --- the discriminated union of typed envelopes ------------------------------------------------
