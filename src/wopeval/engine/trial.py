@@ -448,6 +448,8 @@ async def _record_reason(
     env: TrialEnv, trial: _Trial, view: TrialView, grade: TrialGrade, grader_error: str | None
 ) -> None:
     """``wopeval.trial-failed`` for a trial that did not pass (tenant content, not ``eval.*``)."""
+    if grade.passed:
+        return  # explain() gives no reason for a trial that passed
     verdict = Verdict(
         passed=grade.passed,
         score=grade.score,
