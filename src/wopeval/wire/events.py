@@ -84,7 +84,7 @@ class Payload(BaseModel):
     """A closed payload with the v2 vendor hatch: extra keys must match the vendor pattern.
 
     The extra keys are checked by their own validator, run for each extra key only: a model
-    validator ran in Python for every payload, and halved the rate the engine builds them at."""
+    validator ran in Python for every payload (a sixth of the time building one took)."""
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
     event_type: ClassVar[str]
