@@ -194,14 +194,16 @@ def queued_payload(
     hurry: Callable[[], None] | None = None,
 ) -> Pending:
     """:func:`queued_item` of a typed payload (``emit_later``'s, several a trial)."""
-    wire = payload.to_wire()
+    wire, text = payload.wire_and_text()
+    if text is None:
+        text = dumps_tree(wire)  # its serializer's fresh tree: no cycle
     typed = None
     if type == payload.event_type and builtins.type(payload) is PAYLOAD_MODELS.get(type):
         typed = payload  # what the event's ``typed`` would validate back to
     return Pending(
         run_id,
         type,
-        dumps_tree(wire),  # its serializer's fresh tree: no cycle
+        text,
         event_id if event_id is not None else new_event_id(),
         causation_id,
         node_id,

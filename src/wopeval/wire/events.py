@@ -30,6 +30,7 @@ from pydantic import (
     Tag,
     create_model,
 )
+from pydantic_core import PydanticSerializationError
 
 from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
@@ -98,11 +99,45 @@ class Payload(BaseModel):
 
     def to_wire(self) -> dict[str, Any]:
         """The wire dict: ``model_dump(mode="json", exclude_none=True, by_alias=True)``, from
-        the serializer directly (``model_dump``'s Python wrapper costs as much again)."""
-        serialized = type(self).__pydantic_serializer__.to_python(
+        the serializer directly (``model_dump``'s Python wrapper costs as much again), with
+        the members :meth:`_null_kept` names written as ``null`` when absent (at the end)."""
+        doc: dict[str, Any] = type(self).__pydantic_serializer__.to_python(
             self, mode="json", exclude_none=True, by_alias=True
         )
-        return cast(dict[str, Any], serialized)
+        for key in self._null_kept():
+            doc.setdefault(key, None)
+        return doc
+
+    def wire_and_text(self) -> tuple[dict[str, Any], str | None]:
+        """:meth:`to_wire` and its JSON text (as ``dumps_json`` writes it but for the digits of
+        some floats: ``1e-7`` for ``1e-07``, the same number), or None for the text when the
+        caller must encode the dict itself: the serializer wrote a ``null``, which may stand
+        for a float JSON has no number for (``NaN``, ``±inf``: ``dumps_json`` refuses them),
+        or could not write it.
+        One pass of the serializer for the text instead of the ``json`` module's: the engine
+        queues several payloads a trial (5% of a trial's CPU)."""
+        serializer = type(self).__pydantic_serializer__
+        doc: dict[str, Any] = serializer.to_python(
+            self, mode="json", exclude_none=True, by_alias=True
+        )
+        try:
+            raw = serializer.to_json(self, exclude_none=True, by_alias=True).decode()
+        except PydanticSerializationError:  # a lone surrogate, say: the caller's encoder decides
+            raw = "null"
+        text = None if "null" in raw else raw
+        for key in self._null_kept() if self._NULL_KEPT else ():
+            if key not in doc:  # absent from the serializer's text as from its dict
+                doc[key] = None
+                if text is not None:
+                    text = f'{text[:-1]},"{key}":null}}'
+        return doc, text
+
+    # The members a payload of this type may write as ``null`` (``_null_kept``: which do)
+    _NULL_KEPT: ClassVar[tuple[str, ...]] = ()
+
+    def _null_kept(self) -> tuple[str, ...]:
+        """Members written as ``null`` when absent (``exclude_none`` drops every other)."""
+        return self._NULL_KEPT
 
 
 class ClosedPayload(Payload):
@@ -261,12 +296,11 @@ class ToolReturned(Payload):
     # Which fixture entry served the call (its index in ``fixtures.toolResponses``).
     fixture_index: NonNegInt | None = Field(None, alias="x-wopeval-fixtureIndex")
 
-    def to_wire(self) -> dict[str, Any]:
+    _NULL_KEPT: ClassVar[tuple[str, ...]] = ("outcome",)
+
+    def _null_kept(self) -> tuple[str, ...]:
         """``outcome`` is any JSON, ``null`` included: kept whenever the call succeeded."""
-        doc = super().to_wire()
-        if self.status == "ok" and "outcome" not in doc:
-            doc["outcome"] = None
-        return doc
+        return self._NULL_KEPT if self.status == "ok" else ()
 
 
 class Decided(Payload):
@@ -276,8 +310,7 @@ class Decided(Payload):
     confidence: UnitFloat | None = None
     causationHostId: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
-        return {**super().to_wire(), "decision": self.decision}  # ``null`` is a decision too
+    _NULL_KEPT: ClassVar[tuple[str, ...]] = ("decision",)  # ``null`` is a decision too
 
 
 class ProviderUsage(ClosedPayload):
