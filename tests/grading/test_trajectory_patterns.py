@@ -173,6 +173,33 @@ def test_0244_A_trajectory_matching_compiles_an_expectation_once() -> None:
     assert key not in patterns._CACHE
 
 
+def test_0244_A_exact_mode_keeps_the_expected_bytes_for_as_long_as_the_calls_are_the_same() -> None:
+    from wopeval.grading import trajectory
+
+    calls = [ExpectedCall(tool="t", args={"id": i}, argsMatch="exact") for i in range(3)]
+    expectation = TrajectoryExpectation(match="exact", calls=calls)
+    observed = [ObservedCall("t", {"id": i}, AGENT) for i in range(3)]
+    assert grade_trajectory(expectation, observed, AGENT).matched
+    kept = trajectory._BYTES[id(expectation)][2]
+    assert grade_trajectory(expectation, observed, AGENT).matched
+    assert trajectory._BYTES[id(expectation)][2] is kept  # packed once
+    # An expected call replaced in place is packed again, and graded on what it now holds.
+    expectation.calls[1] = ExpectedCall(tool="t", args={"id": 7}, argsMatch="exact")
+    assert not grade_trajectory(expectation, observed, AGENT).matched
+    observed[1] = ObservedCall("t", {"id": 7}, AGENT)
+    assert grade_trajectory(expectation, observed, AGENT).matched
+    # Types still decide: true is not 1 (equal in Python, not in JSON).
+    typed = TrajectoryExpectation(
+        match="exact", calls=[ExpectedCall(tool="t", args={"on": True, "n": 1}, argsMatch="exact")]
+    )
+    assert grade_trajectory(typed, [ObservedCall("t", {"on": True, "n": 1}, AGENT)], AGENT).matched
+    assert not grade_trajectory(typed, [ObservedCall("t", {"on": 1, "n": 1}, AGENT)], AGENT).matched
+    key = id(expectation)
+    del expectation, kept
+    gc.collect()
+    assert key not in trajectory._BYTES
+
+
 def test_0244_A_trajectory_matching_pivot_buckets_fall_back_to_canonical_keys() -> None:
     # Many exact patterns sharing the pivot value: the bucket is too large for == and the
     # canonical key decides; patterns without the pivot field are found by canonical key too.

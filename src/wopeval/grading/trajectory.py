@@ -32,6 +32,8 @@ expectation not compiled yet is compared call by call, compiling nothing).
 from __future__ import annotations
 
 import marshal
+import operator
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,14 +93,15 @@ def max_matching_size(expected: Sequence[ExpectedCall], observed: Sequence[Obser
 
 
 def _pairwise(
-    expected: Sequence[ExpectedCall], patterns: Patterns | None, calls: Sequence[ObservedCall]
+    expectation: TrajectoryExpectation, patterns: Patterns | None, calls: Sequence[ObservedCall]
 ) -> bool:
     """``exact`` mode without the graph: the i-th observed call matches the i-th expected
     (through the compiled classes when there are some, else call by call)."""
+    expected = expectation.calls
     if len(calls) != len(expected):
         return False
     if patterns is None:
-        return _call_by_call(expected, calls)
+        return _call_by_call(expected, _expected_bytes(expectation), calls)
     matches = patterns.matches
     return all(
         matches(slot, call.tool, call.inputs)
@@ -106,21 +109,62 @@ def _pairwise(
     )
 
 
-def _call_by_call(expected: Sequence[ExpectedCall], calls: Sequence[ObservedCall]) -> bool:
+def _call_by_call(
+    expected: Sequence[ExpectedCall], packed: Sequence[bytes | None], calls: Sequence[ObservedCall]
+) -> bool:
     """:func:`_pairwise` without classes; equal ``exact`` objects of the same types in the same
-    key order (equal ``marshal`` bytes) are decided inline, the rest by ``pattern_matches``."""
+    key order (equal ``marshal`` bytes; ``packed``: the expected ones') are decided inline,
+    the rest by ``pattern_matches``."""
     dumps = marshal.dumps
-    for want, call in zip(expected, calls, strict=True):
-        args, inputs = want.args, call.inputs
-        if want.argsMatch == "exact" and type(args) is dict and args == inputs:
+    for want, want_bytes, call in zip(expected, packed, calls, strict=True):
+        inputs = call.inputs
+        if want_bytes is not None and type(inputs) is dict and want.args == inputs:
             try:
-                if want.tool == call.tool and dumps(args, 2) == dumps(inputs, 2):
+                if dumps(inputs, 2) == want_bytes and want.tool == call.tool:
                     continue
             except ValueError:  # a type marshal does not write: pattern_matches decides
                 pass
         if not pattern_matches(want, call.tool, inputs):
             return False
     return True
+
+
+# Each graded expectation's expected ``exact`` object args as ``marshal`` bytes (None: not an
+# exact object, or not marshal's), kept while it lives: a task's trials grade it again and
+# again, and packing those args was half of grading a 1,000-call ``exact`` trajectory.
+_BYTES: dict[int, tuple[weakref.ref[TrajectoryExpectation], list[ExpectedCall], list[bytes | None]]]
+_BYTES = {}
+
+
+def _expected_bytes(expectation: TrajectoryExpectation) -> list[bytes | None]:
+    """The ``marshal`` bytes of ``expectation.calls``' exact object args, in order (its calls
+    checked by identity on every use, as the compiled patterns' are)."""
+    key, calls = id(expectation), expectation.calls
+    entry = _BYTES.get(key)
+    if entry is not None and entry[0]() is expectation and _same(entry[1], calls):
+        return entry[2]
+    packed = [_packed(call) for call in calls]
+
+    def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
+        if _BYTES.get(key, (None,))[0] is ref:
+            del _BYTES[key]
+
+    _BYTES[key] = (weakref.ref(expectation, forget), list(calls), packed)
+    return packed
+
+
+def _packed(call: ExpectedCall) -> bytes | None:
+    args = call.args
+    if call.argsMatch != "exact" or type(args) is not dict:
+        return None
+    try:
+        return marshal.dumps(args, 2)
+    except ValueError:  # a type marshal does not write: pattern_matches decides
+        return None
+
+
+def _same(kept: list[ExpectedCall], calls: Sequence[ExpectedCall]) -> bool:
+    return len(kept) == len(calls) and all(map(operator.is_, kept, calls))
 
 
 # --- the modes -------------------------------------------------------------------------------
@@ -156,7 +200,7 @@ def grade_trajectory(
     forbidden = expectation.forbidden_tools
     forbidden_count = sum(1 for call in calls if call.tool in forbidden) if forbidden else 0
     mode = expectation.match
-    if mode == "exact" and _pairwise(expected, cached(expectation), calls):
+    if mode == "exact" and _pairwise(expectation, cached(expectation), calls):
         return _block(expectation, len(calls), True, len(calls), forbidden_count)
     graph = build(compiled(expectation), calls)
     matched_count = class_matching(graph)[0]
