@@ -59,7 +59,16 @@ from wopeval.wire.events import (
     X_TRIAL_INDEX,
     RunEvent,
 )
-from wopeval.wire.vocab import OTEL_COST_USD, OTEL_MODEL_CALLS, OTEL_SUPERSEDED
+from wopeval.wire.vocab import (
+    OTEL_AGENT_ERROR,
+    OTEL_COST_USD,
+    OTEL_MODEL_CALLS,
+    OTEL_SUPERSEDED,
+    OTEL_TOOL_FIXTURE,
+    OTEL_TOOL_FIXTURE_INDEX,
+    X_ERROR,
+    X_FIXTURE,
+)
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 # Spans (or log records) per OTLP/JSON line of a streamed export.
@@ -152,6 +161,8 @@ class _Exporter:
         elif event.type == INVOCATION_COMPLETED and parent is not None:
             if payload.get("invocationId") == self.invocations.get(event.causationId or ""):
                 parent.set_attribute("openwop.agent.outcome", str(payload.get("outcome")))
+                if isinstance(payload.get(X_ERROR), str):
+                    parent.set_attribute(OTEL_AGENT_ERROR, payload[X_ERROR])
         elif event.type == TOOL_CALLED and parent is not None:
             self.tools[str(payload["callId"])] = self.tracer.start_span(
                 f"execute_tool {payload['toolName']}",
@@ -199,6 +210,11 @@ class _Exporter:
             return
         status = str(payload.get("status", "ok"))
         tool.set_attribute("openwop.tool.status", status)
+        if isinstance(payload.get(X_FIXTURE), str):
+            tool.set_attribute(OTEL_TOOL_FIXTURE, payload[X_FIXTURE])
+        index = payload.get("x-wopeval-fixtureIndex")
+        if isinstance(index, int) and not isinstance(index, bool):
+            tool.set_attribute(OTEL_TOOL_FIXTURE_INDEX, index)
         if status != "ok":
             code = (payload.get("error") or {}).get("code", status)
             tool.set_status(Status(StatusCode.ERROR, str(code)))

@@ -39,7 +39,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.summary import GradingOptions, pass_score_of
@@ -68,7 +68,16 @@ from wopeval.wire.events import (
     ToolReturned,
     TrialFailed,
 )
-from wopeval.wire.vocab import OTEL_COST_USD, OTEL_MODEL_CALLS, OTEL_SUPERSEDED
+from wopeval.wire.vocab import (
+    ERROR_LABELS,
+    OTEL_AGENT_ERROR,
+    OTEL_COST_USD,
+    OTEL_MODEL_CALLS,
+    OTEL_SUPERSEDED,
+    OTEL_TOOL_FIXTURE,
+    OTEL_TOOL_FIXTURE_INDEX,
+    FixtureOutcome,
+)
 
 Kind = Literal["agent", "tool", "model", "other"]
 IMPORTED_RUN = "imported/otlp"
@@ -256,11 +265,12 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
     if found:
         log.add(Decided(agentId=target, decision=output), end, root)
     failed = trial.root is not None and trial.root.failed
+    label = trial.root.attributes.get(OTEL_AGENT_ERROR) if trial.root is not None else None
     completed = InvocationCompleted(
         invocationId=invocation,
         agentId=target,
         outcome="failed" if failed else "completed",
-        error_label="agent-error" if failed else None,
+        error_label=(label if label in ERROR_LABELS else "agent-error") if failed else None,
     )
     log.add(completed, end, root)
 
@@ -276,12 +286,24 @@ def _emit_tool(log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, roo
         agent = _delegate(trial, span, target)
     base = {"agentId": agent, "toolName": tool, "callId": f"otlp-{span.span_id}"}
     log.add(ToolCalled(**base, inputs=args), span.start_ns, root)
+    served = _served(span.attributes)
     if span.failed:
         error = ErrorObject(code="otlp.error", message=span.status_message)
-        log.add(ToolReturned(**base, status="error", error=error), span.end_ns, root)
+        log.add(ToolReturned(**base, status="error", error=error, **served), span.end_ns, root)
     else:
         _, result = _first(span.attributes, _RESULT)
-        log.add(ToolReturned(**base, status="ok", outcome=result), span.end_ns, root)
+        log.add(ToolReturned(**base, status="ok", outcome=result, **served), span.end_ns, root)
+
+
+def _served(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """How wopeval's export says the call was served (a fixture, a miss), if it says so."""
+    served: dict[str, Any] = {}
+    fixture, index = attrs.get(OTEL_TOOL_FIXTURE), attrs.get(OTEL_TOOL_FIXTURE_INDEX)
+    if fixture in get_args(FixtureOutcome):
+        served["fixture"] = fixture
+    if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+        served["fixture_index"] = index
+    return served
 
 
 def _delegate(trial: ImportedTrial, span: OtlpSpan, target: str) -> str:

@@ -95,3 +95,11 @@ OTEL_SUPERSEDED = "openwop.eval.superseded"
 # cost): the trial's model calls and their estimated cost; ``import-otlp`` reads them back.
 OTEL_MODEL_CALLS = "openwop.usage.model_calls"
 OTEL_COST_USD = "openwop.usage.cost_usd"
+# How a tool call was served (a fixture outcome, the fixture's index) and a failed
+# invocation's label (timeout, agent-error, …): content-free, on the tool and agent spans, so
+# ``import-otlp`` grades fixture misses and failure kinds as the stored log does.
+OTEL_TOOL_FIXTURE = "openwop.tool.fixture"
+OTEL_TOOL_FIXTURE_INDEX = "openwop.tool.fixture_index"
+OTEL_AGENT_ERROR = "openwop.agent.error_label"
+# The labels a failed invocation carries (``x-wopeval-error``), the only ones read back.
+ERROR_LABELS = ("agent-error", "timeout", "cancelled", "output-not-json")
