@@ -37,16 +37,17 @@ import marshal
 import math
 import operator
 import weakref
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from wopeval.grading.jsonmatch import canonical_json, json_key
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation
 
 __all__ = [
     "OBJECT",
+    "ExpectationMemo",
     "Patterns",
     "ToolPatterns",
     "cached",
@@ -184,9 +185,6 @@ class Patterns:
     tools: dict[str, ToolPatterns] = field(default_factory=dict)
     plain: ExactPatterns = field(default_factory=ExactPatterns)
     work: int = 0
-
-    def same_calls(self, calls: Sequence[ExpectedCall]) -> bool:
-        return len(calls) == len(self.calls) and all(map(operator.is_, calls, self.calls))
 
     def matches(self, slot: int, tool: str, inputs: object) -> bool:
         """RFC 0244 §A call matching of expected class ``slot`` and one observed call."""
@@ -426,15 +424,56 @@ def _compile(calls: Sequence[ExpectedCall]) -> Patterns:
     return patterns
 
 
-_CACHE: dict[int, tuple[weakref.ref[TrajectoryExpectation], Patterns]] = {}
+_V = TypeVar("_V")
+
+
+class ExpectationMemo(Generic[_V]):
+    """What ``make`` builds from an expectation's calls, kept while the expectation lives.
+
+    Suites are frozen models; their calls are checked by identity on every use, so a list
+    changed in place is made again (args mutated in place inside a call are not seen).
+    ``entries``: id of the expectation → (a weak reference to it, its calls then, the value).
+    """
+
+    def __init__(self, make: Callable[[Sequence[ExpectedCall]], _V]) -> None:
+        self._make = make
+        self.entries: dict[
+            int, tuple[weakref.ref[TrajectoryExpectation], list[ExpectedCall], _V]
+        ] = {}
+
+    def peek(self, expectation: TrajectoryExpectation) -> _V | None:
+        """The kept value, or None when there is none for these very calls."""
+        entry = self.entries.get(id(expectation))
+        if entry is None or entry[0]() is not expectation:
+            return None
+        kept, calls = entry[1], expectation.calls
+        if len(kept) != len(calls) or not all(map(operator.is_, kept, calls)):
+            return None
+        return entry[2]
+
+    def get(self, expectation: TrajectoryExpectation) -> _V:
+        """The kept value, made (and kept) first when there is none."""
+        found = self.peek(expectation)
+        if found is not None:
+            return found
+        key, entries = id(expectation), self.entries
+        value = self._make(expectation.calls)
+
+        def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
+            if entries.get(key, (None,))[0] is ref:
+                del entries[key]
+
+        entries[key] = (weakref.ref(expectation, forget), list(expectation.calls), value)
+        return value
+
+
+_PATTERNS: ExpectationMemo[Patterns] = ExpectationMemo(compile_patterns)
+_CACHE = _PATTERNS.entries
 
 
 def cached(expectation: TrajectoryExpectation) -> Patterns | None:
     """:func:`compiled` when ``expectation`` has been compiled already, else None."""
-    entry = _CACHE.get(id(expectation))
-    if entry is not None and entry[0]() is expectation and entry[1].same_calls(expectation.calls):
-        return entry[1]
-    return None
+    return _PATTERNS.peek(expectation)
 
 
 def call_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
@@ -459,20 +498,6 @@ def call_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
 
 
 def compiled(expectation: TrajectoryExpectation) -> Patterns:
-    """:func:`compile_patterns` of ``expectation.calls``, kept while the expectation lives.
-
-    Suites are frozen models; their calls are checked by identity on every use, so a list
-    changed in place is compiled again (args mutated in place inside a call are not seen).
-    """
-    found = cached(expectation)
-    if found is not None:
-        return found
-    key = id(expectation)
-    patterns = compile_patterns(expectation.calls)
-
-    def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
-        if _CACHE.get(key, (None,))[0] is ref:
-            del _CACHE[key]
-
-    _CACHE[key] = (weakref.ref(expectation, forget), patterns)
-    return patterns
+    """:func:`compile_patterns` of ``expectation.calls``, kept while the expectation lives
+    (:class:`ExpectationMemo`: a list changed in place is compiled again)."""
+    return _PATTERNS.get(expectation)

@@ -29,6 +29,7 @@ from wopeval.grading.trajectory import (
 from wopeval.grading.views import TrialView
 from wopeval.suite.models import Task, TrajectoryExpectation
 from wopeval.wire.events import FailureKind, TrialFailed
+from wopeval.wire.vocab import ERROR_LABELS
 
 ExpectedStatus = Literal["matched", "missing"]
 ObservedStatus = Literal["matched", "unexpected", "forbidden"]
@@ -153,7 +154,7 @@ def _reason(
     if view.failed_closed:
         return _fixture_miss(task, view)
     failure = view.failure
-    if view.error_label in ("agent-error", "timeout", "cancelled", "output-not-json"):
+    if view.error_label in ERROR_LABELS:
         details: dict[str, Any] = failure.model_dump(exclude_none=True) if failure else {}
         text = failure.message if failure is not None else view.error_label
         if view.error_label == "agent-error" and failure is not None and failure.exceptionType:

@@ -32,15 +32,13 @@ expectation not compiled yet is compared call by call, compiling nothing).
 from __future__ import annotations
 
 import marshal
-import operator
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wopeval.grading.flow import class_matching
 from wopeval.grading.jsonmatch import args_match
 from wopeval.grading.matching import ClassGraph, build, build_graph
-from wopeval.grading.patterns import Patterns, cached, compiled
+from wopeval.grading.patterns import ExpectationMemo, Patterns, cached, compiled
 from wopeval.grading.patterns import call_matches as pattern_matches
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 from wopeval.wire.summary import TrajectoryBlock
@@ -129,42 +127,26 @@ def _call_by_call(
     return True
 
 
-# Each graded expectation's expected ``exact`` object args as ``marshal`` bytes (None: not an
-# exact object, or not marshal's), kept while it lives: a task's trials grade it again and
-# again, and packing those args was half of grading a 1,000-call ``exact`` trajectory.
-_BYTES: dict[int, tuple[weakref.ref[TrajectoryExpectation], list[ExpectedCall], list[bytes | None]]]
-_BYTES = {}
-
-
-def _expected_bytes(expectation: TrajectoryExpectation) -> list[bytes | None]:
-    """The ``marshal`` bytes of ``expectation.calls``' exact object args, in order (its calls
-    checked by identity on every use, as the compiled patterns' are)."""
-    key, calls = id(expectation), expectation.calls
-    entry = _BYTES.get(key)
-    if entry is not None and entry[0]() is expectation and _same(entry[1], calls):
-        return entry[2]
-    packed = [_packed(call) for call in calls]
-
-    def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
-        if _BYTES.get(key, (None,))[0] is ref:
-            del _BYTES[key]
-
-    _BYTES[key] = (weakref.ref(expectation, forget), list(calls), packed)
-    return packed
-
-
 def _packed(call: ExpectedCall) -> bytes | None:
+    """An ``exact`` object pattern's args as ``marshal`` bytes (None: another pattern, or one
+    marshal does not write: ``pattern_matches`` decides)."""
     args = call.args
     if call.argsMatch != "exact" or type(args) is not dict:
         return None
     try:
         return marshal.dumps(args, 2)
-    except ValueError:  # a type marshal does not write: pattern_matches decides
+    except ValueError:
         return None
 
 
-def _same(kept: list[ExpectedCall], calls: Sequence[ExpectedCall]) -> bool:
-    return len(kept) == len(calls) and all(map(operator.is_, kept, calls))
+# Each graded expectation's expected args as ``marshal`` bytes, kept while it lives: a task's
+# trials grade it again and again, and packing those args was half of grading a 1,000-call
+# ``exact`` trajectory.
+_BYTES_MEMO: ExpectationMemo[list[bytes | None]] = ExpectationMemo(
+    lambda calls: [_packed(call) for call in calls]
+)
+_BYTES = _BYTES_MEMO.entries
+_expected_bytes = _BYTES_MEMO.get
 
 
 # --- the modes -------------------------------------------------------------------------------
