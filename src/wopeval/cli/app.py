@@ -15,7 +15,7 @@ from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, report_erro
 from wopeval.cli.exiting import command
 from wopeval.cli.lazy import LazyCommand, lazy_group
 from wopeval.cli.output import exit_past_blocked_agents
-from wopeval.cli.startup import preload
+from wopeval.cli.startup import preload, tune_collector
 from wopeval.errors import WopevalError, exit_code, unwrap
 
 _SUITE = "wopeval.cli.suite_cmds"
@@ -115,6 +115,7 @@ def main() -> None:
     try:
         try:
             preload(sys.argv[1:], COMMANDS)
+            tune_collector()
             app()
         except WopevalError as exc:  # the one mapping of the error tree to exit codes
             report_error(exc)

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from wopeval.engine.budget import CostMeter
-from wopeval.engine.gcpolicy import run_gc_policy
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
@@ -159,7 +158,7 @@ async def execute_run(
     await store.set_status(run_id, "running")
     finished = False
     try:
-        with handle.scope, run_gc_policy():
+        with handle.scope:
             await _start_events(store, run_id, suite, settings, resume)
             pairs = None if resume is None else resume.pending(suite)
             await _run_trials(store, env, suite, settings, progress, pairs)
