@@ -60,10 +60,12 @@ class AgentOptions:
 
 @dataclass(frozen=True)
 class Chosen:
-    """The agent these options registered, and the MCP servers its definition lists."""
+    """The agent these options registered, the MCP servers its definition lists, and what the
+    run's settings record of it (a model's name and server, never a key)."""
 
     agent_id: str
     mcp: list[str] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 def _definition(options: AgentOptions) -> AgentDefinition | None:
@@ -112,7 +114,7 @@ def install_cli_agent(
         return None
     if agent is not None:
         fail_input("--agent cannot be combined with --agent-file, --model or --agent-cmd")
-    from wopeval.agents.build import install_agent
+    from wopeval.agents.build import install_agent, model_server
 
     try:
         installed = install_agent(
@@ -124,7 +126,10 @@ def install_cli_agent(
         )
     except (ValueError, ImportError) as exc:
         fail_input(str(exc))
-    return Chosen(installed.agent_id, installed.mcp)
+    metadata = {}
+    if definition.kind == "openai-compatible" and definition.model is not None:
+        metadata = {"model": definition.model, "modelServer": model_server(definition)}
+    return Chosen(installed.agent_id, installed.mcp, metadata)
 
 
 def cli_judge(

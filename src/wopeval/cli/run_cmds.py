@@ -204,6 +204,7 @@ def run(
         regression_method=method,
         alpha=alpha,
         executor="ray" if executor == "ray" else "local",
+        metadata=dict(chosen.metadata) if chosen is not None else {},
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
     if sharded is not None:
