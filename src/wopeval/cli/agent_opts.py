@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from wopeval.cli.common import fail_input
+from wopeval.cli.common import check_finite, fail_input
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.suite.models import AgentEvalSuite
@@ -40,6 +40,16 @@ JudgeModelOpt = Annotated[
 ]
 JudgeBaseUrlOpt = Annotated[
     str | None, typer.Option(help="The judge's server (default: --base-url).")
+]
+JudgePriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0, help="With --judge-model: USD per million input tokens (the judge's cost counts)."
+    ),
+]
+JudgePriceOutOpt = Annotated[
+    float | None,
+    typer.Option(min=0, help="With --judge-model: USD per million output tokens."),
 ]
 JudgeTrajectoryOpt = Annotated[
     bool,
@@ -137,12 +147,16 @@ def cli_judge(
     judge_base_url: str | None,
     options: AgentOptions,
     include_trajectory: bool = False,
+    price: tuple[float | None, float | None] = (None, None),
 ) -> Judge | None:
-    """The LLM judge ``--judge-model`` describes (its server defaults to ``--base-url``)."""
+    """The LLM judge ``--judge-model`` describes (its server defaults to ``--base-url``),
+    priced by ``--judge-price-in``/``--judge-price-out`` (both or neither)."""
     if judge_model is None:
+        if price != (None, None):
+            fail_input("--judge-price-in/--judge-price-out price --judge-model: give it too")
         return None
     from wopeval.agents.build import model_definition
-    from wopeval.agents.definition import DefinitionError
+    from wopeval.agents.definition import DefinitionError, Price
     from wopeval.agents.judge_llm import LLMJudge
 
     base_url = judge_base_url or options.base_url
@@ -150,4 +164,12 @@ def cli_judge(
         definition = model_definition(judge_model, base_url, options.api_key_env)
     except DefinitionError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title="invalid --judge-model")
+    price_in, price_out = price
+    if (price_in is None) != (price_out is None):
+        fail_input("--judge-price-in and --judge-price-out go together: give both")
+    if price_in is not None and price_out is not None:
+        check_finite("--judge-price-in", price_in)
+        check_finite("--judge-price-out", price_out)
+        priced = Price(inputPerMTok=price_in, outputPerMTok=price_out)
+        definition = definition.model_copy(update={"price": priced})
     return LLMJudge(definition, include_trajectory=include_trajectory)
