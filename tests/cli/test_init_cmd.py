@@ -21,7 +21,7 @@ def _cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _shell(command: str, cwd: Path, store: str | None = None) -> subprocess.CompletedProcess[str]:
     """``command`` in bash, with ``wopeval`` on PATH as this interpreter's CLI."""
     bin_dir = cwd / "bin"
     bin_dir.mkdir(exist_ok=True)
@@ -29,12 +29,14 @@ def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m wopeval.cli "$@"\n')
     shim.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "WOPEVAL_STORE": str(cwd / "store.db")}  # fmt: skip
+           "WOPEVAL_STORE": store or str(cwd / "store.db")}  # fmt: skip
     return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
-def test_init_writes_a_suite_and_agent_that_pass_by_the_printed_command(tmp_path: Path) -> None:
+def test_init_writes_a_suite_and_agent_that_pass_by_the_printed_command(
+    tmp_path: Path, store_url: str
+) -> None:
     done = _shell("wopeval init my-evals", tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "my-evals" / "suite.yaml").is_file()
@@ -44,7 +46,7 @@ def test_init_writes_a_suite_and_agent_that_pass_by_the_printed_command(tmp_path
     assert command == "cd my-evals && wopeval run suite.yaml --agent agent:answer"
     checked = _shell("wopeval validate my-evals/suite.yaml", tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    ran = _shell(f"{command} --json", tmp_path)
+    ran = _shell(f"{command} --json", tmp_path, store_url)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     summary = json.loads(ran.stdout)["summary"]
     assert summary["passed"] is True

@@ -32,7 +32,9 @@ def _bin(tmp_path: Path) -> Path:
     return bin_dir
 
 
-def test_the_docs_mcp_server_serves_a_live_tool_to_wopeval_run(tmp_path: Path) -> None:
+def test_the_docs_mcp_server_serves_a_live_tool_to_wopeval_run(
+    tmp_path: Path, store_url: str
+) -> None:
     server = _block("python")
     assert "from mcp.server.mcpserver import MCPServer" in server
     suite = _block("yaml")
@@ -41,7 +43,7 @@ def test_the_docs_mcp_server_serves_a_live_tool_to_wopeval_run(tmp_path: Path) -
     (tmp_path / server_file).write_text(server, encoding="utf-8")
     (tmp_path / suite_file).write_text(suite, encoding="utf-8")
     assert "fixtures" not in yaml.safe_load(suite)["tasks"][0]  # only the server can answer
-    env = {**os.environ, "WOPEVAL_STORE": str(tmp_path / "store.db"),
+    env = {**os.environ, "WOPEVAL_STORE": store_url,
            "PATH": f"{_bin(tmp_path)}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
     ran = subprocess.run(["bash", "-euo", "pipefail", "-c", f"{command} --json"], cwd=tmp_path,
                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
