@@ -85,6 +85,13 @@ def test_0244_C_a_priced_judge_counts_in_the_total_not_in_the_agents_efficiency(
     efficiency = task["efficiency"]
     assert (efficiency["modelCallCount"], efficiency["inputTokens"]) == (1, 10)
     assert efficiency["outputTokens"] == 5
+    # A stored run shows the same, read back from its log.
+    code, shown = _cli("show", doc["runId"], "--store", store_url, "--json")
+    assert code == 0, shown
+    assert json.loads(shown)["judge"] == doc["judge"]
+    code, shown = _cli("show", doc["runId"], "--store", store_url)
+    assert code == 0, shown
+    assert "$0.0014 of the run's cost" in shown
 
 
 def test_the_judge_line_in_the_text_output(tmp_path: Path) -> None:
@@ -110,6 +117,26 @@ def test_an_unpriced_judge_shows_its_tokens_and_no_cost(tmp_path: Path) -> None:
     code, out, _ = _run(tmp_path, str(tmp_path / "s.db"))
     assert code == 0, out
     assert "unpriced (--judge-price-in/--judge-price-out)" in out
+
+
+def test_show_has_no_judge_line_for_a_run_without_a_judge(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    with ScriptedOpenAI([Reply(content="late")]) as server:
+        suite = tmp_path / "plain.yaml"
+        golden = {"kind": "golden", "match": {"strategy": "exact", "value": "late"}}
+        task = {"taskId": "t1", "input": "x", "expected": golden}
+        suite.write_text(yaml.safe_dump({"suiteId": "core.test.evals.plain", "version": "1.0.0",
+                                         "modes": ["golden"], "tasks": [task]}))  # fmt: skip
+        code, out = _cli("run", str(suite), "--model", "m", "--base-url", server.base_url,
+                         "--store", store, "--json")  # fmt: skip
+    assert code == 0, out
+    doc = json.loads(out)
+    assert "judge" not in doc
+    code, shown = _cli("show", doc["runId"], "--store", store, "--json")
+    assert code == 0, shown
+    assert "judge" not in json.loads(shown)
+    code, shown = _cli("show", doc["runId"], "--store", store)
+    assert "judge:" not in shown
 
 
 @pytest.mark.parametrize(
