@@ -25,6 +25,10 @@ _STORED = "wopeval.cli.stored_cmds"
 
 # name → (module, the first line of its docstring); tests/cli/test_lazy.py keeps them in step.
 COMMANDS: dict[str, LazyCommand] = {
+    "init": LazyCommand(
+        "wopeval.cli.init_cmd",
+        "Write a starter suite and an agent stub that pass at once (suite.yaml, agent.py).",
+    ),
     "validate": LazyCommand(
         _SUITE, "Check eval suites against the schema and the RFC 0244 suite rules."
     ),

@@ -96,8 +96,9 @@ def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:
         rubric = [i for i, t in enumerate(suite.tasks) if t.expected.kind == "rubric"]
         if rubric:
             raise JudgeRequired(
-                f"tasks[{rubric[0]}].expected.kind: rubric tasks need a judge "
-                "(--judge package.module:attr); none is configured"
+                f"tasks[{rubric[0]}].expected.kind: rubric tasks need a judge; none is "
+                "configured (an LLM judge: --judge-model MODEL [--judge-base-url URL]; your "
+                "own: --judge package.module:attr)"
             )
 
 
