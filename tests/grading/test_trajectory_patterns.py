@@ -3,7 +3,7 @@
 The expected calls are compiled once per expectation (:mod:`wopeval.grading.patterns`); an
 observed call is looked up by a pivot-field bucket and a guarded ``==`` (``==`` alone says
 ``True == 1``), through the subset index, or by its canonical key where those cannot decide.
-Each lookup is compared with the brute force (:func:`~wopeval.grading.trajectory.call_matches`,
+Each lookup is compared with the brute force (:func:`~wopeval.grading.jsonmatch.matches`,
 pairwise ``json_equal`` / ``json_subset``), and the ``exact``-mode pairwise path with the
 reference grader, on records that share their pivot values and differ deeper, in number
 spellings (``1``, ``1.0``, ``true``), key order and arrays as tuples.
@@ -17,11 +17,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wopeval.grading import patterns
+from wopeval.grading.jsonmatch import matches
 from wopeval.grading.matching import build_graph
-from wopeval.grading.trajectory import ObservedCall, call_matches, grade_trajectory
+from wopeval.grading.trajectory import ObservedCall, grade_trajectory
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation, TrajectoryMode
 
 from .test_trajectory_fast_path import _reference, _variant
+
+
+def call_matches(expected: ExpectedCall, observed: ObservedCall) -> bool:
+    """The one definition of call matching, on an observed call."""
+    return matches(expected, observed.tool, observed.inputs)
+
 
 AGENT = "me"
 MODES: list[TrajectoryMode] = ["exact", "in-order", "any-order", "subset"]

@@ -25,7 +25,7 @@ from typing import Any
 
 from wopeval.engine.agent import ToolResult
 from wopeval.engine.copies import JsonCopies
-from wopeval.grading.jsonmatch import args_match
+from wopeval.grading.jsonmatch import matches
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, FixtureOutcome
 
@@ -97,9 +97,7 @@ class ToolGateway:
 
     def _select(self, tool: str, args: Any) -> int | None:
         for index, entry in enumerate(self._responses):
-            if self._consumed[index] or entry.tool != tool:
-                continue
-            if args_match(entry.args_match, entry.args, args):
+            if not self._consumed[index] and matches(entry, tool, args):
                 return index
         return None
 

@@ -32,11 +32,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Hashable, Iterable
-from typing import cast
+from typing import Any, Protocol, cast
 
 from wopeval.suite.models import ArgsMatch
 
-__all__ = ["args_match", "canonical_json", "json_equal", "json_key", "json_subset"]
+__all__ = [
+    "CallPattern",
+    "args_match",
+    "canonical_json",
+    "json_equal",
+    "json_key",
+    "json_subset",
+    "matches",
+]
 
 
 def _check_float(value: float) -> None:
@@ -130,6 +138,31 @@ def args_match(mode: ArgsMatch, expected_args: object, inputs: object) -> bool:
     if mode == "subset":
         return json_subset(expected_args, inputs)
     raise ValueError(f"argsMatch must be 'ignore', 'exact' or 'subset', got {mode!r}")
+
+
+class CallPattern(Protocol):
+    """What a call is matched against: an expected trajectory call or a fixture entry (both
+    read ``argsMatch`` absent as ``ignore``, RFC 0244 §A and §D)."""
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def args(self) -> Any: ...
+
+    @property
+    def args_match(self) -> ArgsMatch: ...
+
+
+def matches(pattern: CallPattern, tool: str, inputs: object) -> bool:
+    """RFC 0244 §A call matching, the one definition: ``tool`` equals the pattern's and
+    ``inputs`` match its ``args`` under its ``argsMatch``.
+
+    The fixture gateway (§D) calls it as it is; trajectory grading reaches the same answer
+    through compiled classes and indexes (:mod:`wopeval.grading.patterns`), which a
+    differential property test holds to this function in every mode.
+    """
+    return pattern.tool == tool and args_match(pattern.args_match, pattern.args, inputs)
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})

@@ -49,7 +49,6 @@ __all__ = [
     "Patterns",
     "ToolPatterns",
     "cached",
-    "call_matches",
     "compile_patterns",
     "compiled",
     "guards_hold",
@@ -454,9 +453,11 @@ def cached(expectation: TrajectoryExpectation) -> Patterns | None:
     return _PATTERNS.peek(expectation)
 
 
-def call_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
-    """:meth:`Patterns.matches` for one expected call, without compiling anything: ``==`` and
-    equal ``marshal`` bytes, else the canonical keys (``exact``) or the terms (``subset``)."""
+def uncompiled_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
+    """:func:`~wopeval.grading.jsonmatch.matches` for one expected call, by the compiled
+    path's means without compiling anything: ``==`` and equal ``marshal`` bytes, else the
+    canonical keys (``exact``) or the terms (``subset``). Only the trajectory grader's first
+    pass over an expectation uses it; a differential test holds it to ``matches``."""
     if want.tool != tool:
         return False
     mode, args = want.argsMatch, want.args
