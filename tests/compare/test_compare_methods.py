@@ -193,7 +193,11 @@ def test_0244_F_bootstrap_matches_exhaustive_enumeration() -> None:
     defined = [(m, s) for m, s in exact if s > 1e-12]
     assert len(exact) - len(defined) == 18
     extreme = sum(1 for m, s in defined if abs(m - mean) * se >= abs(mean) * s * (1 - 1e-9))
-    exact_p = extreme / len(defined)
+    studentized = extreme / len(defined)
+    # the centred p reads every resample's mean alone: 35/256 ≈ 0.137 here
+    centred = sum(1 for m, _ in exact if abs(m - mean) >= abs(mean) * (1 - 1e-9)) / len(exact)
+    assert centred == 35 / 256
+    exact_p = max(studentized, centred)
     assert exact_p > 0.125
     resamples = 40_000
     result = paired_bootstrap(pairs(base, cand), seed=11, resamples=resamples)
@@ -231,6 +235,17 @@ def test_0244_F_bootstrap_degenerate_cases() -> None:
     assert (shifted.ci_low, shifted.ci_high) == pytest.approx((0.5, 0.5))
     many = paired_bootstrap(pairs([0.0, 0.2, 0.4] * 4, [0.5, 0.7, 0.9] * 4), resamples=999)
     assert many.p_value == 1 / 1000
+
+
+def test_0244_F_bootstrap_needs_both_of_its_tests_to_reject() -> None:
+    # Ten single-trial tasks, two of them lost, none gained: d = (−1, −1, 0 × 8), t = −1.5.
+    # Resamples with k copies of −1, k ~ Binomial(10, 0.2): the studentized test finds |t*| ≥ 1.5
+    # only for k ≥ 5 (3.3%), of the 89% with a spread: p ≈ 0.037 alone. The centred test counts
+    # |mean* − mean| ≥ 0.2, k = 0 or k ≥ 4: p ≈ 0.23. The sign test agrees: 2 of 2, p = 0.5.
+    table = pairs([1.0, 1.0] + [1.0] * 8, [0.0, 0.0] + [1.0] * 8)
+    result = paired_bootstrap(table, seed=0)
+    assert result.p_value is not None
+    assert result.p_value == pytest.approx(0.228, abs=0.02)
 
 
 def test_0244_F_bootstrap_zero_spread_resamples_are_not_extreme() -> None:
