@@ -68,6 +68,11 @@ class SuiteDiff:
     unchanged: tuple[str, ...]
     same_suite: bool
 
+    @property
+    def differs(self) -> bool:
+        """True when a task was added, removed or changed."""
+        return bool(self.added or self.removed or self.changed)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "sameSuite": self.same_suite,
