@@ -162,3 +162,20 @@ def test_0244_F_runs_without_digests_pair_by_task_id_with_a_note(tmp_path: Path)
     assert doc["changedTasks"] == []
     assert doc["regression"]["pairedTaskCount"] == 8
     assert any("could not be checked" in note for note in doc["notes"])
+
+
+def test_0244_F_plainest_suite_cannot_decide_and_says_so(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    suite = _suite(tmp_path / "one.json", ["ok"])
+    ran = _run(store, suite, "--agent", "core.conformance.agents.scripted")
+    run_id = str(ran["runId"])
+    code, out = _compare(store, run_id, run_id, "--json")
+    doc = json.loads(out)
+    assert code == 4
+    assert doc["regression"]["method"] == "mcnemar"  # one pass/fail outcome per task
+    assert doc["cannotDecide"] == (
+        "mcnemar cannot reach alpha 0.05 with 1 paired task (its smallest p is 1); "
+        "needs ≥ 6 paired tasks"
+    )
+    assert doc["methodsThatCanDecide"] == []
+    assert _compare(store, run_id, run_id, "--accept-undecidable")[0] == 0
