@@ -70,7 +70,8 @@ def paired_table(comparison: Comparison) -> Table:
 def _print_text(report: CompareReport) -> None:
     console = Console()
     console.print(paired_table(report.comparison))
-    console.print(report.agents_line(), markup=False, highlight=False)
+    for line in report.agents_lines():
+        console.print(line, markup=False, highlight=False)
     parts = report.verdict_parts()
     parts[0] = f"verdict [bold]{report.comparison.regression.verdict}[/]"
     for line in fit_lines(parts, console.width, separator="  "):

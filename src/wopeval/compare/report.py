@@ -77,11 +77,12 @@ class CompareReport:
             parts.append(f"changed {len(self.comparison.changed)}")
         return parts
 
-    def agents_line(self) -> str:
-        return (
-            f"baseline {self.baseline.run_id} (agent {self.baseline.agent_id or '-'})  "
-            f"candidate {self.candidate.run_id} (agent {self.candidate.agent_id or '-'})"
-        )
+    def agents_lines(self) -> list[str]:
+        """One line per run: its role, id and agent."""
+        return [
+            f"{role} {side.run_id} (agent {side.agent_id or '-'})"
+            for role, side in (("baseline", self.baseline), ("candidate", self.candidate))
+        ]
 
     def to_json(self) -> dict[str, Any]:
         comparison = self.comparison
@@ -128,7 +129,7 @@ class CompareReport:
         lines = [
             f"### compare: {cell(str(self.comparison.regression.verdict))}",
             "",
-            cell(self.agents_line()),
+            *(f"- {cell(line)}" for line in self.agents_lines()),
             "",
             " · ".join(cell(part) for part in self.verdict_parts()),
             "",
