@@ -142,6 +142,10 @@ def test_default_method_is_chosen_from_the_data_and_said() -> None:
     assert choose_method(scores, binary)[0] == "paired-bootstrap"
     trials = summary([trial_task(f"t{i}", 5, 5) for i in range(8)])
     assert choose_method(trials, trials)[0] == "paired-bootstrap"
+    # a task in one run only does not choose: the pairs are all pass/fail
+    extra = summary([*binary.tasks, task("only-here", 0.3)])
+    assert choose_method(extra, binary)[0] == "mcnemar"
+    assert choose_method(binary, extra)[0] == "mcnemar"
     chosen = compare_summaries(binary, binary, RUN_ID)
     assert chosen.regression.method == "mcnemar"
     assert chosen.chosen == "one pass/fail outcome per task"

@@ -129,13 +129,16 @@ def _binary_single_trial(task: TaskSummary) -> bool:
 def choose_method(baseline: EvalSummary, candidate: EvalSummary) -> tuple[str, str]:
     """The method for these runs when the caller names none, and why, in words.
 
-    One pass/fail outcome per task on both sides (a single trial scored 0 or 1, passed exactly
-    when scored 1) is a paired binary table: ``mcnemar``, the exact test made for it. Anything
-    else (scores between 0 and 1, or several trials per task, whose mean is a proportion) is a
-    paired difference of means: ``paired-bootstrap``, which assumes no distribution for it.
+    One pass/fail outcome on both sides of every task in both runs (a single trial scored 0 or 1,
+    passed exactly when scored 1) is a paired binary table: ``mcnemar``, the exact test made for
+    it. Anything else (scores between 0 and 1, or several trials per task, whose mean is a
+    proportion) is a paired difference of means: ``paired-bootstrap``, which assumes no
+    distribution for it.
     """
     base_ids = {task.taskId for task in baseline.tasks}
-    both = [t for t in baseline.tasks] + [t for t in candidate.tasks if t.taskId in base_ids]
+    cand_ids = {task.taskId for task in candidate.tasks}
+    both = [t for t in baseline.tasks if t.taskId in cand_ids]
+    both += [t for t in candidate.tasks if t.taskId in base_ids]
     if both and all(_binary_single_trial(task) for task in both):
         return "mcnemar", "one pass/fail outcome per task"
     return "paired-bootstrap", "scores or several trials per task"

@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from wopeval.suite.load import suite_to_document
 from wopeval.suite.models import AgentEvalSuite
@@ -43,7 +43,7 @@ def task_definition(task: Mapping[str, Any]) -> dict[str, Any]:
 def definition_digests(suite: AgentEvalSuite) -> DefinitionDigests:
     """The digests of ``suite`` as written and of each task's definition, by ``taskId``."""
     document = suite_to_document(suite)
-    tasks: list[Mapping[str, Any]] = document["tasks"]  # type: ignore[assignment]
+    tasks = cast(list[Mapping[str, Any]], document["tasks"])
     return DefinitionDigests(
         suite=canonical_digest(document),
         tasks={str(task["taskId"]): canonical_digest(task_definition(task)) for task in tasks},
