@@ -267,9 +267,9 @@ def paired_bootstrap(
     The two-sided p-value is the larger of the symmetric bootstrap-t p-value
     (:func:`_studentized_p`) and the centred bootstrap p-value (:func:`_centred_p`), from the same
     resamples: the verdict needs both tests to reject. Either alone rejects a true null more often
-    than alpha somewhere: the centred (like the percentile-interval inversion) with 30 tasks of
-    several trials, the studentized with 10 single-trial pass/fail tasks, where most resamples
-    have a tiny spread (``bench/regression.py``, ``bench/compare_sim.py``). It is never below
+    than alpha somewhere: the centred (like the percentile-interval inversion) with 10 tasks of
+    five trials, the studentized with 10 single-trial pass/fail tasks, where most resamples have
+    a tiny spread (``bench/compare_sim.py``). It is never below
     :func:`bootstrap_floor` (with n ≤ 5 tasks that floor is above 0.05: the bootstrap cannot
     decide there). Undefined with fewer than two
     pairs or when every difference is zero; with one non-zero constant difference on every task
