@@ -343,7 +343,7 @@ FailureKind = Literal[
     "grader-error",
     "skipped-budget",
     "not-run",
-    "interrupted",  # issue 13: a resumed run's trial that may have touched a live tool
+    "interrupted",  # a resumed run's trial that may have touched a live tool
 ]
 
 
