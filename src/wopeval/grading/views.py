@@ -62,6 +62,8 @@ class TrialView:
     failed_closed: bool = False
     missed_tools: list[str] = field(default_factory=list)
     fixture_indexes: list[int] = field(default_factory=list)
+    # How many fixture entries had been served when each miss happened (one per missed tool).
+    miss_served: list[int] = field(default_factory=list)
     output: Any = None
     has_output: bool = False
     outcome: str | None = None
@@ -279,6 +281,7 @@ def _apply(view: TrialView, event: RunEvent) -> None:
         if payload.fixture in ("miss-failed", "miss-live"):
             view.fixture_misses += 1
             view.missed_tools.append(payload.toolName)
+            view.miss_served.append(len(view.fixture_indexes))
         if payload.fixture == "miss-failed":
             view.failed_closed = True
         if payload.fixture_index is not None:
