@@ -12,10 +12,12 @@ from wopeval.events.store import EventStore
 from wopeval.grading.detail import run_detail
 from wopeval.grading.reasons import Verdict, explain, reason_line, reason_texts
 from wopeval.grading.summary import GradingOptions
+from wopeval.grading.trajectory import ObservedCall
 from wopeval.grading.trial import trajectory_of
-from wopeval.grading.views import collect_trials
+from wopeval.grading.views import TrialView, collect_trials
 from wopeval.service.runs import regrade
 from wopeval.suite import parse_suite
+from wopeval.suite.models import Task
 from wopeval.wire.events import FailureReason, TrialFailed
 from wopeval.wire.vocab import TRIAL_FAILED
 
@@ -164,3 +166,18 @@ def test_a_trial_without_a_reason_says_what_its_status_says() -> None:
     assert json.loads(json.dumps(two.to_wire()))["reasons"][1] == {
         "kind": "output-mismatch", "message": "b", "details": {}
     }  # fmt: skip
+
+
+def test_0244_A_calls_wrong_the_same_way_are_one_reason_with_their_count() -> None:
+    task = Task.model_validate(
+        {"taskId": "t", "input": {}, "expected": {"kind": "trajectory", "trajectory": {
+            "match": "any-order",
+            "calls": [{"tool": "a", "args": {"n": 1}, "argsMatch": "exact"}] * 2}}}
+    )  # fmt: skip
+    view = TrialView(task_id="t", trial_index=0, root_event_id="e")
+    view.calls = [ObservedCall("a", {"n": "1"}, SCRIPTED)] * 2
+    verdict = Verdict(False, 0.0, "trajectory-unmatched", False, 1.0)
+    failed = explain(task, view, verdict, target_agent_id=SCRIPTED)
+    assert reason_texts(failed) == [
+        'called a with different arguments: n: expected 1, got "1" (2 calls)'
+    ]

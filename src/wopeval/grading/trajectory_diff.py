@@ -104,7 +104,7 @@ def trajectory_reasons(diff: TrajectoryDiff) -> TrajectoryReasons:
         for tool, count in calls.items()
     ]
     pairs = _argument_pairs(diff)
-    others = [_wrong_arguments(want, got) for want, got in pairs[:MAX_LISTED]]
+    others = _counted([_wrong_arguments(want, got) for want, got in pairs])[:MAX_LISTED]
     paired_expected = {id(want) for want, _ in pairs}
     paired_observed = {id(got) for _, got in pairs}
     missing = [row for row in diff.missing if id(row) not in paired_expected]
@@ -153,7 +153,19 @@ def _wrong_arguments(want: dict[str, Any], got: dict[str, Any]) -> FailureReason
         "argsMatch": want["argsMatch"],
         "differences": [d.to_json() for d in differences],
     }
-    return FailureReason(kind="trajectory", message=message[:300], details=details)
+    return FailureReason(kind="trajectory", message=message, details=details)
+
+
+def _counted(reasons: list[FailureReason]) -> list[FailureReason]:
+    """Equal reasons once each, in order, with how many calls gave them."""
+    counts = Counter(reason.message for reason in reasons)
+    kept: dict[str, FailureReason] = {}
+    for reason in reasons:
+        if reason.message not in kept:
+            count = counts[reason.message]
+            text = f"{reason.message} ({count} calls)" if count > 1 else reason.message
+            kept[reason.message] = reason.model_copy(update={"message": text[:300]})
+    return list(kept.values())
 
 
 def _listed(rows: Sequence[dict[str, Any]]) -> str:
