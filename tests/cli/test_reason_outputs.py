@@ -136,3 +136,63 @@ async def test_0244_A_the_viewer_shows_every_reason_on_the_trial_and_run_pages(r
                 assert f"trial 0: {status}: " + " · ".join(texts) in titles, task
     finally:
         await store.close()
+
+
+HOSTILE_TOOL = "<i>evil</i>|x"
+OTHER_TOOL = "<u>t</u>"
+HOSTILE = {
+    "suiteId": "core.test.evals.hostile",
+    "version": "1.0.0",
+    "targetAgentId": SCRIPTED,
+    "modes": ["golden"],
+    "tasks": [
+        {
+            "taskId": "hostile",
+            "input": {
+                "calls": [
+                    {"tool": HOSTILE_TOOL},
+                    {"tool": OTHER_TOOL, "args": {"</ol><b>k": "<b>v"}},
+                ],
+                "output": "<script>x</script>",
+            },
+            "expected": {
+                "kind": "golden",
+                "match": {"strategy": "exact", "value": "ok"},
+                "trajectory": {
+                    "match": "any-order",
+                    "calls": [{"tool": OTHER_TOOL, "args": {"</ol><b>k": 1}, "argsMatch": "exact"}],
+                    "forbidden": [HOSTILE_TOOL],
+                },
+            },
+        }
+    ],
+}
+
+
+async def test_hostile_tool_names_and_keys_stay_text_in_every_page(tmp_path: Path) -> None:
+    (tmp_path / "suite.json").write_text(json.dumps(HOSTILE), encoding="utf-8")
+    done = _wopeval(tmp_path, "run", "suite.json", "--json")
+    run_id = json.loads(done.stdout)["runId"]
+    reasons = json.loads(done.stdout)["failures"][0]["reasons"]
+    assert reasons[0] == f"forbidden tool {HOSTILE_TOOL}"
+    assert reasons[1] == (
+        f'called {OTHER_TOOL} with different arguments: ["</ol><b>k"]: expected 1, got "<b>v"'
+    )
+    assert reasons[2].startswith("output does not match")
+    markdown = _wopeval(tmp_path, "export", run_id, "-f", "markdown").stdout
+    assert "<i>evil</i>\\|x" in markdown  # a table cell cannot be split by it
+    _wopeval(tmp_path, "report", run_id, "-o", str(tmp_path / "r.html"))
+    store = await EventStore.open(str(tmp_path / "s.db"))
+    try:
+        transport = httpx.ASGITransport(app=create_viewer_app(store=store))
+        async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:
+            params = {"run": run_id, "task": "hostile", "i": "0"}
+            trial = (await client.get("/trial", params=params)).text
+    finally:
+        await store.close()
+    for page in ((tmp_path / "r.html").read_text(), trial):
+        assert "<i>evil" not in page
+        assert "<script>x" not in page
+        assert "<b>k" not in page
+        assert "<b>v" not in page
+        assert "&lt;i&gt;evil&lt;/i&gt;|x" in page
