@@ -181,3 +181,18 @@ def test_0244_A_calls_wrong_the_same_way_are_one_reason_with_their_count() -> No
     assert reason_texts(failed) == [
         'called a with different arguments: n: expected 1, got "1" (2 calls)'
     ]
+
+
+def test_0244_A_many_forbidden_tools_are_named_in_a_bounded_list() -> None:
+    tools = [f"t{i}" for i in range(8)]
+    task = Task.model_validate(
+        {"taskId": "t", "input": {}, "expected": {"kind": "trajectory", "trajectory": {
+            "match": "subset", "calls": [], "forbidden": tools}}}
+    )  # fmt: skip
+    view = TrialView(task_id="t", trial_index=0, root_event_id="e")
+    view.calls = [ObservedCall(tool, {}, SCRIPTED) for tool in [*tools, "t0"]]
+    verdict = Verdict(False, 0.0, "trajectory-unmatched", False, 1.0)
+    texts = reason_texts(explain(task, view, verdict, target_agent_id=SCRIPTED))
+    assert texts[:2] == ["forbidden tool t0 (called 2 times)", "forbidden tool t1"]
+    assert texts[5] == "and 3 more forbidden tools: t5, t6, t7"
+    assert len(texts) == 6

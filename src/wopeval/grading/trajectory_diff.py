@@ -101,8 +101,12 @@ def trajectory_reasons(diff: TrajectoryDiff) -> TrajectoryReasons:
             message=f"forbidden tool {tool}" + (f" (called {count} times)" if count > 1 else ""),
             details={"forbiddenTool": tool, "calls": count},
         )
-        for tool, count in calls.items()
+        for tool, count in list(calls.items())[:MAX_LISTED]
     ]
+    if len(calls) > MAX_LISTED:
+        more = list(calls)[MAX_LISTED:]
+        message = f"and {len(more)} more forbidden tools: " + ", ".join(more)
+        forbidden.append(FailureReason(kind="trajectory", message=message[:300]))
     pairs = _argument_pairs(diff)
     others = _counted([_wrong_arguments(want, got) for want, got in pairs])[:MAX_LISTED]
     paired_expected = {id(want) for want, _ in pairs}
