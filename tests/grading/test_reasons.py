@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,14 +12,14 @@ from tests.grading.reason_cases import EXPECTED, SCRIPTED, SUITE
 from wopeval.events.store import EventStore
 from wopeval.grading.detail import run_detail
 from wopeval.grading.reasons import Verdict, explain, reason_line, reason_texts
-from wopeval.grading.summary import GradingOptions
+from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.grading.trajectory import ObservedCall
 from wopeval.grading.trial import trajectory_of
 from wopeval.grading.views import TrialView, collect_trials
 from wopeval.service.runs import regrade
 from wopeval.suite import parse_suite
 from wopeval.suite.models import Task
-from wopeval.wire.events import FailureReason, TrialFailed
+from wopeval.wire.events import FailureReason, RunEvent, TrialFailed
 from wopeval.wire.vocab import TRIAL_FAILED
 
 
@@ -196,3 +197,23 @@ def test_0244_A_many_forbidden_tools_are_named_in_a_bounded_list() -> None:
     assert texts[:2] == ["forbidden tool t0 (called 2 times)", "forbidden tool t1"]
     assert texts[5] == "and 3 more forbidden tools: t5, t6, t7"
     assert len(texts) == 6
+
+
+GOLDEN = Path(__file__).with_name("golden") / "reasons_one_each.json"
+
+
+def test_0244_H_a_log_of_one_reason_each_grades_and_reads_as_before() -> None:
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    suite = parse_suite(golden["suite"])
+    events = [RunEvent.model_validate(event) for event in golden["events"]]
+    options = GradingOptions(target_agent_id=SCRIPTED)
+    assert build_summary(suite, events, options).to_json() == golden["summary"]  # byte for byte
+    detail = run_detail(suite, events, options)
+    recorded = {e.payload["taskId"]: e.payload["message"] for e in events if e.type == TRIAL_FAILED}
+    # Each stored reason is shown as it was recorded, the only one; the statuses are unchanged.
+    assert {t.task_id: reason_texts(t.cells[0].reason) for t in detail.tasks} == {
+        task: [message] for task, message in recorded.items()
+    }
+    assert {t.task_id: t.cells[0].status for t in detail.tasks} == {
+        task: status for task, (status, _) in EXPECTED.items()
+    }
