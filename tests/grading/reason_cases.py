@@ -110,7 +110,7 @@ EXPECTED: dict[str, tuple[str, list[str]]] = {
     ]),
     "mid-miss": ("fail-closed", [
         "fixture miss (onMiss: fail): no unconsumed fixture matched the call to crm:lookup "
-        "(unconsumed then: #0 crm:lookup, #1 billing:refund)",
+        "(unconsumed then: #0 crm:lookup (id: expected \"A\", got \"B\"), #1 billing:refund)",
     ]),
     "plain": ("fail", ['output does not match (exact): expected "ok", got "nope"']),
 }  # fmt: skip

@@ -88,9 +88,12 @@ async def test_0244_D_a_miss_names_the_entries_unconsumed_at_the_moment_of_the_c
 ) -> None:
     reason = _recorded(await _ran(store))["mid-miss"]
     assert reason.kind == "fixture-miss"
+    # The entry of the missed tool says where the call's arguments differ from it.
+    differences = [{"path": "id", "expected": "A", "observed": "B"}]
     assert reason.details["misses"] == [
-        {"tool": "crm:lookup", "left": [{"index": 0, "tool": "crm:lookup"},
-                                        {"index": 1, "tool": "billing:refund"}]},
+        {"tool": "crm:lookup", "left": [
+            {"index": 0, "tool": "crm:lookup", "differences": differences},
+            {"index": 1, "tool": "billing:refund"}]},
     ]  # fmt: skip
     # At the end of the trial the second entry was served: only the first is left.
     assert reason.details["fixturesServed"] == [1]

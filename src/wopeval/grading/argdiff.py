@@ -44,6 +44,11 @@ class ArgDifference:
         where = self.path or "arguments"
         return f"{where}: expected {shown(self.expected)}, got {shown(self.observed)}"
 
+    @classmethod
+    def of_json(cls, row: dict[str, object]) -> ArgDifference:
+        """The difference :meth:`to_json` wrote."""
+        return cls(str(row["path"]), row.get("expected", ABSENT), row.get("observed", ABSENT))
+
     def to_json(self) -> dict[str, object]:
         row: dict[str, object] = {"path": self.path}
         if self.expected is not ABSENT:

@@ -32,8 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wopeval.grading.argdiff import shown
+from wopeval.grading.argdiff import ArgDifference, arg_differences, shown
 from wopeval.grading.output import match_output
+from wopeval.grading.trajectory import ObservedCall
 from wopeval.grading.trajectory_diff import (
     MAX_LISTED,
     TrajectoryDiff,
@@ -42,7 +43,7 @@ from wopeval.grading.trajectory_diff import (
     trajectory_reasons,
 )
 from wopeval.grading.views import TrialView
-from wopeval.suite.models import Task
+from wopeval.suite.models import Task, ToolResponse
 from wopeval.wire.events import FailureKind, FailureReason, TrialFailed
 from wopeval.wire.vocab import ERROR_LABELS
 
@@ -230,16 +231,18 @@ def _mismatch(task: Task, view: TrialView) -> FailureReason:
 
 def _fixture_miss(task: Task, view: TrialView) -> FailureReason:
     """Each missed tool, with the ``toolResponses`` entries unconsumed at the moment of its
-    call (``fixturesLeft``: those left at the end of the trial)."""
+    call (``fixturesLeft``: the entries left at the end of the trial)."""
     entries = (task.fixtures.toolResponses or []) if task.fixtures else []
-    served_at = view.miss_served
-    if len(served_at) != len(view.missed_tools):  # a view not read from a log: the end
-        served_at = [len(view.fixture_indexes)] * len(view.missed_tools)
-    misses = []
-    for tool, count in zip(view.missed_tools, served_at, strict=True):
-        served = set(view.fixture_indexes[:count])
-        left = [{"index": i, "tool": e.tool} for i, e in enumerate(entries) if i not in served]
-        misses.append({"tool": tool, "left": left})
+    missed = view.missed_tools
+    served_at: list[int] = view.miss_served
+    positions: list[int | None] = view.miss_calls
+    if len(served_at) != len(missed) or len(positions) != len(missed):  # not read from a log
+        served_at, positions = [len(view.fixture_indexes)] * len(missed), [None] * len(missed)
+    misses = [
+        {"tool": tool, "left": _left_then(entries, set(view.fixture_indexes[:count]), tool,
+                                          view.calls[at] if at is not None else None)}
+        for tool, count, at in zip(missed, served_at, positions, strict=True)
+    ]  # fmt: skip
     clauses = [_miss_clause(miss, bool(entries)) for miss in misses[:3]]
     if len(misses) > 3:
         clauses.append(f"and {len(misses) - 3} more misses")
@@ -256,6 +259,24 @@ def _fixture_miss(task: Task, view: TrialView) -> FailureReason:
     return _reason("fixture-miss", "fixture miss (onMiss: fail): " + "; ".join(clauses), details)
 
 
+def _left_then(
+    entries: list[ToolResponse], served: set[int], tool: str, call: ObservedCall | None
+) -> list[dict[str, Any]]:
+    """The entries not served before the missed ``call``; for one of its tool, where the call's
+    arguments differ from the entry's (under its ``argsMatch``)."""
+    left = []
+    for index, entry in enumerate(entries):
+        if index in served:
+            continue
+        row: dict[str, Any] = {"index": index, "tool": entry.tool}
+        if call is not None and entry.tool == tool:
+            differences = arg_differences(entry.args_match, entry.args, call.inputs)
+            if differences:
+                row["differences"] = [d.to_json() for d in differences]
+        left.append(row)
+    return left
+
+
 def _miss_clause(miss: dict[str, Any], any_entries: bool) -> str:
     left: list[dict[str, Any]] = miss["left"]
     text = f"no unconsumed fixture matched the call to {miss['tool']}"
@@ -263,6 +284,16 @@ def _miss_clause(miss: dict[str, Any], any_entries: bool) -> str:
         return text + " (the task has no toolResponses)"
     if not left:
         return text + " (every entry was consumed by then)"
-    names = ", ".join(f"#{e['index']} {e['tool']}" for e in left[:MAX_LISTED])
+    names = ", ".join(
+        f"#{e['index']} {e['tool']}" + _differing(e.get("differences", []))
+        for e in left[:MAX_LISTED]
+    )
     more = f" and {len(left) - MAX_LISTED} more" if len(left) > MAX_LISTED else ""
     return f"{text} (unconsumed then: {names}{more})"
+
+
+def _differing(rows: list[dict[str, Any]]) -> str:
+    """`` (key: expected …, got …)`` for the first differences of an entry, else nothing."""
+    if not rows:
+        return ""
+    return " (" + "; ".join(ArgDifference.of_json(row).text() for row in rows[:2]) + ")"
