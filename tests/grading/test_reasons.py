@@ -61,7 +61,7 @@ async def test_0244_A_wrong_arguments_name_the_key_paths_from_the_maximum_matchi
 ) -> None:
     reason = _recorded(await _ran(store))["wrong-args"]
     assert reason.kind == "trajectory"
-    assert reason.reasons is None  # one reason: written as a log before lists read it
+    assert reason.reasons is None  # one reason: the payload has no list
     assert reason.details["differences"] == [
         {"path": "amountMinor", "expected": 4200, "observed": "4200"},
         {"path": "refund.reason.code", "expected": "dup", "observed": "dupe"},

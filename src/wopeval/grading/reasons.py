@@ -15,10 +15,11 @@ payload listing each reason that holds, in this order:
    when the trajectory failed too.
 
 A budget skip or a trial never run has that one reason. The payload's ``kind`` classifies the
-trial (it decides its status in every view) in the precedence the list had before forbidden
-calls were put first: budget skip, not run, fixture miss, agent failure, judge or grader
-error, trajectory, output. Its ``message`` and ``details`` are that reason's; ``details`` also
-carry the whole trajectory diff when there is one.
+trial (it decides its status in every view) in this precedence: budget skip, not run, fixture
+miss, agent failure, judge or grader error, trajectory, output — so a forbidden call that also
+missed a fixture is a trial failed closed, its forbidden call listed first. Its ``message`` and
+``details`` are that reason's; ``details`` also carry the whole trajectory diff when there is
+one.
 
 :func:`reason_texts` is the one wording every output shows (CLI, ``--json``, Markdown, JUnit,
 the pytest plugin, the viewer, the HTML report). The engine records the payload as

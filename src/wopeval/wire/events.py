@@ -363,8 +363,7 @@ class TrialFailed(ClosedPayload):
     ``kind`` classifies the trial's failure (an agent error, a fixture miss that failed it
     closed, a wrong answer …) and ``message``/``details`` are that reason. ``reasons``, when
     present, lists every reason, most decisive first (it holds the ``kind`` one too); absent,
-    as in a log written before there were several, the one reason is the only one
-    (:attr:`every_reason`).
+    the trial has that one reason only (:attr:`every_reason`).
 
     Recorded after the trial's ``eval.scored``. It carries content (exception messages, tool
     names, expected and observed calls), so it lives only in the tenant's own log and views —
