@@ -76,8 +76,8 @@ def test_pytest_plugin_gives_one_test_per_task_with_the_failure_reason(tmp_path:
     assert wrong is not None
     assert missed is not None
     assert "0/2 trials passed" in (wrong.text or "")
-    assert "output-mismatch" in (wrong.text or "")
-    assert "fixture-miss" in (missed.text or "")
+    assert 'output does not match (exact): expected "fine", got "not fine"' in (wrong.text or "")
+    assert "fixture miss (onMiss: fail)" in (missed.text or "")
     assert "crm:lookup-order" in (missed.text or "")
     assert "1 passed" in done.stdout
     assert "2 failed" in done.stdout

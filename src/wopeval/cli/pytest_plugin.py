@@ -125,13 +125,16 @@ class TaskItem(pytest.Item):
         task = next(t for t in summary.tasks if t.taskId == self.name)
         if task.passed:
             return
+        from wopeval.grading.reasons import reason_texts
+
         cells = next(t for t in detail.tasks if t.task_id == self.name).cells
         passed = sum(1 for cell in cells if cell.status == "pass")
         lines = [f"task {self.name} did not pass: {passed}/{len(cells)} trials passed"]
         for cell in cells:
             if cell.status != "pass":
-                why = f"{cell.reason.kind}: {cell.reason.message}" if cell.reason else cell.status
-                lines.append(f"  trial {cell.trial_index}: {why}")
+                first, *more = reason_texts(cell.reason, cell.status)
+                lines.append(f"  trial {cell.trial_index}: {first}")
+                lines += [f"    · {why}" for why in more]
         raise TaskFailed("\n".join(lines))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

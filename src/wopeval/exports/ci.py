@@ -11,6 +11,7 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from wopeval.grading.detail import RunDetail, TaskDetail
+from wopeval.grading.reasons import reason_line, reason_texts
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
 
@@ -35,8 +36,7 @@ def _reasons(task: TaskDetail | None) -> tuple[bool, str, str]:
         return False, "", ""
     crashed = all(cell.status == "error" for cell in task.failures)
     lines = [
-        f"trial {cell.trial_index} {cell.status}: "
-        + (cell.reason.message if cell.reason else "no reason recorded")
+        f"trial {cell.trial_index} {cell.status}: {reason_line(cell.reason, cell.status)}"
         for cell in task.failures
     ]
     return crashed, lines[0], "\n".join(lines)
@@ -110,9 +110,12 @@ def _markdown_reasons(detail: RunDetail) -> list[str]:
         return []
     lines = ["", "#### Why trials failed", ""]
     for task, cell in failing[:50]:
-        why = cell.reason.message if cell.reason else cell.status
-        lines.append(f"- `{task.task_id}` trial {cell.trial_index} ({cell.status}): "
-                     + why.replace("|", "\\|").replace("\n", " "))  # fmt: skip
+        first, *more = (
+            why.replace("|", "\\|").replace("\n", " ")
+            for why in reason_texts(cell.reason, cell.status)
+        )
+        lines.append(f"- `{task.task_id}` trial {cell.trial_index} ({cell.status}): {first}")
+        lines += [f"  - {why}" for why in more]
     if len(failing) > 50:
         lines.append(f"- … and {len(failing) - 50} more")
     return lines
