@@ -69,7 +69,8 @@ def test_pytest_plugin_gives_one_test_per_task_with_the_failure_reason(tmp_path:
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     cases = {c.get("name"): c for c in ET.parse(tmp_path / "out.xml").iter("testcase")}
-    assert set(cases) == {"answers", "wrong-answer", "misses-fixture"}
+    assert set(cases) == {"answers", "wrong-answer", "misses-fixture", "wopeval gate (suite)"}
+    assert cases["wopeval gate (suite)"].find("failure") is not None  # 1 of 3 tasks passed
     assert cases["answers"].find("failure") is None
     wrong = cases["wrong-answer"].find("failure")
     missed = cases["misses-fixture"].find("failure")
@@ -80,7 +81,7 @@ def test_pytest_plugin_gives_one_test_per_task_with_the_failure_reason(tmp_path:
     assert "fixture-miss" in (missed.text or "")
     assert "crm:lookup-order" in (missed.text or "")
     assert "1 passed" in done.stdout
-    assert "2 failed" in done.stdout
+    assert "3 failed" in done.stdout
 
 
 def test_pytest_plugin_needs_an_agent_and_stays_out_of_the_way_without_a_suite(
