@@ -143,3 +143,19 @@ def test_a_new_gate_is_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def _fail(summary: Any) -> GateFailure:
     return GateFailure(None, f"never passes ({summary.taskCount} task)")
+
+
+def test_a_merged_group_exits_by_its_shards_gate(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, suite_doc([[False], [True]], pass_score=0.5))
+    store = str(tmp_path / "s.db")
+    for index in range(2):
+        shard = _cli("run", str(suite), "--shard", f"{index}/2", "--group", "g-gate",
+                     "--gate", "every-task", "--store", store)  # fmt: skip
+        assert shard.exit_code == 0, shard.output  # a shard's slice recorded
+    merged = _cli("merge", "--group", "g-gate", "--store", store, "--json")
+    doc = json.loads(merged.stdout)
+    assert doc["summary"]["passed"] is True  # RFC 0244's suite gate: aggregate 0.5 ≥ 0.5
+    assert merged.exit_code == 1
+    assert (doc["gate"]["name"], doc["gate"]["failingTaskIds"]) == ("every-task", ["task-0"])
+    junit = _cli("export", doc["runId"], "-f", "junit", "--store", store)
+    assert junit_gate(junit.stdout, "every-task")[0] is False

@@ -11,7 +11,7 @@ import typer
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store
 from wopeval.grading.gate import DEFAULT_GATE, GATES, GateVerdict, UnknownGate, check_gate
 
-_GATES_HELP = "; ".join(f"{gate.name}: {gate.description}" for gate in GATES.values())
+_GATES_HELP = "; ".join(f"'{gate.name}', {gate.description}" for gate in GATES.values())
 
 RunGateOpt = Annotated[
     str,
@@ -19,7 +19,7 @@ RunGateOpt = Annotated[
         "--gate",
         metavar="GATE",
         help="What decides pass/fail, stored with the run and read by every output (exit code, "
-        f"verdict line, JUnit suite case, Markdown, show): {_GATES_HELP}.",
+        f"verdict line, JUnit gate case, Markdown, show). {_GATES_HELP}.",
     ),
 ]
 StoredGateOpt = Annotated[

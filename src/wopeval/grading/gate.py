@@ -136,8 +136,8 @@ GATES: Mapping[str, Gate] = {
     for gate in (
         Gate(
             "suite",
-            "RFC 0244's suite gate: the gating aggregate meets passScore within the cost and "
-            "latency ceilings (the summary's passed); tasks may fail",
+            "the default: RFC 0244's suite gate (the summary's passed: the gating aggregate "
+            "meets passScore within the cost and latency ceilings); tasks may fail",
             _suite_gate,
         ),
         Gate("every-task", "the suite gate, and every task passed", _every_task_gate),
