@@ -175,6 +175,7 @@ def report(
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
         "wopeval-report.html"
     ),
+    gate: StoredGateOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Write a self-contained HTML report of a completed run."""
@@ -186,8 +187,14 @@ def report(
             return record, summary, await fold_log(opened, run_id, _detail_of(record))
 
     record, summary, detail = anyio.run(go)
+    verdict = decide(summary, chosen_gate(gate, record.run_request.gate))
     page = render_report(
-        summary, run_id=run_id, status=record.status, created_at=record.created_at, detail=detail
+        summary,
+        run_id=run_id,
+        status=record.status,
+        created_at=record.created_at,
+        detail=detail,
+        verdict=verdict,
     )
     write_text(output, page)
     typer.echo(str(output))

@@ -9,7 +9,15 @@ import anyio
 import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store
-from wopeval.grading.gate import DEFAULT_GATE, GATES, GateVerdict, UnknownGate, check_gate
+from wopeval.events.records import RunRecord
+from wopeval.grading.gate import (
+    DEFAULT_GATE,
+    GATES,
+    GateVerdict,
+    UnknownGate,
+    check_gate,
+    stored_verdict,
+)
 
 _GATES_HELP = "; ".join(f"'{gate.name}', {gate.description}" for gate in GATES.values())
 
@@ -53,9 +61,22 @@ def stored_gate(store_url: str | None, run_id: str) -> str:
     return chosen_gate(None, anyio.run(read))
 
 
+def run_passed(record: RunRecord) -> bool | None:
+    """Whether a listed run passed its own gate (None: no summary, or a gate unknown here)."""
+    verdict = stored_verdict(record.summary, record.request)
+    return None if verdict is None else verdict.passed
+
+
 def verdict_exit(verdict: GateVerdict) -> int:
     """The exit code of a command that reports a run's verdict: 0 passed, 1 failed."""
     return EXIT_OK if verdict.passed else EXIT_FAILED
 
 
-__all__ = ["RunGateOpt", "StoredGateOpt", "chosen_gate", "stored_gate", "verdict_exit"]
+__all__ = [
+    "RunGateOpt",
+    "StoredGateOpt",
+    "chosen_gate",
+    "run_passed",
+    "stored_gate",
+    "verdict_exit",
+]

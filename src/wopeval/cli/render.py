@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from wopeval.cli.gate_opts import run_passed
 from wopeval.cli.render_detail import print_detail, verdict_lines
 from wopeval.events.store import RunRecord
 from wopeval.grading.detail import RunDetail
@@ -160,7 +161,7 @@ def runs_lines(runs: Sequence[RunRecord], width: int = 80) -> list[str]:
     lines = [f"{header:<{len(header) + 11}}suite" if len(header) + 16 <= width else header]
     for run in runs:
         summary = run.summary or {}
-        passed = summary.get("passed")
+        passed = run_passed(run)
         result = "-" if passed is None else ("pass" if passed else "FAIL")
         score = f"{summary['aggregateScore']:.3f}" if "aggregateScore" in summary else "-"
         created = run.created_at.replace("T", " ")[:16]

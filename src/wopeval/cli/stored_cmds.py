@@ -11,11 +11,11 @@ import anyio
 import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
-from wopeval.cli.gate_opts import StoredGateOpt, chosen_gate
+from wopeval.cli.gate_opts import StoredGateOpt, chosen_gate, run_passed
 from wopeval.errors import RunNotFound
 from wopeval.events.ids import utc_now
 from wopeval.events.owners import held
-from wopeval.grading.gate import decide
+from wopeval.grading.gate import DEFAULT_GATE, decide
 from wopeval.service.runs import LOG_PAGE, fold_log, grading_options, regrade
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary
@@ -90,7 +90,8 @@ def runs(
                 "agentId": r.agent_id,
                 "status": r.status,
                 "createdAt": r.created_at,
-                "passed": (r.summary or {}).get("passed"),
+                "passed": run_passed(r),
+                "gate": r.request.get("gate", DEFAULT_GATE),
             }
             for r in records
         ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from wopeval.errors import UserError
 from wopeval.wire.request import DEFAULT_GATE
@@ -31,6 +32,7 @@ __all__ = [
     "UnknownGate",
     "check_gate",
     "decide",
+    "stored_verdict",
 ]
 
 
@@ -151,6 +153,15 @@ def check_gate(name: str, *, field: str = "gate") -> Gate:
     if gate is None:
         raise UnknownGate(f"{field}: {name!r} is not one of {', '.join(GATES)}")
     return gate
+
+
+def stored_verdict(summary: Mapping[str, Any] | None, request: Any) -> GateVerdict | None:
+    """The verdict of a stored run from its stored summary and request (its ``gate``) as JSON,
+    for lists of runs: None when it has no summary or a gate this version does not know."""
+    gate = request.get("gate", DEFAULT_GATE) if isinstance(request, dict) else DEFAULT_GATE
+    if summary is None or not isinstance(gate, str) or gate not in GATES:
+        return None
+    return decide(EvalSummary.model_validate(summary), gate)
 
 
 def decide(summary: EvalSummary, gate: str = DEFAULT_GATE) -> GateVerdict:
