@@ -93,3 +93,19 @@ def test_the_default_gate_is_not_stored_so_stored_runs_read_back_unchanged() -> 
     stored = RunSettings(gate="every-task").to_request("core.acme.agent").to_stored()
     assert stored["gate"] == "every-task"
     assert RunRequest.model_validate({"agentId": "core.acme.agent"}).gate == "suite"
+
+
+def test_evaluate_reports_its_gates_verdict() -> None:
+    """The library's result reads the same gate as the CLI: ``passed`` is the verdict's."""
+    doc = suite_doc([[False]], pass_score=0.0)
+
+    async def go(gate: str) -> Any:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = RunSettings(gate=gate)
+            store = str(Path(tmp) / "s.db")
+            return await evaluate(parse_suite(doc), SCRIPTED, store=store, settings=settings)
+
+    suite, every = anyio.run(go, "suite"), anyio.run(go, "every-task")
+    assert (suite.summary.passed, every.summary.passed) == (True, True)  # RFC 0244's, both
+    assert (suite.passed, suite.verdict.gate) == (True, "suite")
+    assert (every.passed, every.verdict.failing_task_ids) == (False, ("task-0",))
