@@ -159,3 +159,16 @@ def test_a_merged_group_exits_by_its_shards_gate(tmp_path: Path) -> None:
     assert (doc["gate"]["name"], doc["gate"]["failingTaskIds"]) == ("every-task", ["task-0"])
     junit = _cli("export", doc["runId"], "-f", "junit", "--store", store)
     assert junit_gate(junit.stdout, "every-task")[0] is False
+
+
+def test_shards_run_by_different_gates_do_not_merge(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, suite_doc([[False], [True]], pass_score=0.5))
+    store = str(tmp_path / "s.db")
+    for index, gate in enumerate(("suite", "every-task")):
+        shard = _cli("run", str(suite), "--shard", f"{index}/2", "--group", "g-mixed",
+                     "--gate", gate, "--store", store)  # fmt: skip
+        assert shard.exit_code == 0, shard.output
+    merged = _cli("merge", "--group", "g-mixed", "--store", store)
+    assert merged.exit_code == 2
+    assert "gate is 'every-task'" in merged.output
+    assert "has 'suite'" in merged.output
