@@ -158,8 +158,9 @@ def merge(
         bool, typer.Option("--json", help="Print machine-readable JSON only.")
     ] = False,
 ) -> None:
-    """Grade a run group's shards as one run with one summary. Exit 0 if it passes its gate
-    (the shards' --gate), 1 if not."""
+    """Grade a run group's shards as one run with one summary. Exit 0 if it passes, 1 if not.
+
+    It passes by the shards' gate (their --gate)."""
     try:
         check_group(group)
     except UserError as exc:

@@ -157,8 +157,9 @@ def run(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a suite against an agent: every task × every trial. Exit 0 if it passes its gate
-    (--gate), 1 if not."""
+    """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not.
+
+    It passes by its gate (--gate): RFC 0244's suite gate unless told otherwise."""
     if resume is not None:
         if shard is not None or group is not None:
             fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
