@@ -1,5 +1,6 @@
 """A run's gate, stored on each backend, read back by every view of the run: ``runs`` (text and
-``--json``), ``show``, the JUnit and Markdown exports, the HTML report and the viewer's run page.
+``--json``), ``show``, the JUnit and Markdown exports, the HTML report and the viewer's runs list
+and run page.
 The plainest suite (one task, no trials, passScore 0): its task fails, RFC 0244's suite gate
 passes, ``every-task`` fails."""
 
@@ -24,19 +25,28 @@ def _cli(*args: str) -> Any:
     return CliRunner().invoke(app, list(args))
 
 
-def _viewer_verdict(store_url: str, run_id: str) -> str:
+def _viewer_page(store_url: str, path: str, **params: str) -> str:
     async def go() -> str:
         store = await EventStore.open(store_url)
         try:
             transport = httpx.ASGITransport(app=create_viewer_app(store=store))
             async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:
-                page = await client.get("/run", params={"id": run_id})
+                page = await client.get(path, params=params)
                 assert page.status_code == 200, page.text[:300]
                 return page.text
         finally:
             await store.close()
 
     return anyio.run(go)
+
+
+def _listed_verdict(html: str, run_id: str) -> str:
+    """The verdict beside the run's status in the viewer's runs list."""
+    row = re.search(rf'data-run="{re.escape(run_id)}">(.*?)</tr>', html, re.S)
+    assert row is not None, html[:2000]
+    found = re.search(r'completed</span> <span class="verdict v-\w+"[^>]*>(\w+)<', row.group(1))
+    assert found is not None, row.group(1)
+    return found.group(1)
 
 
 def _verdict_of(html: str) -> str:
@@ -77,6 +87,8 @@ def test_every_view_of_a_stored_run_gives_its_gates_verdict(store_url: str, tmp_
         html = report.read_text(encoding="utf-8")
         assert _verdict_of(html) == ("PASSED" if passed else "FAILED")
         assert f"gate {gate}" in html
-        page = _viewer_verdict(store_url, run_id)
+        page = _viewer_page(store_url, "/run", id=run_id)
         assert _verdict_of(page) == ("PASSED" if passed else "FAILED")
         assert f"(gate {gate})" in page
+        listed = _viewer_page(store_url, "/")
+        assert _listed_verdict(listed, run_id) == ("passed" if passed else "failed")
