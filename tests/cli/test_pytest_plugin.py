@@ -156,3 +156,12 @@ def test_an_unknown_gate_is_a_usage_error(tmp_path: Path) -> None:
     usage = _gated(tmp_path, "--wopeval-gate", "nope")
     assert usage.returncode == 4  # pytest's usage error
     assert "--wopeval-gate: 'nope' is not one of suite, every-task" in usage.stderr
+
+
+def test_the_session_follows_the_gate_with_tests_in_other_processes(tmp_path: Path) -> None:
+    """Under pytest-xdist only the reports reach the session: they name each test's part."""
+    _gate_suite(tmp_path)
+    done = _gated(tmp_path, "-n", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAILED suite.json::task-0" in done.stdout
+    assert "wopeval gate suite passed (failing task tests do not fail the session)" in done.stdout

@@ -77,13 +77,18 @@ class GateFailed(TaskFailed):
 
 
 class _Collector:
-    """Collects the suite file; after the session, lets the gate decide its outcome."""
+    """Collects the suite file; after the session, lets the gate decide its outcome.
+
+    It reads the tests' reports, which name each test's part (a ``wopeval`` user property:
+    ``task`` or ``gate``), so it decides the same way where the tests ran in other processes
+    (pytest-xdist): only the session's reports reach it there."""
 
     def __init__(self, path: Path, agent: str, store: str | None, gate: str) -> None:
         self.path, self.agent, self.store, self.gate = path, agent, store, gate
-        self.task_ids: set[str] = set()  # node ids of the task tests
-        self.failed: set[str] = set()  # node ids of every test that failed, tasks' or not
-        self.verdict: Any = None  # the GateVerdict, once the gate's test ran
+        self.gate_passed: bool | None = None  # once the gate's test ran
+        self.headline = ""  # the gate's verdict, as its test reported it
+        self.tasks_failed = False
+        self.others_failed = False  # any failing report but a task test's
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
         if file_path.resolve() != self.path:
@@ -93,23 +98,35 @@ class _Collector:
         return node
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        part = properties.get(_PART)
         if report.failed:
-            self.failed.add(report.nodeid)
+            if part == "task":
+                self.tasks_failed = True
+            else:
+                self.others_failed = True
+        if part == "gate" and report.when == "call":
+            self.gate_passed = report.passed
+            self.headline = str(properties.get(_VERDICT, ""))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Failing task tests alone do not fail a session whose gate passed."""
-        passed = self.verdict is not None and self.verdict.passed
-        if exitstatus == pytest.ExitCode.TESTS_FAILED and passed and self.failed <= self.task_ids:
+        only_tasks = self.gate_passed and not self.others_failed
+        if exitstatus == pytest.ExitCode.TESTS_FAILED and only_tasks:
             session.exitstatus = pytest.ExitCode.OK
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.verdict is None:
+        if self.gate_passed is None:
             return
-        line = f"wopeval {self.verdict.headline()}"
-        if self.verdict.passed and self.failed & self.task_ids:
+        line = f"wopeval {self.headline}"
+        if self.gate_passed and self.tasks_failed:
             line += " (failing task tests do not fail the session)"
-        terminalreporter.write_line(line, green=self.verdict.passed, red=not self.verdict.passed)
+        terminalreporter.write_line(line, green=self.gate_passed, red=not self.gate_passed)
+
+
+_PART = "wopeval"  # the user property naming a test's part of the suite: task or gate
+_VERDICT = "wopeval-verdict"  # the gate test's verdict line
 
 
 class SuiteFile(pytest.File):
@@ -128,9 +145,7 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             raise self.CollectError("\n".join(str(e) for e in exc.errors)) from exc
         for task in suite.tasks:
-            item = TaskItem.from_parent(self, name=task.taskId)
-            self.collector.task_ids.add(item.nodeid)
-            yield item
+            yield TaskItem.from_parent(self, name=task.taskId)
         yield GateItem.from_parent(self, name=gate_case_name(self.collector.gate))
 
     def outcome(self) -> Any:
@@ -170,6 +185,10 @@ class SuiteFile(pytest.File):
 class TaskItem(pytest.Item):
     """One task of the suite: passes when the task passed."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.user_properties.append((_PART, "task"))
+
     def runtest(self) -> None:
         parent = self.parent
         assert isinstance(parent, SuiteFile)
@@ -198,6 +217,10 @@ class TaskItem(pytest.Item):
 class GateItem(pytest.Item):
     """The run's gate: passes when the run passed it (the session's outcome follows it)."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.user_properties.append((_PART, "gate"))
+
     def runtest(self) -> None:
         from wopeval.grading.gate import decide
 
@@ -205,7 +228,7 @@ class GateItem(pytest.Item):
         assert isinstance(parent, SuiteFile)
         summary, _ = parent.outcome()
         verdict = decide(summary, parent.collector.gate)
-        parent.collector.verdict = verdict
+        self.user_properties.append((_VERDICT, verdict.headline()))
         if not verdict.passed:
             lines = [verdict.headline()]
             lines += [f"  {f.task_id or 'suite'}: {f.why}" for f in verdict.failures]
