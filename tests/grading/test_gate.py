@@ -109,3 +109,10 @@ def test_evaluate_reports_its_gates_verdict() -> None:
     assert (suite.summary.passed, every.summary.passed) == (True, True)  # RFC 0244's, both
     assert (suite.passed, suite.verdict.gate) == (True, "suite")
     assert (every.passed, every.verdict.failing_task_ids) == (False, ("task-0",))
+
+
+def test_the_headline_names_five_failing_tasks_then_counts_the_rest() -> None:
+    five = decide(_summary(suite_doc([[False]] * 5, pass_score=0.0)), "every-task").headline()
+    assert five.endswith("5 task(s) did not pass: task-0, task-1, task-2, task-3, task-4")
+    six = decide(_summary(suite_doc([[False]] * 6, pass_score=0.0)), "every-task").headline()
+    assert six.endswith("6 task(s) did not pass: task-0, task-1, task-2, task-3, task-4 and 1 more")

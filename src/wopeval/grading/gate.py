@@ -61,10 +61,6 @@ class GateVerdict:
     def failing_task_ids(self) -> tuple[str, ...]:
         return tuple(f.task_id for f in self.failures if f.task_id is not None)
 
-    @property
-    def word(self) -> str:
-        return "passed" if self.passed else "failed"
-
     def to_json(self) -> dict[str, object]:
         """The verdict for ``--json`` outputs: ids, names and numbers only."""
         return {
@@ -78,7 +74,8 @@ class GateVerdict:
         }
 
     def headline(self) -> str:
-        """One line every output shows: ``gate every-task failed: 2 of 3 tasks did not pass``."""
+        """The verdict in one line, e.g. ``gate every-task failed: 2 task(s) did not pass: a, b``
+        (the first five task ids, then how many more)."""
         if self.passed:
             return f"gate {self.gate} passed"
         parts = [f.why for f in self.failures if f.task_id is None]
