@@ -28,6 +28,7 @@ from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_t
 from wopeval.errors import unwrap
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import EventStore
+from wopeval.grading.gate import check_gate
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import AgentEvalSuite, EvalMode
@@ -41,7 +42,7 @@ from wopeval.wire.events import (
     RunFailed,
     RunStarted,
 )
-from wopeval.wire.request import Executor, RunRequest
+from wopeval.wire.request import DEFAULT_GATE, Executor, RunRequest
 from wopeval.wire.summary import EvalSummary
 from wopeval.wire.vocab import INTERNAL_ERROR_CODE
 
@@ -69,6 +70,10 @@ class RunSettings:
     tags: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
+    gate: str = DEFAULT_GATE  # decides pass/fail in every output (wopeval.grading.gate)
+
+    def __post_init__(self) -> None:
+        check_gate(self.gate)  # an unknown gate is refused before anything is recorded
 
     def to_request(self, agent_id: str) -> RunRequest:
         """The typed request stored with the run (re-grades read it back)."""
@@ -87,6 +92,7 @@ class RunSettings:
             tags=list(self.tags),
             metadata=dict(self.metadata),
             executor=self.executor,
+            gate=self.gate,
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from wopeval.grading.detail import STATUS_MARK, RunDetail
+from wopeval.grading.gate import GateVerdict, decide
 from wopeval.grading.reasons import reason_line, reason_texts
 from wopeval.wire.summary import EvalSummary
 
@@ -32,8 +33,10 @@ def render_report(
     status: str,
     created_at: str,
     detail: RunDetail | None = None,
+    verdict: GateVerdict | None = None,
 ) -> str:
-    """The report page. Pass rates drive the bars; reasons appear only with ``detail``."""
+    """The report page. Pass rates drive the bars; reasons appear only with ``detail``; the
+    verdict is ``verdict``'s (the suite gate's by default)."""
     details = {t.task_id: t for t in detail.tasks} if detail is not None else {}
     source = resources.files("wopeval.data.templates").joinpath("report.html.j2").read_text()
     rows: list[dict[str, Any]] = []
@@ -54,5 +57,6 @@ def render_report(
             detail=detail,
             failing=failing,
             marks=STATUS_MARK,
+            gate=verdict or decide(summary),
         )
     )

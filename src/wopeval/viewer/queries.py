@@ -53,6 +53,7 @@ class RunRow:
     summary: dict[str, Any] | None
     created_at: str
     updated_at: str
+    request: dict[str, Any] | None = None  # read for its gate (wopeval.grading.gate)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
     """One page of runs, newest first, matching ``chosen``; ``tenant=None`` reads every run."""
     where = _conditions(tenant, chosen)
     columns = (runs.c.run_id, runs.c.kind, runs.c.status, runs.c.suite_id, runs.c.suite_version,
-               runs.c.agent_id, runs.c.summary, runs.c.created_at, runs.c.updated_at)  # fmt: skip
+               runs.c.agent_id, runs.c.summary, runs.c.created_at, runs.c.updated_at,
+               runs.c.request)  # fmt: skip
     offset = (max(chosen.page, 1) - 1) * PAGE_SIZE
     stmt = (
         select(*columns)
@@ -128,6 +130,7 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
             summary=None if m["summary"] is None else json.loads(m["summary"]),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
+            request=json.loads(m["request"]),
         )
         for m in (row._mapping for row in await store.read(stmt))
     ]

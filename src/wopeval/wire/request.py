@@ -16,6 +16,9 @@ Executor = Literal["local", "ray"]
 # A run group's name (``wopeval run --shard i/N --group NAME``): safe in URLs, file names, JSON.
 GROUP_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
 SHA256_HEX = r"^[0-9a-f]{64}$"
+# The gate that decides a run's pass/fail in every output (wopeval.grading.gate names them).
+DEFAULT_GATE = "suite"
+GATE_PATTERN = r"^[a-z][a-z0-9-]{0,63}$"
 
 
 class ShardRequest(BaseModel):
@@ -93,6 +96,7 @@ class RunRequest(BaseModel):
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     executor: Executor = "local"
+    gate: Annotated[str, Field(pattern=GATE_PATTERN)] = DEFAULT_GATE
     host: HostRequest | None = None
     shard: ShardRequest | None = None
     merged: MergedShards | None = None
