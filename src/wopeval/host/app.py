@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Any, cast
 
 from fastapi import FastAPI
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
@@ -28,9 +29,9 @@ from wopeval.engine.agent import AgentFn
 from wopeval.engine.gateway import LiveTool
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry, import_object
-from wopeval.errors import WopevalError
+from wopeval.errors import StoreError, WopevalError
 from wopeval.events.store import EventStore
-from wopeval.host import discovery, events_api, otlp_api, runs
+from wopeval.host import discovery, events_api, health, otlp_api, runs
 from wopeval.host.auth import KeyRing
 from wopeval.host.config import HostConfig
 from wopeval.host.errors import (
@@ -163,6 +164,7 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
         openapi_url="/openapi.json",  # generated from the wire/api.py models
     )
     app.include_router(discovery.router)
+    app.include_router(health.router)  # /healthz (liveness), /readyz (the store answers)
     app.include_router(events_api.router)  # before runs: /runs/{id}/events* ahead of /runs/{id}
     app.include_router(runs.router)
     sessions = SessionBook(config.viewerSessions.idleSeconds, config.viewerSessions.absoluteSeconds)
@@ -170,6 +172,8 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
     app.include_router(otlp_api.router)
     app.add_exception_handler(HostError, host_error_handler)
     app.add_exception_handler(WopevalError, wopeval_error_handler)
+    for failure in (StoreError, SQLAlchemyError, OSError):  # 503 while the store is away
+        app.add_exception_handler(failure, health.store_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_middleware(VersionMiddleware)
     if config.trustedProxies:  # outermost: every layer sees the forwarded client and scheme
