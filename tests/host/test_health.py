@@ -72,6 +72,7 @@ async def test_a_request_failing_on_the_store_is_503_only_for_an_outage(
     ]
     assert int(answers[0].headers["Retry-After"]) >= 1
     assert "Retry-After" not in answers[1].headers
+    assert answers[2].json()["message"] == "internal error"  # no driver's text on the wire
 
 
 class CannotConnectNowError(Exception):

@@ -23,6 +23,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import literal, select
 
+from wopeval.errors import WopevalError
 from wopeval.events.reach import store_unreachable
 from wopeval.events.store import EventStore
 from wopeval.host.errors import HostError, error_response
@@ -66,7 +67,9 @@ async def failure_answer(request: Request, exc: BaseException) -> HostError:
         log.warning("%s %s: the event store is unreachable", request.method, request.url.path)
         return store_unavailable()
     log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-    return HostError("internal_error", f"{type(exc).__name__}: {exc}"[:500])
+    if isinstance(exc, WopevalError):  # as wopeval_error_handler words it
+        return HostError("internal_error", f"{type(exc).__name__}: {exc}"[:500])
+    return HostError("internal_error", "internal error")  # a driver's text may hold content
 
 
 async def store_error_handler(request: Request, exc: Exception) -> JSONResponse:

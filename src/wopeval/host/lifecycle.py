@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from wopeval.events.owners import owner_id
+from wopeval.events.reach import outage_reason, store_unreachable
 from wopeval.events.store import EventStore
 from wopeval.host.manager import (
     HOST_REQUEST_KEY,
@@ -88,8 +89,11 @@ async def keep_leases(
                         manager.stop_lost(sorted(lost))
                 if manager is None or not manager.draining:  # no run adopted while draining
                     await reap(store, manager, resume)
-            except Exception:  # a busy or restarting database: try again at the next turn
-                log.exception("could not renew the host's run leases")
+            except Exception as exc:  # a busy or restarting database: try again at the next turn
+                if store_unreachable(exc):
+                    log.warning("the event store is unreachable (%s); retrying", outage_reason(exc))
+                else:
+                    log.exception("could not renew the host's run leases")
 
     async with anyio.create_task_group() as group:
         group.start_soon(renew)
