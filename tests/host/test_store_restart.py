@@ -40,6 +40,7 @@ SUITE = {
 }
 REF = "suite://core.wopeval.evals.restart@1.0.0"
 GATED = "test.gated"
+LEASE_S = 3
 FREE = 6  # trials that end at once; the rest wait for the gate, opened once the database is down
 GATE = threading.Event()
 CALLS = itertools.count()
@@ -70,7 +71,7 @@ def test_0244_host_survives_a_postgresql_restart_during_a_run(tmp_path: Path) ->
 async def _restart_during_a_run(cluster: Any, suites: Path) -> None:
     agents = {GATED: f"{__name__}:gated_agent"}
     config = host_config({"trials": {"maxTrials": TRIALS}}, suiteDirectories=[str(suites)],
-                         leaseSeconds=3, trialConcurrency=2, agents=agents)  # fmt: skip
+                         leaseSeconds=LEASE_S, trialConcurrency=2, agents=agents)  # fmt: skip
     async with running_host(cluster.url, config) as host:
         store, manager = host.state.store, host.state.manager
         run_id = await host.run_id(eval_body(REF, GATED))
@@ -93,6 +94,7 @@ async def _restart_during_a_run(cluster: Any, suites: Path) -> None:
             "poll": await host.get(f"{path}/events/poll?timeout=1"),
         }
         discovery = await host.client.get("/.well-known/openwop")
+        await anyio.sleep(LEASE_S + 1)  # the outage outlasts the run's lease
 
         await anyio.to_thread.run_sync(cluster.start)
 
