@@ -50,13 +50,15 @@ async def test_a_valid_key_authenticates_from_a_client_over_the_limit(tmp_path: 
 
 async def test_view_login_is_limited_like_the_api(tmp_path: Path) -> None:
     async with running_host(str(tmp_path / "s.db")) as host:
-        codes = []
-        for _ in range(MAX_AUTH_FAILURES + 2):
+        first = await host.client.post("/view/login", data={"key": ""})
+        codes = [first.status_code]
+        for _ in range(MAX_AUTH_FAILURES + 1):
             codes.append((await host.client.post("/view/login", data={"key": WRONG})).status_code)
         limited = await host.client.post("/view/login", data={"key": WRONG})
         api = await host.get("/runs/acme~2Fr0", key=WRONG)  # one count for both doors
         signed = await host.client.post("/view/login", data={"key": KEY_A})
     assert codes == [401] * MAX_AUTH_FAILURES + [429, 429]
+    assert 'id="message" role="alert">this API key is not recognized' in first.text
     assert limited.status_code == 429
     assert int(limited.headers["Retry-After"]) >= 1
     assert "too many failed authentications" in limited.text

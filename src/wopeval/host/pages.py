@@ -98,7 +98,8 @@ def _login_router() -> APIRouter:
         try:
             principal = _state(request).keys.check(request, f"Bearer {key}", "key")
         except HostError as refused:
-            page = _login_page(request, refused.message, refused.status)
+            told = refused.message if refused.status == 429 else "this API key is not recognized"
+            page = _login_page(request, told, refused.status)
             page.headers.update(refused.headers)
             return page
         session_id = _sessions(request).open(principal)
