@@ -84,6 +84,10 @@ def _dbapi(invalidated: bool, orig: Exception) -> DBAPIError:
                       connection_invalidated=invalidated)  # fmt: skip
 
 
+def _refused() -> OSError:
+    return OSError(errno.ECONNREFUSED, "Connect call failed ('127.0.0.1', 5432)")
+
+
 def _caused(error: Exception, cause: BaseException) -> Exception:
     error.__cause__ = cause
     return error
@@ -99,16 +103,20 @@ def _suppressed(error: Exception, context: BaseException) -> Exception:
     ("error", "away"),
     [
         (ConnectionRefusedError(errno.ECONNREFUSED, "refused"), True),
-        (TimeoutError("connect timed out"), True),
+        (TimeoutError(errno.ETIMEDOUT, "connect timed out"), True),
         (CannotConnectNowError("the database system is starting up"), True),
         (StoreUnreachableError("acme/r1", "away"), True),
-        (_caused(StoreError("could not append"), ConnectionResetError()), True),
-        (ExceptionGroup("trials", [ValueError("x"), _caused(StoreError("y"), OSError())]), True),
+        (_caused(StoreError("could not append"), ConnectionResetError(errno.ECONNRESET, "")), True),
+        (ExceptionGroup("trials", [ValueError("x"), _caused(StoreError("y"), _refused())]), True),
         (IntegrityError("INSERT", {}, Exception("duplicate key")), False),
         (StoreError("could not append"), False),
         (ValueError("not JSON"), False),
         (ExceptionGroup("trials", [ValueError("x"), KeyError("y")]), False),
         (_suppressed(RuntimeError("handled"), OSError("handled before")), False),
+        (FileNotFoundError(errno.ENOENT, "/no/such/server"), False),  # an MCP command's
+        (BrokenPipeError(errno.EPIPE, "broken pipe"), False),
+        (OSError("no errno"), False),
+        (OSError(errno.EHOSTUNREACH, "no route to host"), True),
     ],
 )
 def test_store_unreachable_tells_an_outage_from_other_failures(
@@ -126,4 +134,4 @@ def test_a_dropped_connection_is_an_outage_told_without_the_statement() -> None:
     reason = outage_reason(dropped)
     assert reason == "Exception: connection is closed"
     assert "secret payload" not in reason
-    assert "\n" not in outage_reason(OSError("first line\nsecond line"))
+    assert "\n" not in outage_reason(OSError(errno.ECONNRESET, "first line\nsecond line"))

@@ -11,8 +11,17 @@ error's causes (and in task groups' errors).
 
 from __future__ import annotations
 
+import errno
+import socket
+
 from wopeval.errors import StoreError
 
+# A connection refused, reset, aborted or timed out, a host or network away: never a file's
+# error, nor a pipe's (an MCP server's stdio), which are no database's absence.
+_NETWORK_ERRNOS = frozenset({
+    errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
+    errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN,
+})  # fmt: skip
 # asyncpg's errors for a server that is going away, away, or not accepting connections yet.
 _AWAY = frozenset({
     "AdminShutdownError",
@@ -34,8 +43,9 @@ class StoreUnreachableError(StoreError):
 
 def store_unreachable(error: BaseException) -> bool:
     """Whether ``error`` comes of the database being unreachable: a connection refused, reset
-    or timed out (``OSError``), one SQLAlchemy found dropped (``connection_invalidated``), or
-    a server shutting down or starting up, in ``error`` or its causes."""
+    or timed out, a host or network unreachable, a name that does not resolve, a connection
+    SQLAlchemy found dropped (``connection_invalidated``), or a server shutting down or
+    starting up, in ``error`` or its causes."""
     return _outage(error) is not None
 
 
@@ -58,7 +68,9 @@ def _outage(error: BaseException) -> BaseException | None:
             continue
         seen.add(id(found))
         orig = getattr(found, "orig", None)  # the driver's error SQLAlchemy wrapped
-        if isinstance(found, StoreUnreachableError | OSError):
+        if isinstance(found, StoreUnreachableError | socket.gaierror) or (
+            isinstance(found, OSError) and found.errno in _NETWORK_ERRNOS
+        ):
             return found
         if any(kind.__name__ in _AWAY for kind in type(found).__mro__):
             return found
