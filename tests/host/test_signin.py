@@ -21,6 +21,7 @@ import pytest
 
 from tests.host.helpers import KEY_A, KEY_B, host_config, running_host
 from wopeval.host.auth import MAX_AUTH_FAILURES
+from wopeval.host.config import ConfigError, parse_config
 from wopeval.host.pages import COOKIE
 
 WRONG = "wrong-key-0123456789"
@@ -281,9 +282,15 @@ def test_forwarded_for_from_a_trusted_proxy_names_the_client(tmp_path: Path) -> 
     assert "secure" in _cookie_of(tls, COOKIE).lower().split("; ")
 
 
-@pytest.mark.parametrize("proxy", ["proxy.example", "10.0.0.300", ""])
+@pytest.mark.parametrize("proxy", ["proxy.example", "10.0.0.300", "", "10.0.0.5/8"])
 def test_a_trusted_proxy_must_be_an_address(proxy: str) -> None:
-    from wopeval.host.config import ConfigError, parse_config
-
     with pytest.raises(ConfigError, match=r"trustedProxies\.0"):
         parse_config({"trustedProxies": [proxy]})
+
+
+def test_trusted_proxies_take_addresses_networks_or_any_alone() -> None:
+    given = ["10.0.0.5", "10.1.0.0/16", "::1", "fd00::/8"]
+    assert parse_config({"trustedProxies": given}).trustedProxies == given
+    assert parse_config({"trustedProxies": ["*"]}).trustedProxies == ["*"]
+    with pytest.raises(ConfigError, match=r"trustedProxies: .*'\*' trusts every peer"):
+        parse_config({"trustedProxies": ["*", "10.0.0.5"]})

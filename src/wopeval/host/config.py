@@ -163,7 +163,7 @@ def _proxy(value: str) -> str:
     """An address or network (``10.0.0.5``, ``10.0.0.0/8``, ``::1``) or ``*`` (any peer)."""
     if value != "*":
         try:
-            ipaddress.ip_network(value, strict=False)
+            ipaddress.ip_network(value)  # strict, as uvicorn reads it: 10.0.0.0/8, not 10.0.0.5/8
         except ValueError:
             raise ValueError(f"{value!r} is not an IP address, a network or '*'") from None
     return value
@@ -203,6 +203,13 @@ class HostConfig(_Closed):
     # viewer's Secure cookie). Anyone else's forwarded headers are ignored.
     trustedProxies: list[Annotated[str, AfterValidator(_proxy)]] = Field(default_factory=list)
     viewerSessions: ViewerSessions = ViewerSessions()
+
+    @field_validator("trustedProxies")
+    @classmethod
+    def _any_alone(cls, value: list[str]) -> list[str]:
+        if "*" in value and len(value) > 1:
+            raise ValueError("'*' trusts every peer: give it alone")
+        return value
 
     @model_validator(mode="after")
     def _unique_keys(self) -> HostConfig:
