@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from contextlib import AsyncExitStack, nullcontext
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import anyio
 import typer
@@ -30,6 +31,7 @@ from wopeval.cli.agent_opts import (
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    EXIT_RUN_ERROR,
     check_finite,
     fail_input,
     opened_store,
@@ -231,7 +233,8 @@ def run(
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
-        with user_output_to_stderr():  # an agent's print() never corrupts --json
+        # an agent's print() never corrupts --json
+        with _store_away(store, as_json), user_output_to_stderr():
             run_id, summary, detail, interrupted = anyio.run(
                 _execute,
                 store,
@@ -296,7 +299,7 @@ def _resume(
         name, _, ref = spec.partition("=")
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
-    with user_output_to_stderr():
+    with _store_away(store, as_json), user_output_to_stderr():
         show_progress = not as_json and sys.stderr.isatty()
         _, suite, summary, detail, interrupted = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal, show_progress
@@ -411,6 +414,48 @@ async def _cancel_on_signal(handle: RunHandle) -> None:
                 handle.interrupt()
             handle.cancel()
             return
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+@contextmanager
+def _store_away(store: str | None, as_json: bool) -> Iterator[None]:
+    """A run the store's outage stopped (a database restart): one line, exit 3; the run is
+    left unfinished, and ``--resume`` finishes it once the database is back."""
+    from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
+
+    try:
+        yield
+    except Exception as exc:
+        if not store_unreachable(exc):
+            raise
+        stopped = _first(exc, StoreUnreachableError)
+        reason = outage_reason(exc)
+        if stopped is None:
+            typer.echo(f"error: the event store is unreachable ({reason})", err=True)
+            raise typer.Exit(EXIT_RUN_ERROR) from None
+        from wopeval.events.urls import shown_url
+
+        where = f" --store {shown_url(store)}" if store else ""
+        resume = f"wopeval run --resume {stopped.run_id}{where}"
+        if as_json:
+            typer.echo(json.dumps({"runId": stopped.run_id, "status": "interrupted",
+                                   "resume": resume}))  # fmt: skip
+        typer.echo(f"run {stopped.run_id} was interrupted: {reason}; what it recorded is kept. "
+                   f"Finish it with: {resume}", err=True)  # fmt: skip
+        raise typer.Exit(EXIT_RUN_ERROR) from None
+
+
+def _first(error: BaseException, kind: type[_E]) -> _E | None:
+    """``error`` if it is a ``kind``, else the first ``kind`` inside its task groups."""
+    if isinstance(error, kind):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            if (found := _first(inner, kind)) is not None:
+                return found
+    return None
 
 
 def _stopped(run_id: str, interrupted: bool, store: str | None, as_json: bool) -> NoReturn:

@@ -26,6 +26,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
 from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
 from wopeval.errors import unwrap
+from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import EventStore
 from wopeval.grading.gate import check_gate
@@ -179,6 +180,10 @@ async def execute_run(
         if lost is not None:  # another process took the run over: its end is theirs
             finished = True
             raise lost from None
+        if store_unreachable(exc):  # nothing can be recorded: left unfinished, to be resumed
+            finished = True
+            message = f"the event store is unreachable ({outage_reason(exc)})"
+            raise StoreUnreachableError(run_id, message) from exc
         with anyio.CancelScope(shield=True):
             log.error(
                 "run %s failed: %s", run_id, _describe(exc), exc_info=exc, extra={"runId": run_id}
