@@ -204,8 +204,13 @@ def test_comparison_shows_the_regression_verdict(site: Site, browser: Any) -> No
     assert b.page.locator("#verdict").inner_text() == want.regression.verdict
     assert b.page.locator("#method").inner_text() == "sign-test"
     assert b.page.locator("#alpha").inner_text() == "0.1"
-    assert b.page.locator("#paired").inner_text() == "2"
+    # The candidate's scripts (its tasks' inputs) differ from the baseline's: both shared tasks
+    # changed, so none is paired, and the page says which were left out.
+    assert b.page.locator("#paired").inner_text() == "0"
     assert b.page.locator("#deltas tbody tr").count() == 2
+    assert b.page.locator("#deltas tbody tr[data-changed]").count() == 2
+    assert "refund-flow" in b.page.locator("#changed").inner_text()
+    assert "lookup-only" in b.page.locator("#changed").inner_text()
     unpaired = b.page.locator("#unpaired").inner_text()
     assert "baseline only: closed-miss" in unpaired
     assert "candidate only: new-task" in unpaired
