@@ -32,6 +32,7 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
+from wopeval.errors import describe, message_of
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
 from wopeval.events.schema import dumps_json
@@ -383,7 +384,7 @@ def _failure_of(exc: BaseException) -> Failure:
     text = "".join(traceback.format_exception(exc))
     return Failure(
         exceptionType=type(exc).__qualname__,
-        message=str(exc)[:2000],
+        message=message_of(exc)[:2000],
         traceback=text[-_TRACEBACK_LIMIT:],
     )
 
@@ -417,11 +418,9 @@ async def _grade(
         )
         return grade, None
     except Exception as exc:
-        trial.log.warning(
-            "%s: grading failed: %s: %s", trial.ids, type(exc).__name__, exc, exc_info=exc
-        )
+        trial.log.warning("%s: grading failed: %s", trial.ids, describe(exc), exc_info=exc)
         failed = TrialGrade(0.0, False, True, "grader-error", _evaluator(env, task), None)
-        return failed, f"{type(exc).__name__}: {exc}"[:500]
+        return failed, describe(exc)
 
 
 def _evaluator(env: TrialEnv, task: Task) -> EvaluatorType:
