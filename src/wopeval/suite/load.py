@@ -57,15 +57,14 @@ class _SuiteYamlLoader(DuplicateKeyMarking):
     convert one of more than 4,300 digits, and converting is quadratic), but left for
     :func:`~wopeval.suite.bounds.tree_errors` to refuse by its field."""
 
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int | bounds.TooManyDigits:
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int | bounds.TooManyDigits:
         text = str(self.construct_scalar(node)).replace("_", "").lstrip("+")
         if len(text.lstrip("-")) > bounds.MAX_INTEGER_DIGITS:
             return bounds.TooManyDigits(text)
-        value: int = super().construct_yaml_int(node)
-        return value
+        return self.construct_yaml_int(node)
 
 
-_SuiteYamlLoader.add_constructor("tag:yaml.org,2002:int", _SuiteYamlLoader.construct_yaml_int)
+_SuiteYamlLoader.add_constructor("tag:yaml.org,2002:int", _SuiteYamlLoader.construct_bounded_int)
 
 
 _SuiteYamlLoader.yaml_implicit_resolvers = {
