@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from wopeval.exports.textsafe import markdown_text, xml_text
 from wopeval.grading.detail import RunDetail, TaskDetail
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
@@ -69,10 +70,10 @@ def junit_xml(summary: EvalSummary, run_id: str, detail: RunDetail | None = None
             element = ET.SubElement(
                 case,
                 "error" if crashed else "failure",
-                message=f"{first} ({stats})" if first else stats,
+                message=xml_text(f"{first} ({stats})" if first else stats),
                 type="wopeval.trial-error" if crashed else "wopeval.task",
             )
-            element.text = every or None
+            element.text = xml_text(every) or None
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode")
 
@@ -112,7 +113,7 @@ def _markdown_reasons(detail: RunDetail) -> list[str]:
     for task, cell in failing[:50]:
         why = cell.reason.message if cell.reason else cell.status
         lines.append(f"- `{task.task_id}` trial {cell.trial_index} ({cell.status}): "
-                     + why.replace("|", "\\|").replace("\n", " "))  # fmt: skip
+                     + markdown_text(why))  # fmt: skip
     if len(failing) > 50:
         lines.append(f"- … and {len(failing) - 50} more")
     return lines
