@@ -42,6 +42,35 @@ class RunFilter:
 
 
 @dataclass(frozen=True)
+class RowNumbers:
+    """What the runs list shows of a stored summary, read from its JSON without validating the
+    whole summary (a run may have thousands of tasks). ``trialStats`` and the cost are optional
+    in a summary (a suite without ``trials``): absent, they are None."""
+
+    passed: bool
+    passed_count: int
+    task_count: int
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    total_cost_usd: float | None
+
+    @classmethod
+    def of(cls, text: str | None) -> RowNumbers | None:
+        if text is None:
+            return None
+        doc = json.loads(text)
+        stats = doc.get("trialStats") or {}
+        return cls(
+            passed=bool(doc.get("passed")),
+            passed_count=int(doc.get("passedCount") or 0),
+            task_count=int(doc.get("taskCount") or 0),
+            pass_at_k=stats.get("passAtK"),
+            pass_hat_k=stats.get("passHatK"),
+            total_cost_usd=doc.get("totalCostUsd"),
+        )
+
+
+@dataclass(frozen=True)
 class RunRow:
     run_id: str
     kind: str
@@ -49,7 +78,7 @@ class RunRow:
     suite_id: str
     suite_version: str
     agent_id: str
-    summary: dict[str, Any] | None
+    summary: RowNumbers | None
     created_at: str
     updated_at: str
 
@@ -124,7 +153,7 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
             suite_id=m["suite_id"],
             suite_version=m["suite_version"],
             agent_id=m["agent_id"],
-            summary=None if m["summary"] is None else json.loads(m["summary"]),
+            summary=RowNumbers.of(m["summary"]),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
         )

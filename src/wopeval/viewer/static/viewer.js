@@ -19,6 +19,21 @@
     var next = at(row + move[0], col + move[1]);
     if (next) { next.focus(); ev.preventDefault(); }
   });
+  // The runs list: "compare" is offered once exactly two runs are ticked.
+  var picker = document.getElementById("compare-ticked");
+  if (picker) {
+    var ticked = function () { return document.querySelectorAll('input[name="run"]:checked').length; };
+    var note = document.getElementById("pick-note");
+    var update = function () {
+      var n = ticked();
+      picker.disabled = n !== 2;
+      if (note) { note.textContent = n === 2 ? "the older is the baseline" : "tick two runs (" + n + " ticked)"; }
+    };
+    document.addEventListener("change", function (ev) {
+      if (ev.target && ev.target.name === "run") { update(); }
+    });
+    update();
+  }
   var grid = document.getElementById("grid");
   if (!grid || !grid.dataset.live) { return; }
   var source = new EventSource(grid.dataset.live);
