@@ -9,6 +9,8 @@ test's output folder.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,15 @@ from playwright.sync_api import sync_playwright
 
 from tests.exports.test_html_report import ARGS
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
-from tests.viewer.test_viewer_pages import DATA, Browser, make_run
+from tests.viewer.agents import GATE
+from tests.viewer.test_viewer_pages import (
+    DATA,
+    Browser,
+    _evaluate_live,
+    _running_run,
+    make_run,
+    off_loop,
+)
 
 VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
 NO_SIDEWAYS = "document.documentElement.scrollWidth <= window.innerWidth"
@@ -30,6 +40,7 @@ NO_SIDEWAYS = "document.documentElement.scrollWidth <= window.innerWidth"
 @dataclass
 class Runs:
     url: str
+    store: str
     plain: str
     baseline: str
     candidate: str
@@ -46,7 +57,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     shots = Path(os.environ.get("WOPEVAL_SHOTS") or folder)
     shots.mkdir(parents=True, exist_ok=True)
     with serving(store, host_config()) as server:
-        yield Runs(server.base_url + "/view", plain, baseline, candidate, shots)
+        yield Runs(server.base_url + "/view", store, plain, baseline, candidate, shots)
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +162,41 @@ def test_compare_with_a_number_of_ticked_runs_other_than_two_is_refused(runs: Ru
     assert "tick two runs" in one.text
     assert two.status_code == 200
     assert two.text.index(runs.baseline) < two.text.index(runs.candidate)
+
+
+def test_the_live_page_refreshes_its_numbers_and_curves_when_the_run_ends(
+    runs: Runs, chromium_browser: Any
+) -> None:
+    GATE.clear()
+    done: dict[str, Any] = {}
+    worker = threading.Thread(target=_evaluate_live, args=(runs.store, done), daemon=True)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 30
+        run_id = None
+        while run_id is None and time.monotonic() < deadline:
+            run_id = off_loop(_running_run, runs.store)
+            time.sleep(0.1)
+        assert run_id is not None, done
+        b = _open(chromium_browser, "phone")
+        b.page.goto(f"{runs.url}/run?id={run_id}")
+        assert b.page.locator("#verdict").count() == 0  # no summary while it runs
+        assert b.page.locator("#curves").count() == 0
+        held = '#grid tr[data-task=held] td[data-col="%s"]'
+        assert b.page.locator(held % "score").inner_text() == "–"
+        GATE.set()
+        b.page.wait_for_selector("#summary #verdict", timeout=20_000)
+        b.page.wait_for_selector("#suite-curves svg#curves", timeout=20_000)
+        assert b.page.locator("#verdict").inner_text() == "PASSED"
+        assert b.page.locator("#tasks-passed").inner_text() == "2/2"
+        assert b.page.locator(held % "score").inner_text() == "1.000"
+        assert b.page.locator(held % "curve").locator("svg").count() == 1
+        assert b.page.locator("#run-status").inner_text() == "completed"
+        assert b.page.evaluate("performance.getEntriesByType('navigation').length") == 1
+        assert b.page.evaluate(NO_SIDEWAYS)
+        b.page.screenshot(path=str(runs.shots / "live-finished-phone.png"), full_page=True)
+        assert b.errors == []
+    finally:
+        GATE.set()
+        worker.join(timeout=30)
+    assert "run" in done, done
