@@ -82,9 +82,15 @@ def message_of(exc: BaseException) -> str:
     its raiser's code (an agent's, a tool's, a judge's) and may itself raise: turning it into
     text must fail nothing but that text."""
     try:
-        return str(exc)
+        return storable(str(exc))
     except Exception:
         return "<the exception's str() raised>"
+
+
+def storable(text: str) -> str:
+    """``text`` with each lone surrogate (which has no UTF-8, so no store or file takes it)
+    written as its escape, ``\\ud800``."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def describe(exc: BaseException, limit: int = 500) -> str:

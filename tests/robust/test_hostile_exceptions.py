@@ -96,3 +96,46 @@ async def test_0244_E_a_judge_exception_without_text_fails_only_its_trial(
     reason = reasons(ran)["bad"]
     assert reason.kind == "judge-error"
     assert "Unprintable" in reason.message
+
+
+async def test_0244_B_a_lone_surrogate_in_an_exception_fails_only_its_trial(
+    store: EventStore,
+) -> None:
+    async def agent(task_input: Any, ctx: AgentContext) -> Any:
+        if task_input.get("hostile"):
+            raise ValueError("bad \ud800 text")
+        return "done"
+
+    suite = make_suite(
+        [
+            {"taskId": "bad", "input": {"hostile": True}, "expected": GOLDEN},
+            {"taskId": "ok", "input": {}, "expected": GOLDEN},
+        ]
+    )
+    ran = await run_suite(store, suite, agent_id="a", registry=registry_with(a=agent))
+    assert [t.passed for t in ran.done.tasks] == [False, True]
+    reason = reasons(ran)["bad"]
+    assert reason.kind == "agent-error"
+    assert "bad \\ud800 text" in reason.message
+
+
+async def test_0244_B_an_output_with_a_lone_surrogate_is_not_json_and_fails_only_its_trial(
+    store: EventStore,
+) -> None:
+    outputs: dict[str, Any] = {"text": "\ud800", "key": {"a\udfff": 1}, "deep": [{"x": "\ud800"}]}
+
+    async def agent(task_input: Any, ctx: AgentContext) -> Any:
+        return outputs.get(task_input.get("kind"), "done")
+
+    tasks = [{"taskId": kind, "input": {"kind": kind}, "expected": GOLDEN} for kind in outputs]
+    suite = make_suite([*tasks, {"taskId": "ok", "input": {}, "expected": GOLDEN}])
+    ran = await run_suite(store, suite, agent_id="a", registry=registry_with(a=agent))
+    assert {t.taskId: t.passed for t in ran.done.tasks} == {
+        "text": False,
+        "key": False,
+        "deep": False,
+        "ok": True,
+    }
+    assert {kind: reasons(ran)[kind].kind for kind in outputs} == dict.fromkeys(
+        outputs, "output-not-json"
+    )
