@@ -17,7 +17,7 @@ from tests.engine.test_failure_reasons import GOLDEN, registry_with
 from wopeval.cli.app import app
 from wopeval.engine.agent import AgentContext
 from wopeval.events.store import EventStore
-from wopeval.exports.textsafe import markdown_text, xml_text
+from wopeval.exports.textsafe import markdown_text, terminal_text, xml_text
 
 HOSTILE = (
     "\x1b[31mboom\x1b[0m\x00\x08\ufffe <img src=x onerror=alert(1)> "
@@ -97,3 +97,19 @@ def test_allowed_text_is_left_as_it_is() -> None:
     plain = "KeyError: 'customerId' — naïve 日本 \t line\nnext 🙂"
     assert xml_text(plain) == plain
     assert markdown_text("abc 123 ü") == "abc 123 ü"
+
+
+def test_show_prints_a_hostile_reason_without_its_escape_sequences(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    run_id = _stored_hostile_run(store)
+    shown = CliRunner().invoke(app, ["show", run_id, "--store", str(store)],
+                               env={"COLUMNS": "400"})  # fmt: skip
+    assert shown.exit_code in (0, 1), shown.output
+    assert "\x1b[31m" not in shown.output
+    assert "\x00" not in shown.output
+    assert "\\x1b[31mboom\\x1b[0m\\x00\\x08" in shown.output
+
+
+def test_terminal_text_keeps_line_breaks_and_escapes_controls() -> None:
+    assert terminal_text("a\tb\nc") == "a\tb\nc"
+    assert terminal_text("\x1b]0;title\x07\x9b\u202e") == "\\x1b]0;title\\x07\\x9b\\u202e"

@@ -3,8 +3,9 @@
 A failure's reason holds what an agent, a tool or a judge raised or returned: ANSI colours and
 other control characters, HTML tags, Markdown image links and headings. An XML export must
 stay well-formed (XML 1.0 forbids most control characters, lone surrogates and U+FFFE/U+FFFF
-even as character references), and a Markdown export lands in a CI summary that GitHub renders
-(raw HTML, images, links, mentions): there such text must read as the text it is.
+even as character references), a Markdown export lands in a CI summary that GitHub renders
+(raw HTML, images, links, mentions), and a terminal obeys escape sequences (colours, cursor
+moves, titles, hyperlinks): in each such text must read as the text it is.
 """
 
 from __future__ import annotations
@@ -41,3 +42,10 @@ def markdown_text(text: str) -> str:
     become spaces, other control characters their escape, ASCII punctuation is backslashed."""
     flat = _LINE_BREAKS.sub(" ", text)
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", _CONTROL.sub(_escaped, flat))
+
+
+def terminal_text(text: str) -> str:
+    """``text`` for a terminal: every control character but line breaks and tabs (ESC, which
+    starts every escape sequence, among them), bidirectional overrides and lone surrogates
+    shown as its escape (``\\x1b``)."""
+    return _CONTROL.sub(_escaped, text)
