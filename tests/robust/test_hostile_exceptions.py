@@ -139,3 +139,22 @@ async def test_0244_B_an_output_with_a_lone_surrogate_is_not_json_and_fails_only
     assert {kind: reasons(ran)[kind].kind for kind in outputs} == dict.fromkeys(
         outputs, "output-not-json"
     )
+
+
+async def test_0244_B_a_plain_agent_raising_an_exception_without_text_fails_only_its_trial(
+    store: EventStore,
+) -> None:
+    def agent(task_input: Any, ctx: Any) -> Any:  # runs in a worker thread
+        if task_input.get("hostile"):
+            raise Unprintable
+        return "done"
+
+    suite = make_suite(
+        [
+            {"taskId": "bad", "input": {"hostile": True}, "expected": GOLDEN},
+            {"taskId": "ok", "input": {}, "expected": GOLDEN},
+        ]
+    )
+    ran = await run_suite(store, suite, agent_id="a", registry=registry_with(a=agent))
+    assert [t.passed for t in ran.done.tasks] == [False, True]
+    assert reasons(ran)["bad"].details["exceptionType"] == "Unprintable"
