@@ -25,7 +25,7 @@ from wopeval.agents.openai_compat import OpenAICompatAgent, user_content
 from wopeval.engine.agent import Usage
 from wopeval.engine.judge import record_judge_usage
 from wopeval.engine.sink import EventSink
-from wopeval.errors import RunError
+from wopeval.errors import RunError, describe
 from wopeval.suite.models import RubricCriterion, Task
 
 PROVIDER = "openai-compatible"
@@ -125,9 +125,7 @@ class LLMJudge:
                     **self._sampling(),
                 )
         except Exception as exc:  # the SDK's errors, after its bounded retries
-            raise JudgeFailed(
-                f"the judge model could not answer: {type(exc).__name__}: {str(exc)[:300]}"
-            ) from None
+            raise JudgeFailed(f"the judge model could not answer: {describe(exc, 340)}") from None
         await self._record_usage(completion, sink, run_id)
         return weighted_score(rubric, _verdict(completion, schema))
 

@@ -9,6 +9,7 @@ from collections import Counter
 from rich.console import Console
 from rich.markup import escape
 
+from wopeval.exports.textsafe import terminal_text
 from wopeval.grading.detail import STATUS_MARK, RunDetail, TrialCell
 from wopeval.grading.reasons import reason_texts
 
@@ -96,4 +97,4 @@ def print_detail(console: Console, detail: RunDetail) -> None:
     """The grid, then why trials failed."""
     width = console.width
     for line in [*grid_lines(detail, width), *reason_lines(detail, width)]:
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(terminal_text(line), highlight=False, soft_wrap=True)

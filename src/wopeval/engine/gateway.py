@@ -25,6 +25,7 @@ from typing import Any
 
 from wopeval.engine.agent import ToolResult
 from wopeval.engine.copies import JsonCopies
+from wopeval.errors import describe
 from wopeval.grading.jsonmatch import matches
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, FixtureOutcome
@@ -114,7 +115,7 @@ class ToolGateway:
         try:
             value = await live(args)
         except Exception as exc:  # a tool error the agent sees, never a crash of the run
-            message = f"{type(exc).__name__}: {exc}"[:500]  # for the agent to correct itself
+            message = describe(exc)  # for the agent to correct itself
             failed = ToolResult(ok=False, error_code=TOOL_FAILED, error_message=message)
             return Served(failed, how, _elapsed_ms(started))
         return Served(_untrusted(value), how, _elapsed_ms(started))

@@ -25,7 +25,7 @@ from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
 from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
-from wopeval.errors import unwrap
+from wopeval.errors import describe, unwrap
 from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import EventStore
@@ -216,7 +216,7 @@ def _claim_lost(exc: BaseException) -> ClaimLostError | None:
 def _describe(exc: BaseException) -> str:
     """The failure's own message, not the task group's wrapper around a single error."""
     exc = unwrap(exc)
-    return f"{type(exc).__name__}: {exc}"[:500]
+    return describe(exc)
 
 
 def _suite_ceiling(suite: AgentEvalSuite) -> float | None:

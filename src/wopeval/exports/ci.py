@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from wopeval.exports.textsafe import markdown_text, xml_text
 from wopeval.grading.detail import RunDetail, TaskDetail
 from wopeval.grading.gate import GateVerdict, decide
 from wopeval.grading.reasons import reason_line, reason_texts
@@ -83,10 +84,10 @@ def junit_xml(
             element = ET.SubElement(
                 case,
                 "error" if crashed else "failure",
-                message=f"{first} ({stats})" if first else stats,
+                message=xml_text(f"{first} ({stats})" if first else stats),
                 type="wopeval.trial-error" if crashed else "wopeval.task",
             )
-            element.text = every or None
+            element.text = xml_text(every) or None
     _gate_case(suite, summary, gated)
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode")
@@ -144,10 +145,7 @@ def _markdown_reasons(detail: RunDetail) -> list[str]:
         return []
     lines = ["", "#### Why trials failed", ""]
     for task, cell in failing[:50]:
-        first, *more = (
-            why.replace("|", "\\|").replace("\n", " ")
-            for why in reason_texts(cell.reason, cell.status)
-        )
+        first, *more = (markdown_text(why) for why in reason_texts(cell.reason, cell.status))
         lines.append(f"- `{task.task_id}` trial {cell.trial_index} ({cell.status}): {first}")
         lines += [f"  - {why}" for why in more]
     if len(failing) > 50:

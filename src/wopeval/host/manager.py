@@ -31,7 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle
-from wopeval.errors import RunNotFound, UserError
+from wopeval.errors import RunNotFound, UserError, describe
 from wopeval.events.reach import outage_reason, store_unreachable
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import (
@@ -241,7 +241,7 @@ async def _record_cancelled_before_start(store: EventStore, run_id: str) -> None
 
 async def _ensure_failed(store: EventStore, run_id: str, exc: Exception) -> None:
     """A run whose execution raised before the engine recorded an end: fail it now."""
-    error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+    error = {"code": "internal_error", "message": describe(exc)}
     await _fail_unless_terminal(store, run_id, error)
 
 

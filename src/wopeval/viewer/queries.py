@@ -15,6 +15,7 @@ from sqlalchemy import func, or_, select
 
 from wopeval.events.schema import events, row_event, runs
 from wopeval.events.store import EventStore
+from wopeval.grading.gate import GateVerdict, stored_verdict
 from wopeval.grading.reasons import reason_line
 from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.vocab import EVAL_SCORED, INVOCATION_STARTED, TRIAL_FAILED, X_TASK_ID
@@ -43,6 +44,35 @@ class RunFilter:
 
 
 @dataclass(frozen=True)
+class RowNumbers:
+    """What the runs list shows of a stored summary, read from its JSON without validating the
+    whole summary (a run may have thousands of tasks). ``trialStats`` and the cost are optional
+    in a summary (a suite without ``trials``): absent, they are None."""
+
+    passed: bool
+    passed_count: int
+    task_count: int
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    total_cost_usd: float | None
+
+    @classmethod
+    def of(cls, text: str | None) -> RowNumbers | None:
+        if text is None:
+            return None
+        doc = json.loads(text)
+        stats = doc.get("trialStats") or {}
+        return cls(
+            passed=bool(doc.get("passed")),
+            passed_count=int(doc.get("passedCount") or 0),
+            task_count=int(doc.get("taskCount") or 0),
+            pass_at_k=stats.get("passAtK"),
+            pass_hat_k=stats.get("passHatK"),
+            total_cost_usd=doc.get("totalCostUsd"),
+        )
+
+
+@dataclass(frozen=True)
 class RunRow:
     run_id: str
     kind: str
@@ -50,10 +80,11 @@ class RunRow:
     suite_id: str
     suite_version: str
     agent_id: str
-    summary: dict[str, Any] | None
+    summary: RowNumbers | None
     created_at: str
     updated_at: str
-    request: dict[str, Any] | None = None  # read for its gate (wopeval.grading.gate)
+    request: dict[str, Any] | None = None
+    verdict: GateVerdict | None = None  # by the run's own gate, from its stored summary
 
 
 @dataclass(frozen=True)
@@ -127,10 +158,13 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
             suite_id=m["suite_id"],
             suite_version=m["suite_version"],
             agent_id=m["agent_id"],
-            summary=None if m["summary"] is None else json.loads(m["summary"]),
+            summary=RowNumbers.of(m["summary"]),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
-            request=json.loads(m["request"]),
+            request=(request := json.loads(m["request"])),
+            verdict=stored_verdict(
+                None if m["summary"] is None else json.loads(m["summary"]), request
+            ),
         )
         for m in (row._mapping for row in await store.read(stmt))
     ]

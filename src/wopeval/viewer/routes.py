@@ -96,8 +96,16 @@ class _Pages:
 
     async def compare(self, request: Request) -> HTMLResponse:
         q = request.query_params
-        baseline = await self.visible(request, q.get("base", ""))
-        candidate = await self.visible(request, q.get("cand", ""))
+        ticked = q.getlist("run")
+        if ticked and not (q.get("base") or q.get("cand")):
+            if len(ticked) != 2:
+                error = f"tick two runs to compare them ({len(ticked)} ticked)"
+                return self.page("missing.html.j2", status=400, what="comparison", error=error)
+            picked = [await self.visible(request, run_id) for run_id in ticked]
+            baseline, candidate = _older_first(picked[0], picked[1])
+        else:
+            baseline = await self.visible(request, q.get("base", ""))
+            candidate = await self.visible(request, q.get("cand", ""))
         if baseline is None or candidate is None:
             return self.missing("run")
         method = q.get("method", "paired-bootstrap")
@@ -116,6 +124,22 @@ class _Pages:
         stream = _live(self.store_of(request), record.run_id, _int(q.get("after"), -1, -1))
         return StreamingResponse(stream, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})  # fmt: skip
+
+
+def _older_first(
+    one: RunRecord | None, other: RunRecord | None
+) -> tuple[RunRecord | None, RunRecord | None]:
+    """Two ticked runs as (baseline, candidate): the one created first is the baseline."""
+    if one is None or other is None:
+        return one, other
+    return (
+        (one, other)
+        if (one.created_at, one.run_id) <= (other.created_at, other.run_id)
+        else (
+            other,
+            one,
+        )
+    )
 
 
 async def _script() -> Response:
