@@ -39,12 +39,19 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
-from wopeval.grading.reasons import Verdict, explain
-from wopeval.grading.summary import GradingOptions, pass_score_of
-from wopeval.grading.trial import LABEL_UNSCORED, grade_trial
-from wopeval.grading.views import collect_trials
+from wopeval.service.otlp_calls import (
+    REDACTED,
+    IssuedCall,
+    agent_name,
+    classify,
+    in_issue_order,
+    targets_of,
+    tool_arguments,
+    tool_schemas,
+    uncovered,
+)
 from wopeval.service.otlp_plan import (
     TRIAL_ATTR,
     Plan,
@@ -54,11 +61,11 @@ from wopeval.service.otlp_plan import (
     trials_in_order,
 )
 from wopeval.service.otlp_read import OtlpError, OtlpSpan
-from wopeval.suite.models import AgentEvalSuite, Task
+from wopeval.service.otlp_score import Gaps, score_trial
+from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
     Decided,
     ErrorObject,
-    EvalScored,
     InvocationCompleted,
     InvocationStarted,
     Payload,
@@ -66,7 +73,6 @@ from wopeval.wire.events import (
     RunEvent,
     ToolCalled,
     ToolReturned,
-    TrialFailed,
 )
 from wopeval.wire.vocab import (
     ERROR_LABELS,
@@ -79,7 +85,6 @@ from wopeval.wire.vocab import (
     FixtureOutcome,
 )
 
-Kind = Literal["agent", "tool", "model", "other"]
 IMPORTED_RUN = "imported/otlp"
 _ARGS = ("gen_ai.tool.call.arguments", "input.value", "tool_arguments")
 _RESULT = ("gen_ai.tool.call.result", "output.value", "tool_response")
@@ -95,29 +100,6 @@ __all__ = [
     "classify",
     "import_spans",
 ]
-
-
-def classify(span: OtlpSpan) -> Kind:
-    """Which dialect role a span plays (see the module table). An attempt wopeval's export
-    marks superseded (a resumed run ran the trial again) is no agent: no trial is read from it
-    (only its model usage, which is the run's cost: :func:`import_spans`).
-    """
-    attrs = span.attributes
-    if attrs.get(OTEL_SUPERSEDED) is True:
-        return "other"
-    operation = attrs.get("gen_ai.operation.name")
-    kind = str(attrs.get("openinference.span.kind", "")).upper()
-    name = span.name
-    if operation == "invoke_agent" or kind == "AGENT" or name == "agent run":
-        return "agent"
-    if name.startswith("invoke_agent") and operation is None:
-        return "agent"
-    if operation == "execute_tool" or kind == "TOOL" or name.startswith("running tool"):
-        return "tool"
-    usage = ("gen_ai.usage.input_tokens", "llm.token_count.prompt")
-    if any(key in attrs for key in usage) and kind != "AGENT":
-        return "model"
-    return "other"
 
 
 def _json(value: Any) -> Any:
@@ -142,12 +124,12 @@ class ImportedTrial:
     trial_index: int | None
     root: OtlpSpan | None
     spans: list[OtlpSpan]
-    missing_args: list[str] = field(default_factory=list)  # tools whose arguments were absent
+    gaps: Gaps = field(default_factory=Gaps)
+    targets: set[int] = field(default_factory=set)  # id() of the spans that are the target
 
 
 def _agent_of(span: OtlpSpan, target: str) -> str:
-    name = span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name")
-    return _UNSAFE.sub("-", f"{target}.{name or span.span_id}")[:128]
+    return _UNSAFE.sub("-", f"{target}.{agent_name(span) or span.span_id}")[:128]
 
 
 def _ts(ns: int) -> str:
@@ -201,6 +183,25 @@ def _index(value: Any, trace: str) -> int:
     return index
 
 
+def _check_count(trials: Sequence[TrialPlan], count: int) -> None:
+    """Refuse more trials of a task than the suite runs when they were numbered by trace (no
+    trial index attribute): a loop with no span around an episode puts each model call in its
+    own trace, and grading each trace as a trial would grade parts of episodes."""
+    numbered: dict[str, int] = defaultdict(int)
+    for trial in trials:
+        if trial.index_attr is None:
+            numbered[str(trial.task_id)] += 1
+    beyond = {task: n for task, n in numbered.items() if n > count}
+    if beyond:
+        said = ", ".join(f"{n} for {task!r}" for task, n in sorted(beyond.items()))
+        raise UnusableTraces(
+            f"more traces than trials ({said}; the suite runs {count} trial(s) a task): each "
+            f"trace without {TRIAL_ATTR} was taken as one trial (one root agent span, or a "
+            "whole trace). A loop with no span around each episode puts every model call in "
+            f"its own trace: wrap an episode in one span, or set {TRIAL_ATTR}"
+        )
+
+
 class UnusableTraces(OtlpError):
     """Traces that read well but cannot be trials: two claim one trial, or a bad index."""
 
@@ -247,14 +248,24 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
         ),
         start,
     )
+    if trial.root is not None:
+        trial.targets, trial.gaps.unidentified = targets_of(trial.root, trial.spans)
+    tools = [span for span in trial.spans if classify(span) == "tool"]
+    names = [_tool_name(span) for span in tools]
+    coverage = uncovered(trial.spans, tools, names)
+    trial.gaps.blind_models = len(coverage.blind)
+    issued = coverage.left
+    schemas = tool_schemas(trial.spans)
     models = 0
-    for span in trial.spans:
+    for number, span in enumerate(in_issue_order(trial.spans, tools, coverage)):
         kind = classify(span)
         if kind == "tool":
-            _emit_tool(log, trial, span, target, root)
+            _emit_tool(log, trial, span, target, root, schemas)
         elif kind == "model":
             log.add(_usage(span), span.end_ns, root)
             models += 1
+        for serial, call in enumerate(issued.get(number, ())):
+            _emit_issued(log, trial, span, serial, call, (target, root))
     if not models and trial.root is not None:  # the usage added up on the agent span instead
         for usage in _agent_usage(trial.root):
             log.add(usage, trial.root.end_ns, root)
@@ -275,12 +286,41 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
     log.add(completed, end, root)
 
 
-def _emit_tool(log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, root: str) -> None:
+def _tool_name(span: OtlpSpan) -> str:
     _, name = _first(span.attributes, _TOOL_NAME)
-    tool = str(name or span.name.removeprefix("execute_tool ").removeprefix("running tool: "))
-    has_args, args = _first(span.attributes, _ARGS)
-    if not has_args:
-        trial.missing_args.append(tool)
+    return str(name or span.name.removeprefix("execute_tool ").removeprefix("running tool: "))
+
+
+def _emit_issued(
+    log: _Log, trial: ImportedTrial, span: OtlpSpan, serial: int, call: IssuedCall,
+    where: tuple[str, str],
+) -> None:  # fmt: skip
+    """A call the model issued that no tool span stands for: called, with no known result."""
+    target, root = where
+    if not call.captured:
+        trial.gaps.missing_args.append(call.name)
+    agent = _delegate(trial, span, target) if trial.root is not None else target
+    called = ToolCalled(
+        agentId=agent, toolName=call.name, callId=f"otlp-{span.span_id}-{serial}",
+        inputs=call.args,
+    )  # fmt: skip
+    log.add(called, span.end_ns, root)
+
+
+def _emit_tool(
+    log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, root: str,
+    schemas: Mapping[str, Mapping[str, Any]],
+) -> None:  # fmt: skip
+    tool = _tool_name(span)
+    key = next((k for k in _ARGS if k in span.attributes), None)
+    raw = span.attributes.get(key) if key is not None else None
+    mime = span.attributes.get("input.mime_type")
+    parsed = tool_arguments(raw, key is not None, mime, schemas.get(tool))
+    args = parsed.value
+    if not parsed.captured:
+        trial.gaps.missing_args.append(tool)
+    elif not parsed.comparable:
+        trial.gaps.uncomparable_args.append(tool)
     agent = target
     if trial.root is not None:
         agent = _delegate(trial, span, target)
@@ -292,6 +332,7 @@ def _emit_tool(log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, roo
         log.add(ToolReturned(**base, status="error", error=error, **served), span.end_ns, root)
     else:
         _, result = _first(span.attributes, _RESULT)
+        result = None if result == REDACTED else result
         log.add(ToolReturned(**base, status="ok", outcome=result, **served), span.end_ns, root)
 
 
@@ -311,7 +352,7 @@ def _delegate(trial: ImportedTrial, span: OtlpSpan, target: str) -> str:
     by_id = {s.span_id: s for s in trial.spans}
     current = by_id.get(span.parent_span_id or "")
     seen: set[int] = set()  # a chain that loops (repeated ids) ends where it meets itself
-    while current is not None and current is not trial.root and id(current) not in seen:
+    while current is not None and id(current) not in trial.targets and id(current) not in seen:
         if classify(current) == "agent":
             return _agent_of(current, target)
         seen.add(id(current))
@@ -355,64 +396,6 @@ def _cost(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value) and value >= 0
 
 
-def compares_args(task: Task) -> bool:
-    trajectory = task.expected.trajectory
-    return trajectory is not None and any(c.args_match != "ignore" for c in trajectory.calls)
-
-
-def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str) -> None:
-    """``eval.scored`` (+ ``wopeval.trial-failed``) for one trial, as the engine records them:
-    graded on its own events, ``log.events`` (the whole log so far made an import quadratic:
-    10,000 traces took more than 15 minutes)."""
-    task = suite.task(str(trial.task_id))
-    views = collect_trials(log.events)
-    view = views[(str(trial.task_id), int(trial.trial_index or 0))]
-    end = max(s.end_ns for s in trial.spans)
-    pass_score = pass_score_of(suite, GradingOptions(target_agent_id=target))
-    if trial.missing_args and compares_args(task):
-        scored = EvalScored(
-            taskId=task.taskId,
-            score=0.0,
-            passed=False,
-            trialIndex=trial.trial_index,
-            scoreLabel=LABEL_UNSCORED,
-            evaluatorType="deterministic",
-        )
-        log.add(scored, end, view.root_event_id)
-        missing = sorted(set(trial.missing_args))
-        message = (
-            f"unscored: the trace carries no arguments for {', '.join(missing)}"
-            " (wopeval's own export never does; an instrumentation only with content capture"
-            " on), and this task compares "
-            "arguments (argsMatch is not ignore); it is never passed on tool names alone"
-        )
-        failed = TrialFailed(
-            taskId=task.taskId,
-            trialIndex=int(trial.trial_index or 0),
-            kind="grader-error",
-            message=message[:300],
-            details={"missingArguments": missing},
-        )
-        log.add(failed, end, view.root_event_id)
-        return
-    grade = grade_trial(task, view, target_agent_id=target, pass_score=pass_score)
-    scored = EvalScored(
-        taskId=task.taskId,
-        score=grade.score,
-        passed=grade.passed,
-        latencyMs=view.latency_ms,
-        trialIndex=trial.trial_index,
-        scoreLabel=grade.label,
-        evaluatorType=grade.evaluator_type,
-    )
-    log.add(scored, end, view.root_event_id)
-    matched = grade.trajectory.matched if grade.trajectory is not None else None
-    verdict = Verdict(grade.passed, grade.score, grade.label, matched, pass_score)
-    reason = explain(task, view, verdict, target_agent_id=target)
-    if reason is not None:
-        log.add(reason, end, view.root_event_id)
-
-
 class SpanList:
     """Spans in memory as a :class:`SpanSource` (one unit)."""
 
@@ -440,7 +423,8 @@ class _Events:
         for planned, root, spans in trials_in_order(self._source, self._plan, self._wanted):
             trial = ImportedTrial(planned.task_id, planned.trial_index, root, spans)
             _emit_trial(log, trial, self._target)
-            _score(log, self._suite, trial, self._target)
+            key = (str(planned.task_id), int(planned.trial_index or 0))
+            score_trial(log, self._suite, key, spans, trial.gaps, self._target)
             yield from log.events
             log.events = []
         # What superseded attempts spent: in no trial (as their trials are not graded), but
@@ -484,6 +468,7 @@ def import_spans(
     known = {task.taskId for task in suite.tasks}
     wanted = [i for i, t in enumerate(planned.trials) if t.task_id in known]
     trials = planned.trials
+    _check_count([trials[i] for i in wanted], suite.trial_plan.effective_count)
     unknown = sorted({str(t.task_id) for t in trials if t.task_id and t.task_id not in known})
     graded = sum(trials[i].spans for i in wanted)
     return Imported(
