@@ -47,12 +47,17 @@ from wopeval.service.otlp_calls import (
     agent_name,
     classify,
     in_issue_order,
+    is_model,
     targets_of,
     tool_arguments,
     tool_schemas,
     uncovered,
 )
 from wopeval.service.otlp_plan import (
+    AGENT,
+    GRADED,
+    OTHER,
+    SET_ASIDE,
     TRIAL_ATTR,
     Plan,
     SpanSource,
@@ -457,13 +462,16 @@ def import_spans(
     source = SpanList(spans) if isinstance(spans, Sequence) else spans
     superseded: list[tuple[int, ProviderUsage]] = []
 
-    def is_agent(span: OtlpSpan) -> bool:
+    def role(span: OtlpSpan) -> int:
         kind = classify(span)
         if kind == "other" and span.attributes.get(OTEL_SUPERSEDED) is True:
             superseded.extend((span.end_ns, usage) for usage in _agent_usage(span))
-        return kind == "agent"
+            return SET_ASIDE
+        if kind == "agent":
+            return AGENT
+        return GRADED if kind in ("tool", "model") or is_model(span) else OTHER
 
-    planned = plan(source, is_agent)
+    planned = plan(source, role)
     _assign(planned.trials, mapping or {})
     known = {task.taskId for task in suite.tasks}
     wanted = [i for i, t in enumerate(planned.trials) if t.task_id in known]
