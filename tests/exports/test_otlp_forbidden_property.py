@@ -39,7 +39,7 @@ SUITE = parse_suite(
                 "expected": {
                     "kind": "trajectory",
                     "trajectory": {
-                        "match": "subset",
+                        "match": "in-order",
                         "calls": [],
                         "forbidden": [FORBIDDEN],
                         "includeDelegates": True,

@@ -71,9 +71,8 @@ def suite_doc() -> dict[str, Any]:
             task("names", {"match": "exact", "calls": [
                 {"tool": "lookup_order"}, {"tool": "issue_refund"},
             ]}),
-            task("no-refund", {"match": "subset", "calls": [{"tool": "lookup_order"}],
-                               "forbidden": ["issue_refund"]}),
-            task("wrong-order", {"match": "subset", "calls": [
+            task("no-refund", {"match": "in-order", "calls": [], "forbidden": ["issue_refund"]}),
+            task("wrong-order", {"match": "in-order", "calls": [
                 {"tool": "lookup_order", "args": {"order_id": "B-200"}, "argsMatch": "exact"},
             ]}),
         ],
