@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -237,6 +237,8 @@ def tool_schemas(spans: Iterable[OtlpSpan]) -> dict[str, dict[str, Any]]:
         name = attrs.get("tool.name")
         if isinstance(name, str) and "tool.parameters" in attrs:
             _keep(schemas, name, _loads(attrs["tool.parameters"]))
+        if not is_model(span):
+            continue
         for key, value in attrs.items():
             if key.startswith("llm.tools.") and _OI_TOOL_SCHEMA.fullmatch(key):
                 doc = _loads(value)
@@ -268,14 +270,16 @@ class Arguments:
 
 
 def tool_arguments(
-    raw: Any, present: bool, mime: Any, schema: Mapping[str, Any] | None
+    raw: Any, present: bool, mime: Any, schema_of: Callable[[], Mapping[str, Any] | None]
 ) -> Arguments:
-    """A tool span's recorded input as the tool's argument object (see the module notes)."""
+    """A tool span's recorded input as the tool's argument object (see the module notes);
+    ``schema_of()`` is the tool's schema, looked up only for a bare value."""
     if not present or raw is None or raw == REDACTED:
         return Arguments(None, captured=False)
     value = _loads(raw)
     if value is None or isinstance(value, dict):
         return Arguments(value, captured=True)
+    schema = schema_of()
     if schema is not None and len(schema) == 1:
         ((name, spec),) = schema.items()
         is_text = isinstance(spec, dict) and spec.get("type") == "string"

@@ -24,10 +24,14 @@ are numbered per task in start order. A nested agent span is a delegate: its too
 agent id (``includeDelegates``). A span with an error status is a tool error (or, on the root,
 a failed invocation). Model-call spans with token usage become ``provider.usage``.
 
-**Fail closed on missing content.** Argument capture is opt-in in these instrumentations; a tool
-span without arguments is recorded with no ``inputs`` and marked. A task that compares arguments
-(any expected call with ``argsMatch`` ≠ ``ignore``) is then *unscored* for that trial
-(``scoreLabel: unscored``, score 0, with the reason), never passed on tool names alone.
+Calls the model issued that no tool span stands for (a plain ``openai`` loop has none) are read
+from the model spans' output (:mod:`wopeval.service.otlp_calls`, which also names the target
+under a workflow root and reads a tool span's arguments honestly).
+
+**Fail closed on missing content.** Content capture is opt-in in these instrumentations. A trial
+whose trace leaves out what its task grades (the calls a model span reports, the target agent,
+arguments a task compares) is *unscored* (``scoreLabel: unscored``, score 0, with the reason:
+:mod:`wopeval.service.otlp_score`), never passed on what is left out.
 """
 
 from __future__ import annotations
@@ -36,9 +40,10 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache, partial
 from typing import Any, get_args
 
 from wopeval.service.otlp_calls import (
@@ -255,15 +260,16 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
     )
     if trial.root is not None:
         trial.targets, trial.gaps.unidentified = targets_of(trial.root, trial.spans)
-    tools = [span for span in trial.spans if classify(span) == "tool"]
+    kinds = {id(span): classify(span) for span in trial.spans}
+    tools = [span for span in trial.spans if kinds[id(span)] == "tool"]
     names = [_tool_name(span) for span in tools]
     coverage = uncovered(trial.spans, tools, names)
     trial.gaps.blind_models = len(coverage.blind)
     issued = coverage.left
-    schemas = tool_schemas(trial.spans)
+    schemas = cache(partial(tool_schemas, trial.spans))  # only a bare argument needs them
     models = 0
     for number, span in enumerate(in_issue_order(trial.spans, tools, coverage)):
-        kind = classify(span)
+        kind = kinds[id(span)]
         if kind == "tool":
             _emit_tool(log, trial, span, target, root, schemas)
         elif kind == "model":
@@ -314,13 +320,13 @@ def _emit_issued(
 
 def _emit_tool(
     log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, root: str,
-    schemas: Mapping[str, Mapping[str, Any]],
+    schemas: Callable[[], Mapping[str, Mapping[str, Any]]],
 ) -> None:  # fmt: skip
     tool = _tool_name(span)
     key = next((k for k in _ARGS if k in span.attributes), None)
     raw = span.attributes.get(key) if key is not None else None
     mime = span.attributes.get("input.mime_type")
-    parsed = tool_arguments(raw, key is not None, mime, schemas.get(tool))
+    parsed = tool_arguments(raw, key is not None, mime, lambda: schemas().get(tool))
     args = parsed.value
     if not parsed.captured:
         trial.gaps.missing_args.append(tool)
