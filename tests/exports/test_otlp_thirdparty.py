@@ -162,28 +162,56 @@ def test_import_otlp_refuses_more_traces_than_trials_when_each_trace_was_taken_a
     assert "openwop.eval.trial_index" in result.output
 
 
-def _with_task(path: Path, task: str | None) -> bytes:
-    """The vendored file with the task id as a resource attribute (the traces carry none)."""
+def _with_task(path: Path, task: str | None, trial: int | None = None) -> bytes:
+    """The vendored file with the task id (and a trial index) as resource attributes (the
+    traces carry none), as one request."""
     if path.suffix == ".pb":
         request = ExportTraceServiceRequest()
         request.ParseFromString(path.read_bytes())
         for resource_spans in request.resource_spans:
+            attributes = resource_spans.resource.attributes
             if task is not None:
                 value = AnyValue(string_value=task)
-                resource_spans.resource.attributes.append(
-                    KeyValue(key="openwop.eval.task_id", value=value)
-                )
+                attributes.append(KeyValue(key="openwop.eval.task_id", value=value))
+            if trial is not None:
+                index = AnyValue(int_value=trial)
+                attributes.append(KeyValue(key="openwop.eval.trial_index", value=index))
         data: bytes = request.SerializeToString()
         return data
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     merged: dict[str, Any] = {"resourceSpans": []}
     for line in lines:
         for resource_spans in line["resourceSpans"]:
+            attrs = resource_spans.setdefault("resource", {}).setdefault("attributes", [])
             if task is not None:
-                attrs = resource_spans.setdefault("resource", {}).setdefault("attributes", [])
                 attrs.append({"key": "openwop.eval.task_id", "value": {"stringValue": task}})
+            if trial is not None:
+                number = {"key": "openwop.eval.trial_index", "value": {"intValue": str(trial)}}
+                attrs.append(number)
             merged["resourceSpans"].append(resource_spans)
     return json.dumps(merged).encode()
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "pb"])
+def test_0244_B_traces_that_name_one_trial_are_graded_as_that_trial(
+    ext: str, suite_path: Path, tmp_path: Path
+) -> None:
+    """The loop with no span around its episode, each trace carrying the trial's attributes:
+    its two traces are one trial, graded on both (the calls are in the first, the answer in
+    the second)."""
+    source = DATA / f"openai_v2_noroot_content.{ext}"
+    for task, expected in (("refund", 0), ("no-refund", 1), ("wrong-order", 1)):
+        traces = tmp_path / f"{task}.{ext}"
+        traces.write_bytes(_with_task(source, task, trial=0))
+        events_out = tmp_path / f"{task}.events.jsonl"
+        args = ["import-otlp", str(traces), "--suite", str(suite_path)]
+        result = CliRunner().invoke(app, [*args, "--events-out", str(events_out), "--json"])
+        assert result.exit_code == 1, result.output  # the suite's other tasks: not run
+        events = [json.loads(line) for line in events_out.read_text().splitlines()]
+        label, _ = _graded(events)
+        assert (task, label) == (task, (P, F)[expected])
+        usage = [e for e in events if e["type"] == "provider.usage"]
+        assert len(usage) == 2  # both chat spans, one trial
 
 
 def _media(path: Path) -> str:

@@ -46,6 +46,7 @@ __all__ = [
     "Plan",
     "SpanSource",
     "TrialPlan",
+    "merged",
     "plan",
 ]
 
@@ -243,6 +244,30 @@ def plan(source: SpanSource, role: Callable[[OtlpSpan], int]) -> Plan:
     number = {group: index for index, (group, _) in enumerate(ordered)}
     group_of = array("i", (number.get(group, -1) for group in member_group))
     return Plan([trial for _, trial in ordered], group_of, len(group_of))
+
+
+def merged(planned: Plan, parts: list[tuple[TrialPlan, TrialPlan]]) -> Plan:
+    """``planned`` with each pair's second trial merged into its first (the same trial in
+    several traces: ``_assign`` in ``otlp_trials`` decides), trials in order again."""
+    if not parts:
+        return planned
+    number = {id(trial): index for index, trial in enumerate(planned.trials)}
+    into: dict[int, TrialPlan] = {}
+    for keep, part in parts:
+        into[number[id(part)]] = keep
+        keep.start_ns = min(keep.start_ns, part.start_ns)
+        keep.last_unit = max(keep.last_unit, part.last_unit)
+        keep.trace_first = min(keep.trace_first, part.trace_first)
+        keep.first = min(keep.first, part.first)
+        keep.spans += part.spans
+    kept = sorted(
+        (trial for index, trial in enumerate(planned.trials) if index not in into),
+        key=lambda trial: trial.order,
+    )
+    renumber = {id(trial): index for index, trial in enumerate(kept)}
+    new = [renumber[id(into.get(index, trial))] for index, trial in enumerate(planned.trials)]
+    group_of = array("i", (new[group] if group >= 0 else -1 for group in planned.group_of))
+    return Plan(kept, group_of, planned.span_count)
 
 
 def _join(

@@ -39,13 +39,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache, partial
 from typing import Any, get_args
 
+from wopeval.service.otlp_assign import UnusableTraces, assign, check_count
 from wopeval.service.otlp_calls import (
     REDACTED,
     IssuedCall,
@@ -63,14 +63,13 @@ from wopeval.service.otlp_plan import (
     GRADED,
     OTHER,
     SET_ASIDE,
-    TRIAL_ATTR,
     Plan,
     SpanSource,
-    TrialPlan,
+    merged,
     plan,
     trials_in_order,
 )
-from wopeval.service.otlp_read import OtlpError, OtlpSpan
+from wopeval.service.otlp_read import OtlpSpan
 from wopeval.service.otlp_score import Gaps, score_trial
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
@@ -145,75 +144,6 @@ def _agent_of(span: OtlpSpan, target: str) -> str:
 def _ts(ns: int) -> str:
     stamp = datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
-
-
-def _assign(trials: list[TrialPlan], mapping: Mapping[str, str]) -> None:
-    """Task id and trial index of each trial; two traces claiming one trial are refused.
-
-    Explicit indices are taken first, so a trial without one is numbered after every index
-    the task's other traces name, never onto one of them.
-    """
-    explicit: dict[str, int] = defaultdict(int)
-    pending: list[TrialPlan] = []
-    seen: dict[tuple[str, int], str] = {}
-    for trial in trials:
-        task, trace = trial.task_attr, trial.trace_id
-        trial.task_id = str(task) if task else mapping.get(trace) or mapping.get("*")
-        index = trial.index_attr
-        if trial.task_id is None:
-            continue
-        if index is None:
-            pending.append(trial)
-            continue
-        trial.trial_index = _index(index, trace)
-        key = (trial.task_id, trial.trial_index)
-        if key in seen:
-            raise UnusableTraces(
-                f"traces {seen[key]} and {trace} both claim trial {key[1]} of task {key[0]!r} "
-                f"({TRIAL_ATTR}); each trial must come from one trace"
-            )
-        seen[key] = trace
-        explicit[trial.task_id] = max(explicit[trial.task_id], trial.trial_index + 1)
-    for trial in pending:
-        assert trial.task_id is not None
-        trial.trial_index = explicit[trial.task_id]
-        explicit[trial.task_id] += 1
-
-
-def _index(value: Any, trace: str) -> int:
-    try:
-        index = int(value)
-    except (TypeError, ValueError):
-        index = -1
-    fractional = isinstance(value, float) and not value.is_integer()
-    if index < 0 or isinstance(value, bool) or fractional:
-        raise UnusableTraces(
-            f"trace {trace}: {TRIAL_ATTR} must be a non-negative integer, got {value!r}"
-        )
-    return index
-
-
-def _check_count(trials: Sequence[TrialPlan], count: int) -> None:
-    """Refuse more trials of a task than the suite runs when they were numbered by trace (no
-    trial index attribute): a loop with no span around an episode puts each model call in its
-    own trace, and grading each trace as a trial would grade parts of episodes."""
-    numbered: dict[str, int] = defaultdict(int)
-    for trial in trials:
-        if trial.index_attr is None:
-            numbered[str(trial.task_id)] += 1
-    beyond = {task: n for task, n in numbered.items() if n > count}
-    if beyond:
-        said = ", ".join(f"{n} for {task!r}" for task, n in sorted(beyond.items()))
-        raise UnusableTraces(
-            f"more traces than trials ({said}; the suite runs {count} trial(s) a task): each "
-            f"trace without {TRIAL_ATTR} was taken as one trial (one root agent span, or a "
-            "whole trace). A loop with no span around each episode puts every model call in "
-            f"its own trace: wrap an episode in one span, or set {TRIAL_ATTR}"
-        )
-
-
-class UnusableTraces(OtlpError):
-    """Traces that read well but cannot be trials: two claim one trial, or a bad index."""
 
 
 class _Log:
@@ -478,11 +408,11 @@ def import_spans(
         return GRADED if kind in ("tool", "model") or is_model(span) else OTHER
 
     planned = plan(source, role)
-    _assign(planned.trials, mapping or {})
+    planned = merged(planned, assign(planned.trials, mapping or {}))
     known = {task.taskId for task in suite.tasks}
     wanted = [i for i, t in enumerate(planned.trials) if t.task_id in known]
     trials = planned.trials
-    _check_count([trials[i] for i in wanted], suite.trial_plan.effective_count)
+    check_count([trials[i] for i in wanted], suite.trial_plan.effective_count)
     unknown = sorted({str(t.task_id) for t in trials if t.task_id and t.task_id not in known})
     graded = sum(trials[i].spans for i in wanted)
     return Imported(
