@@ -165,3 +165,32 @@ def test_hostile_output_messages_are_no_calls_and_no_crash() -> None:
     assert scored["passed"] is False
     called = [e.payload for e in events if e.type == "agent.tool-called"]
     assert [(c["toolName"], c["inputs"]) for c in called] == [("issue_refund", "{bad")]
+
+
+def test_a_model_call_two_instrumentations_recorded_is_one_call() -> None:
+    """pydantic-ai's chat span with the openai instrumentation's inside it: one call id, one
+    call; without ids, both are kept (a duplicate can only fail a path, never pass one)."""
+    part = {"type": "tool_call", "name": "lookup_order", "id": "call_1", "arguments": "{}"}
+    messages = json.dumps([{"role": "assistant", "parts": [part]}])
+    spans = [_chat(1, "tool_calls", messages), _chat(2, "tool_calls", messages)]
+    exact = _suite({"match": "exact", "calls": [{"tool": "lookup_order"}]})
+    scored, _ = _graded(exact, spans)
+    assert scored["passed"] is True
+    anonymous = json.dumps([{"role": "assistant", "parts": [{**part, "id": None}]}])
+    scored, _ = _graded(exact, [_chat(1, "tool_calls", anonymous), _chat(2, "stop", anonymous)])
+    assert scored["passed"] is False
+
+
+def test_0244_A_a_tool_span_stands_only_for_the_call_of_its_id_and_name() -> None:
+    """A tool span with the model's call id but another name (a hostile or broken trace) does
+    not hide the issued call: the forbidden call is still graded."""
+    forbidden = _suite({"match": "in-order", "calls": [], "forbidden": ["issue_refund"]})
+    part = {"type": "tool_call", "name": "issue_refund", "id": "call_1"}
+    messages = json.dumps([{"role": "assistant", "parts": [part]}])
+    tool = _span(2, None, "execute_tool lookup_order", **{
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_order",
+        "gen_ai.tool.call.id": "call_1"})  # fmt: skip
+    scored, events = _graded(forbidden, [_chat(1, "tool_calls", messages), tool])
+    assert scored["passed"] is False
+    called = [e.payload["toolName"] for e in events if e.type == "agent.tool-called"]
+    assert called == ["issue_refund", "lookup_order"]

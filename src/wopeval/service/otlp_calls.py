@@ -177,19 +177,21 @@ def uncovered(
     the *blind* model spans (they report tool calls without naming them, and no tool span
     starts between them and the next model span), and which issued call each tool span ran.
 
-    A tool span stands for the issued call with its call id, else for the first issued call of
-    its name that no other tool span stands for (a name match can only lose a duplicate, never
-    the call: its name is still in the trajectory).
+    A tool span stands for the issued call with its call id and name, else for the first
+    issued call of its name that no other tool span stands for (a name match can only lose a
+    duplicate, never the call: its name is still in the trajectory). A call issued again with
+    its id and name (a model call two instrumentations recorded, nested) is one call.
     """
     issued = [(i, issued_calls(s)) for i, s in enumerate(spans) if is_model(s)]
-    by_id = {call_id(tool): n for n, tool in enumerate(tools)}
-    by_id.pop(None, None)
-    issued_ids = {c.call_id for _, found in issued for c in found.calls if c.call_id}
+    named = list(zip(tools, tool_names, strict=True))
+    by_id = {(call_id(tool), name): n for n, (tool, name) in enumerate(named)}
+    issued_ids = {(c.call_id, c.name) for _, found in issued for c in found.calls if c.call_id}
     pool: dict[str, list[int]] = {}
-    for n, (tool, name) in enumerate(zip(tools, tool_names, strict=True)):
-        if call_id(tool) not in issued_ids:
+    for n, (tool, name) in enumerate(named):
+        if (call_id(tool), name) not in issued_ids:
             pool.setdefault(name, []).append(n)
     coverage = Coverage({}, [], {})
+    repeated: set[tuple[str | None, str]] = set()
     starts = sorted(tool.start_ns for tool in tools)
     models = [spans[i].start_ns for i, _ in issued]
     for number, (index, found) in enumerate(issued):
@@ -199,7 +201,12 @@ def uncovered(
             if not any(start <= s and (until is None or s < until) for s in starts):
                 coverage.blind.append(spans[index])
         for serial, issued_call in enumerate(found.calls):
-            ran = by_id.get(issued_call.call_id) if issued_call.call_id else None
+            said = (issued_call.call_id, issued_call.name)
+            if said in repeated:  # two instrumentations of one model call
+                continue
+            if issued_call.call_id:
+                repeated.add(said)
+            ran = by_id.get(said) if issued_call.call_id else None
             if ran is None and pool.get(issued_call.name):
                 ran = pool[issued_call.name].pop(0)
             if ran is None:
