@@ -37,6 +37,7 @@ _FULL = (P, P, F, F)
 EXPECTED: dict[str, tuple[str, str, str, str]] = {
     "openai_v2_content": _FULL,
     "openai_v2_nocontent": (U, U, U, U),
+    "openai_v2_events_content": (U, U, U, U),  # the content went to log events
     "openai_v2_tools_content": _FULL,
     "openai_v2_tools_nocontent": (U, P, F, U),
     "oi_openai_content": _FULL,
@@ -102,7 +103,7 @@ def _graded(events: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 def _check_reason(variant: str, label: str, details: dict[str, Any]) -> None:
     if label != U:
         return
-    blind = variant in ("openai_v2_nocontent", "oi_openai_nocontent")
+    blind = variant in ("openai_v2_nocontent", "openai_v2_events_content", "oi_openai_nocontent")
     key = REASON_KEY["blind" if blind else "args"]
     assert key in details, details
     if blind:

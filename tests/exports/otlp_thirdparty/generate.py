@@ -29,10 +29,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ARGS = {"order_id": "A-100"}
 PROMPT = "Order A-100 arrived crushed, please refund it."
-CONTENT = {
-    "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
-}
+CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+CONTENT = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental", CAPTURE: "span_only"}
 NO_CONTENT = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}
 HIDDEN = {
     "OPENINFERENCE_HIDE_INPUTS": "true",
@@ -45,6 +43,7 @@ HIDDEN = {
 VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "openai_v2_content": ("openai_v2", CONTENT),
     "openai_v2_nocontent": ("openai_v2", NO_CONTENT),
+    "openai_v2_events_content": ("openai_v2", {**CONTENT, CAPTURE: "event_only"}),
     "openai_v2_tools_content": ("openai_v2_tools", CONTENT),
     "openai_v2_tools_nocontent": ("openai_v2_tools", NO_CONTENT),
     "openai_v2_noroot_content": ("openai_v2_noroot", CONTENT),
