@@ -31,9 +31,8 @@ P, F, U = "passed", "failed", "unscored"
 _FULL = (P, P, F, F)
 # Per variant, per task in TASKS. Without content: a model span that reports tool calls and
 # names none, with no tool span (a plain openai loop), leaves every trajectory task unscored;
-# tool spans without arguments grade names (and forbidden) but leave arguments unscored.
-# OpenInference LangChain without content hides the model's order of its parallel calls: the
-# tool spans' start order (issue_refund first, in this file) is what is graded.
+# tool spans without arguments grade names (and forbidden) but leave arguments unscored, and
+# tools run in parallel under model spans that name no call leave the path's order unscored.
 EXPECTED: dict[str, tuple[str, str, str, str]] = {
     "openai_v2_content": _FULL,
     "openai_v2_nocontent": (U, U, U, U),
@@ -43,13 +42,14 @@ EXPECTED: dict[str, tuple[str, str, str, str]] = {
     "oi_openai_content": _FULL,
     "oi_openai_nocontent": (U, U, U, U),
     "oi_agents_content": _FULL,
-    "oi_agents_nocontent": (U, P, F, U),
+    "oi_agents_nocontent": (U, U, F, U),
     "oi_langchain_content": _FULL,
-    "oi_langchain_nocontent": (U, F, F, U),
+    "oi_langchain_nocontent": (U, U, F, U),
     "pydantic_ai_content": _FULL,
     "pydantic_ai_nocontent": (U, P, F, U),
 }
-REASON_KEY = {"blind": "blindModelSpans", "args": "missingArguments"}
+# Their tools ran in parallel and the model spans name no call: the model's order is not said.
+UNORDERED = ("oi_agents_nocontent", "oi_langchain_nocontent")
 
 
 def suite_doc() -> dict[str, Any]:
@@ -100,16 +100,15 @@ def _graded(events: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     return label, (failed[0].get("details") or {}) if failed else {}
 
 
-def _check_reason(variant: str, label: str, details: dict[str, Any]) -> None:
+def _check_reason(variant: str, task: str, label: str, details: dict[str, Any]) -> None:
     if label != U:
         return
-    blind = variant in ("openai_v2_nocontent", "openai_v2_events_content", "oi_openai_nocontent")
-    key = REASON_KEY["blind" if blind else "args"]
-    assert key in details, details
-    if blind:
-        assert details[key] == 1  # the chat span that issued both calls
+    if variant in ("openai_v2_nocontent", "openai_v2_events_content", "oi_openai_nocontent"):
+        assert details == {"blindModelSpans": 1}  # the chat span that issued both calls
+    elif variant in UNORDERED and task in ("refund", "names"):  # two calls, in order
+        assert details == {"unorderedCalls": 2}
     else:
-        assert set(details[key]) == {"lookup_order", "issue_refund"}
+        assert set(details["missingArguments"]) == {"lookup_order", "issue_refund"}
 
 
 @pytest.mark.parametrize("ext", ["jsonl", "pb"])
@@ -129,7 +128,7 @@ def test_0244_A_import_otlp_grades_third_party_traces_closed(
         label, details = _graded(events)
         assert (task, label) == (task, expected)
         assert graded["passed"] is (expected == P)
-        _check_reason(variant, label, details)
+        _check_reason(variant, task, label, details)
 
 
 def test_0244_A_forbidden_call_found_only_in_a_model_span_fails_the_task(
@@ -242,7 +241,7 @@ async def test_0244_A_post_traces_grades_third_party_traces_closed(
                     assert (variant, ext, task, label) == (
                         variant, ext, task, expected[TASKS.index(task)],
                     )  # fmt: skip
-                    _check_reason(variant, label, details)
+                    _check_reason(variant, task, label, details)
                     summary = await host.get(f"/runs/{segment(run_id)}/eval-summary")
                     graded = next(t for t in summary.json()["tasks"] if t["taskId"] == task)
                     assert graded["passed"] is (label == P)

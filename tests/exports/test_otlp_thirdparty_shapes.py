@@ -194,3 +194,36 @@ def test_0244_A_a_tool_span_stands_only_for_the_call_of_its_id_and_name() -> Non
     assert scored["passed"] is False
     called = [e.payload["toolName"] for e in events if e.type == "agent.tool-called"]
     assert called == ["issue_refund", "lookup_order"]
+
+
+def _tool_at(n: int, tool: str, start: int, end: int) -> OtlpSpan:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool}
+    span = _span(n, None, f"execute_tool {tool}", **attrs)
+    return OtlpSpan(**{**span.__dict__, "start_ns": start, "end_ns": end})
+
+
+def test_0244_A_parallel_tool_spans_of_an_unnamed_turn_leave_the_order_unscored() -> None:
+    both = [{"tool": "lookup_order"}, {"tool": "issue_refund"}]
+    exact = _suite({"match": "exact", "calls": both})
+    chat = _chat(1, "tool_calls")  # starts at 1,010
+    lookup = _tool_at(2, "lookup_order", 2_000, 3_000)
+    parallel = [chat, lookup, _tool_at(3, "issue_refund", 2_999, 4_000)]
+    scored, events = _graded(exact, parallel)
+    assert scored["scoreLabel"] == "unscored"
+    assert _reason(events)["details"] == {"unorderedCalls": 2}
+    # one after the other: the order is said
+    in_turn = [chat, lookup, _tool_at(3, "issue_refund", 3_000, 4_000)]
+    scored, _ = _graded(exact, in_turn)
+    assert scored["passed"] is True
+    # a path of one call has no order to grade; any-order neither
+    orderless = ({"match": "in-order", "calls": both[:1]}, {"match": "any-order", "calls": both})
+    for trajectory in orderless:
+        scored, _ = _graded(_suite(trajectory), parallel)
+        assert scored["passed"] is True, trajectory
+    # the model span names its calls: their order is the model's, whatever the start order
+    parts = [{"type": "tool_call", "name": name} for name in ("lookup_order", "issue_refund")]
+    named = _chat(1, "tool_calls", json.dumps([{"role": "assistant", "parts": parts}]))
+    refund_first = _tool_at(2, "issue_refund", 2_000, 3_000)
+    reversed_start = [named, refund_first, _tool_at(3, "lookup_order", 2_500, 4_000)]
+    scored, _ = _graded(exact, reversed_start)
+    assert scored["passed"] is True

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -168,6 +169,7 @@ class Coverage:
     left: dict[int, list[IssuedCall]]  # by model span (its index): calls no tool span ran
     blind: list[OtlpSpan]  # model spans that report tool calls they do not name
     issued_as: dict[int, tuple[int, int]]  # tool span (its index) → (model span, call)
+    unordered: int = 0  # tool spans run in parallel after a model span that names no call
 
 
 def uncovered(
@@ -193,7 +195,7 @@ def uncovered(
     coverage = Coverage({}, [], {})
     repeated: set[tuple[str | None, str]] = set()
     starts = sorted(tool.start_ns for tool in tools)
-    models = [spans[i].start_ns for i, _ in issued]
+    models = sorted(spans[i].start_ns for i, _ in issued)
     for number, (index, found) in enumerate(issued):
         if found.blind:
             until = models[number + 1] if number + 1 < len(models) else None
@@ -213,7 +215,32 @@ def uncovered(
                 coverage.left.setdefault(index, []).append(issued_call)
             else:
                 coverage.issued_as.setdefault(ran, (index, serial))
+    coverage.unordered = _unordered(tools, models, coverage.issued_as)
     return coverage
+
+
+def _unordered(
+    tools: Sequence[OtlpSpan], models: Sequence[int], issued_as: Mapping[int, tuple[int, int]]
+) -> int:
+    """How many tool spans overlap another of the same model turn where the model span names
+    neither: parallel calls, whose start order is not the order the model issued them in."""
+    turns: dict[int, list[OtlpSpan]] = {}
+    for n, tool in enumerate(tools):
+        turn = bisect_right(models, tool.start_ns) - 1
+        if n not in issued_as and turn >= 0:
+            turns.setdefault(turn, []).append(tool)
+    count = 0
+    for members in turns.values():
+        members.sort(key=lambda tool: tool.start_ns)
+        overlapping: set[int] = set()
+        latest = None
+        for tool in members:
+            if latest is not None and tool.start_ns < latest.end_ns:
+                overlapping.update((id(latest), id(tool)))
+            if latest is None or tool.end_ns > latest.end_ns:
+                latest = tool
+        count += len(overlapping)
+    return count
 
 
 def in_issue_order(

@@ -37,6 +37,7 @@ class Gaps:
     missing_args: list[str] = field(default_factory=list)  # tools whose arguments are absent
     uncomparable_args: list[str] = field(default_factory=list)  # bare values, no schema
     blind_models: int = 0  # model spans that issued tool calls the trace does not name
+    unordered_calls: int = 0  # tool spans run in parallel, in an order the trace does not say
     unidentified: list[str] = field(default_factory=list)  # agents none of which is the target
 
 
@@ -67,6 +68,14 @@ def ungradable(task: Task, gaps: Gaps) -> tuple[str, dict[str, Any]] | None:
             f"({_names(gaps.unidentified)}); which is the target is not said, and this task "
             "grades the target's calls (includeDelegates: true grades them all)",
             {"agents": sorted(set(gaps.unidentified))},
+        )
+    ordered = trajectory.match in ("exact", "in-order") and len(trajectory.calls) > 1
+    if gaps.unordered_calls and ordered:
+        return (
+            f"unscored: {gaps.unordered_calls} tool spans ran in parallel after a model span "
+            "that names none of its calls (content capture is off), so the order the model "
+            f"issued them in is not said, and this task's {trajectory.match} path grades it",
+            {"unorderedCalls": gaps.unordered_calls},
         )
     if not compares_args(task):
         return None

@@ -195,6 +195,7 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
     names = [_tool_name(span) for span in tools]
     coverage = uncovered(trial.spans, tools, names)
     trial.gaps.blind_models = len(coverage.blind)
+    trial.gaps.unordered_calls = coverage.unordered
     issued = coverage.left
     schemas = cache(partial(tool_schemas, trial.spans))  # only a bare argument needs them
     models = 0
