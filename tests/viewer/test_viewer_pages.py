@@ -168,7 +168,7 @@ def test_clicking_a_failing_trial_shows_its_reason_and_trajectory_diff(
     cell.click()
     b.page.wait_for_url("**/trial?**")
     reason = b.page.locator("#reason").inner_text()
-    assert "forbidden billing:refund-all" in reason
+    assert "forbidden tool billing:refund-all" in reason
     assert "missing billing:refund" in reason
     expected = b.page.locator("#diff td.expected")
     assert [expected.nth(i).get_attribute("data-status") for i in range(expected.count())] == [

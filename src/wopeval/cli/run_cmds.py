@@ -20,6 +20,8 @@ from wopeval.cli.agent_opts import (
     BaseUrlOpt,
     JudgeBaseUrlOpt,
     JudgeModelOpt,
+    JudgePriceInOpt,
+    JudgePriceOutOpt,
     JudgeTrajectoryOpt,
     ModelOpt,
     cli_judge,
@@ -28,19 +30,20 @@ from wopeval.cli.agent_opts import (
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
-    EXIT_OK,
     check_finite,
     fail_input,
     opened_store,
     store_option,
 )
+from wopeval.cli.gate_opts import RunGateOpt, chosen_gate, stored_gate, verdict_exit
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.compare import registered_methods
-from wopeval.engine.judge import Judge, JudgeRequired
+from wopeval.engine.judge import Judge, JudgeRequired, JudgeSpend
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import UserError
+from wopeval.grading.gate import DEFAULT_GATE, decide
 from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
@@ -132,6 +135,8 @@ def run(
     judge_model: JudgeModelOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_trajectory: JudgeTrajectoryOpt = False,
+    judge_price_in: JudgePriceInOpt = None,
+    judge_price_out: JudgePriceOutOpt = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -152,10 +157,13 @@ def run(
         str | None,
         typer.Option(help="With --shard: the run group (default: from the suite and settings)."),
     ] = None,
+    gate: RunGateOpt = DEFAULT_GATE,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
+    """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not.
+
+    It passes by its gate (--gate): RFC 0244's suite gate unless told otherwise."""
     if resume is not None:
         if shard is not None or group is not None:
             fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
@@ -188,8 +196,9 @@ def run(
             if not name or not ref:
                 fail_input(f"--tool: {spec!r} is not NAME=package.module:attr")
             registry.register_tool(name, import_object(ref))
-        judge_obj: Judge | None = import_object(judge) if judge else None
-        judge_obj = judge_obj or cli_judge(judge_model, judge_base_url, options, judge_trajectory)
+        judge_price = (judge_price_in, judge_price_out)
+        llm_judge = cli_judge(judge_model, judge_base_url, options, judge_trajectory, judge_price)
+        judge_obj: Judge | None = import_object(judge) if judge else llm_judge
         check_runnable(suite, judge_obj)
         mcp_specs = _mcp_specs(mcp)
     except (AgentNotFound, JudgeRequired, ValueError) as exc:
@@ -197,6 +206,7 @@ def run(
     if method not in registered_methods():
         fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
     settings = RunSettings(
+        gate=chosen_gate(gate),
         concurrency=concurrency,
         trial_timeout_s=trial_timeout,
         host_max_cost_usd=max_cost,
@@ -204,6 +214,7 @@ def run(
         regression_method=method,
         alpha=alpha,
         executor="ray" if executor == "ray" else "local",
+        metadata=dict(chosen.metadata) if chosen is not None else {},
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
     if sharded is not None:
@@ -245,7 +256,12 @@ def run(
         from wopeval.cli.merge_cmd import report_shard, shard_of
 
         report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json, store)
-    _report(run_id, summary, as_json, suite, detail)
+    spent = None
+    if judge_obj is not None:
+        from wopeval.cli.judge_out import judge_spend_of
+
+        spent = judge_spend_of(store, run_id)
+    _report(run_id, summary, as_json, suite, detail, spent, settings.gate)
 
 
 # What --resume takes: the run keeps its stored suite, agent and settings; the live tools and
@@ -291,7 +307,7 @@ def _resume(
 
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
         report_shard(run_id, shard, summary, suite, as_json, store)
-    _report(run_id, summary, as_json, suite, detail)
+    _report(run_id, summary, as_json, suite, detail, gate=stored_gate(store, run_id))
 
 
 def _never() -> NoReturn:
@@ -424,22 +440,38 @@ def _report(
     as_json: bool,
     suite: AgentEvalSuite,
     detail: RunDetail | None = None,
+    judge: JudgeSpend | None = None,
+    gate: str = DEFAULT_GATE,
 ) -> None:
     if summary is None:
         typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
         raise typer.Exit(EXIT_FAILED)
+    verdict = decide(summary, gate)
     if as_json:
-        doc: dict[str, Any] = {"runId": run_id, "summary": summary.to_wire()}
+        doc: dict[str, Any] = {
+            "runId": run_id,
+            "summary": summary.to_wire(),
+            "gate": verdict.to_json(),
+        }
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc["failures"] = failures_json(detail)
+        if judge is not None:  # the judge's usage, apart from the agent's efficiency
+            from wopeval.cli.judge_out import judge_json
+
+            doc["judge"] = judge_json(judge)
         typer.echo(json.dumps(doc))
     else:
         from rich.console import Console
 
         from wopeval.cli.render import print_summary
 
-        print_summary(Console(), summary, run_id, suite, detail=detail)
-    raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
+        print_summary(Console(), summary, run_id, suite, detail=detail, verdict=verdict)
+        if judge is not None:
+            from wopeval.cli.judge_out import judge_lines
+
+            for line in judge_lines(judge):
+                typer.echo(line)
+    raise typer.Exit(verdict_exit(verdict))
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from wopeval.engine.budget import CostMeter
-from wopeval.engine.gcpolicy import run_gc_policy
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
@@ -29,6 +28,7 @@ from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_t
 from wopeval.errors import unwrap
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import EventStore
+from wopeval.grading.gate import check_gate
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import AgentEvalSuite, EvalMode
@@ -42,7 +42,7 @@ from wopeval.wire.events import (
     RunFailed,
     RunStarted,
 )
-from wopeval.wire.request import Executor, RunRequest
+from wopeval.wire.request import DEFAULT_GATE, Executor, RunRequest
 from wopeval.wire.summary import EvalSummary
 from wopeval.wire.vocab import INTERNAL_ERROR_CODE
 
@@ -70,6 +70,10 @@ class RunSettings:
     tags: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
+    gate: str = DEFAULT_GATE  # decides pass/fail in every output (wopeval.grading.gate)
+
+    def __post_init__(self) -> None:
+        check_gate(self.gate)  # an unknown gate is refused before anything is recorded
 
     def to_request(self, agent_id: str) -> RunRequest:
         """The typed request stored with the run (re-grades read it back)."""
@@ -88,6 +92,7 @@ class RunSettings:
             tags=list(self.tags),
             metadata=dict(self.metadata),
             executor=self.executor,
+            gate=self.gate,
         )
 
 
@@ -97,8 +102,9 @@ def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:
         rubric = [i for i, t in enumerate(suite.tasks) if t.expected.kind == "rubric"]
         if rubric:
             raise JudgeRequired(
-                f"tasks[{rubric[0]}].expected.kind: rubric tasks need a judge "
-                "(--judge package.module:attr); none is configured"
+                f"tasks[{rubric[0]}].expected.kind: rubric tasks need a judge; none is "
+                "configured (an LLM judge: --judge-model MODEL [--judge-base-url URL]; your "
+                "own: --judge package.module:attr)"
             )
 
 
@@ -159,7 +165,7 @@ async def execute_run(
     await store.set_status(run_id, "running")
     finished = False
     try:
-        with handle.scope, run_gc_policy():
+        with handle.scope:
             await _start_events(store, run_id, suite, settings, resume)
             pairs = None if resume is None else resume.pending(suite)
             await _run_trials(store, env, suite, settings, progress, pairs)

@@ -16,7 +16,7 @@ events are being deprecated). The trial spans carry ``openwop.eval.task_id`` and
 lines of at most :data:`LINE_ITEMS` spans or records each (as they fill, so the two kinds may
 interleave), the file format a collector's ``otlpjsonfile`` receiver reads. It streams: the log
 is read once, in order, and a trial's spans are written and forgotten once it is scored, so
-memory stays flat however long the run (issue 13 §2); :func:`otlp_json_lines` is the same text
+memory stays flat however long the run; :func:`otlp_json_lines` is the same text
 as one string.
 
 Content-free like the wire: tool names and ids only, never arguments, outputs or prompts.
@@ -33,21 +33,22 @@ from itertools import chain
 from typing import Any, TextIO
 
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.json.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
-from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
-from opentelemetry.sdk._logs.export import (
-    InMemoryLogRecordExporter,
-    LogRecordExporter,
-    LogRecordExportResult,
-    SimpleLogRecordProcessor,
-)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Span, Status, StatusCode
 
+from wopeval.exports.otel_logs import (
+    InMemoryLogRecordExporter,
+    LoggerProvider,
+    LogRecordExporter,
+    LogRecordExportResult,
+    ReadableLogRecord,
+    SimpleLogRecordProcessor,
+    encode_logs,
+)
 from wopeval.wire.events import (
     EVAL_SCORED,
     INVOCATION_COMPLETED,

@@ -150,7 +150,7 @@ class HostConfig(_Closed):
     otlpTraces: Literal["loopback", "any", "off"] = "loopback"
     otlpMaxBodyBytes: Annotated[int, Field(ge=1024)] = 16 * 1024 * 1024
     concurrency: Annotated[int, Field(ge=1)] = 4
-    resumeInterrupted: bool = True  # at start-up, resume runs a crashed host left (issue 13)
+    resumeInterrupted: bool = True  # at start-up, resume runs a crashed host left
     trialConcurrency: Annotated[int, Field(ge=1)] = 8
     trialTimeoutSeconds: Annotated[float, Field(gt=0)] = 300.0
     store: str | None = None

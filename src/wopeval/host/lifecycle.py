@@ -36,7 +36,7 @@ DRAIN_MARGIN_S = 10.0
 async def reap(
     store: EventStore, manager: RunManager | None = None, resume: bool = False
 ) -> list[str]:
-    """The host runs no live host owns: adopted and resumed (``resume``, issue 13), or failed
+    """The host runs no live host owns: adopted and resumed (``resume``), or failed
     ``wopeval.interrupted``; logged either way."""
     if resume and manager is not None:
         adopted = await store.adopt_runs(await store.abandoned_runs(HOST_REQUEST_KEY))

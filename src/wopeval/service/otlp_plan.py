@@ -12,7 +12,7 @@ line), never the spans: a trace's shape is only known once its last span is read
 exported when it ends, before its parent), so the plan is made when the pass ends. It says,
 for each trial, the last unit (line) holding one of its spans, so a second pass
 (:func:`trials_in_order`) can hand each trial over as soon as it and every trial before it are
-complete, holding only the trials that are read but not yet due (issue 13 §2).
+complete, holding only the trials that are read but not yet due.
 """
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ def read_otlp(data: bytes, *, protobuf: bool | None = None) -> list[OtlpSpan]:
 
 class OtlpInput:
     """The spans of an OTLP input, read again from ``open()`` on every pass (re-iterable), a
-    line at a time, so a pass holds one line's spans, never the input's (issue 13 §2).
+    line at a time, so a pass holds one line's spans, never the input's.
 
     :meth:`units` yields each line's spans (a *unit*: OTLP/JSON lines); a whole document, a
     pretty-printed one or protobuf, is one unit. Every pass yields the same units.

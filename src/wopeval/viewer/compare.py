@@ -45,7 +45,16 @@ def compare_page(
         raise ValueError("both runs need a summary (completed eval runs)")
     base = EvalSummary.model_validate(baseline.summary)
     cand = EvalSummary.model_validate(candidate.summary)
-    comparison = compare_summaries(base, cand, baseline.run_id, method=method, alpha=alpha)
+    digests = [r.run_request.digests for r in (baseline, candidate)]
+    comparison = compare_summaries(
+        base,
+        cand,
+        baseline.run_id,
+        method=method,
+        alpha=alpha,
+        baseline_digests=digests[0].tasks if digests[0] is not None else None,
+        candidate_digests=digests[1].tasks if digests[1] is not None else None,
+    )
     base_tasks = {t.taskId: t for t in base.tasks}
     deltas = [
         TaskDelta(t.taskId, task_pass_rate(base_tasks[t.taskId]), task_pass_rate(t),

@@ -15,7 +15,8 @@ from sqlalchemy import func, or_, select
 
 from wopeval.events.schema import events, row_event, runs
 from wopeval.events.store import EventStore
-from wopeval.wire.events import RunEvent
+from wopeval.grading.reasons import reason_line
+from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.vocab import EVAL_SCORED, INVOCATION_STARTED, TRIAL_FAILED, X_TASK_ID
 
 PAGE_SIZE = 50
@@ -52,6 +53,7 @@ class RunRow:
     summary: dict[str, Any] | None
     created_at: str
     updated_at: str
+    request: dict[str, Any] | None = None  # read for its gate (wopeval.grading.gate)
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,8 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
     """One page of runs, newest first, matching ``chosen``; ``tenant=None`` reads every run."""
     where = _conditions(tenant, chosen)
     columns = (runs.c.run_id, runs.c.kind, runs.c.status, runs.c.suite_id, runs.c.suite_version,
-               runs.c.agent_id, runs.c.summary, runs.c.created_at, runs.c.updated_at)  # fmt: skip
+               runs.c.agent_id, runs.c.summary, runs.c.created_at, runs.c.updated_at,
+               runs.c.request)  # fmt: skip
     offset = (max(chosen.page, 1) - 1) * PAGE_SIZE
     stmt = (
         select(*columns)
@@ -127,6 +130,7 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
             summary=None if m["summary"] is None else json.loads(m["summary"]),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
+            request=json.loads(m["request"]),
         )
         for m in (row._mapping for row in await store.read(stmt))
     ]
@@ -151,7 +155,8 @@ class Scored:
 
 @dataclass(frozen=True)
 class Reason:
-    """The grid's part of a ``wopeval.trial-failed`` payload."""
+    """The grid's part of a ``wopeval.trial-failed`` payload: its kind and every reason's text
+    on one line (:func:`~wopeval.grading.reasons.reason_line`)."""
 
     kind: str
     message: str
@@ -171,8 +176,9 @@ async def outcomes(
 ) -> tuple[dict[tuple[str, int], Outcome], int]:
     """Every trial outcome recorded after ``after_sequence``, and the last sequence read.
 
-    The payloads are read as plain JSON (the fields the grid shows), not through the typed
-    models: for a run of 10,000 trials that is most of the page's time otherwise.
+    Scores are read as plain JSON (the fields the grid shows), not through the typed models:
+    for a run of 10,000 trials that is most of the page's time otherwise. A failing trial's
+    reason goes through its model, for the one wording of every output.
     """
     stmt = (
         select(events.c.sequence, events.c.type, events.c.payload)
@@ -195,7 +201,8 @@ async def outcomes(
             scored = Scored(float(payload["score"]), bool(payload["passed"]))
             found[key] = Outcome(scored, old.reason, int(sequence))
         else:
-            reason = Reason(str(payload["kind"]), str(payload["message"]))
+            failed = TrialFailed.model_validate(payload)
+            reason = Reason(failed.kind, reason_line(failed))
             found[key] = Outcome(old.scored, reason, max(old.sequence, int(sequence)))
     return found, last
 
