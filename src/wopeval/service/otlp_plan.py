@@ -2,7 +2,8 @@
 
 The rules (``wopeval.service.otlp_trials`` states them): one trial is one root agent span's
 spans (an agent span with no agent ancestor in its trace), or a whole trace with no agent span;
-spans outside every agent are no trial when the trace has one. Trials are ordered by their first
+a tool or model span outside every agent joins its trace's one root agent's trial (several:
+refused), other spans outside every agent are no trial. Trials are ordered by their first
 span's start (ties: the file's order of their traces, then of their first spans), and each
 takes its task id and trial index from its root's attributes, then its spans' (in start order),
 then their resources'.
