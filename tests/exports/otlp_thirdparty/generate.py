@@ -47,6 +47,8 @@ VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "openai_v2_tools_content": ("openai_v2_tools", CONTENT),
     "openai_v2_tools_nocontent": ("openai_v2_tools", NO_CONTENT),
     "openai_v2_noroot_content": ("openai_v2_noroot", CONTENT),
+    "traceloop_content": ("traceloop", {"TRACELOOP_TRACE_CONTENT": "true"}),
+    "traceloop_nocontent": ("traceloop", {"TRACELOOP_TRACE_CONTENT": "false"}),
     "oi_openai_content": ("oi_openai", {}),
     "oi_openai_nocontent": ("oi_openai", HIDDEN),
     "oi_agents_content": ("oi_agents", {}),
@@ -149,6 +151,14 @@ def run_openai_v2(provider: Any, base_url: str, *, tools: bool = False, root: bo
             _openai_loop(base_url, on_tool)
     else:
         _openai_loop(base_url, on_tool)
+
+
+def run_traceloop(provider: Any, base_url: str) -> None:
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    with provider.get_tracer("support-app").start_as_current_span("support episode"):
+        _openai_loop(base_url)
 
 
 def run_oi_openai(provider: Any, base_url: str) -> None:
