@@ -36,7 +36,9 @@ from wopeval.errors import RunError
 
 URL_ENV = "WOPEVAL_MCP_URL"
 TOKEN_ENV = "WOPEVAL_MCP_TOKEN"
-_STDERR_TAIL = 2000
+# The end of stderr a failure keeps: short enough that the reason (at most 300 characters,
+# the exit status before it) still ends with the last line, where a traceback's exception is.
+_STDERR_TAIL = 200
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -170,7 +172,8 @@ class CommandAgent:
             async with anyio.create_task_group() as group:
                 code = await _communicate(group, process, stdin, chunks)
         if code != 0:
-            tail = chunks["stderr"].decode("utf-8", "replace")[-_STDERR_TAIL:]
+            text = chunks["stderr"].decode("utf-8", "replace").rstrip()
+            tail = text if len(text) <= _STDERR_TAIL else "…" + text[-_STDERR_TAIL:]
             raise CommandFailed(f"the agent command exited with status {code}: {tail}")
         return _answer(chunks["stdout"].decode("utf-8", "replace"))
 
