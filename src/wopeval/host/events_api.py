@@ -37,6 +37,7 @@ from wopeval.host.errors import HostError, invalid
 from wopeval.host.limits import hold_stream, stream_slot
 from wopeval.host.runs import load_run
 from wopeval.host.state import state_of
+from wopeval.wire import sse
 from wopeval.wire.api import ErrorEnvelope, PollPage
 from wopeval.wire.events import TERMINAL_TYPES, RunEvent
 
@@ -104,10 +105,10 @@ def _frames(events: list[RunEvent], modes: tuple[str, ...], batch: bool) -> str:
         return ""
     if batch:
         data = "[" + ",".join(_encode(e) for _, e in admitted) + "]"
-        return f"id: {admitted[-1][1].sequence}\nevent: batch\ndata: {data}\n\n"
+        return sse.frame(data, event="batch", event_id=admitted[-1][1].sequence)
     mixed = len(modes) > 1
     return "".join(
-        f"id: {e.sequence}\nevent: {mode if mixed else e.type}\ndata: {_encode(e)}\n\n"
+        sse.frame(_encode(e), event=mode if mixed else e.type, event_id=e.sequence)
         for mode, e in admitted
     )
 
@@ -139,13 +140,13 @@ async def _buffered(
 async def stream(
     store: EventStore, run_id: str, cursor: int, modes: tuple[str, ...], buffer_ms: int
 ) -> AsyncIterator[str]:
-    yield "retry: 1000\n\n"
+    yield sse.retry(1000)
     while True:
         events = await _next_events(store, run_id, cursor)
         if events is None:
             return
         if not events:
-            yield ": keep-alive\n\n"
+            yield sse.comment("keep-alive")
             continue
         if buffer_ms > 0:
             events = await _buffered(store, run_id, events, buffer_ms)

@@ -24,6 +24,7 @@ from wopeval.viewer.compare import compare_page
 from wopeval.viewer.model import cell_of, run_page, trial_page
 from wopeval.viewer.queries import Outcome, RunFilter, outcomes, runs_page
 from wopeval.viewer.render import render
+from wopeval.wire import sse
 
 StoreOf = Callable[[Request], EventStore]
 TenantOf = Callable[[Request], Awaitable[str | None]]
@@ -162,13 +163,13 @@ def viewer_router(store_of: StoreOf, tenant_of: TenantOf, base: str = "") -> API
 
 
 def _sse(kind: str, data: dict[str, Any]) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+    return sse.frame(json.dumps(data), event=kind).encode()
 
 
 async def _live(store: EventStore, run_id: str, after: int) -> AsyncIterator[bytes]:
     """Each trial outcome recorded after ``after`` as a ``cell`` event; ``done`` at the end."""
     seen: dict[tuple[str, int], Outcome] = {}
-    yield b": live\n\n"
+    yield sse.comment("live").encode()
     while True:
         head = await store.last_sequence(run_id)
         if head > after:
@@ -191,4 +192,4 @@ async def _live(store: EventStore, run_id: str, after: int) -> AsyncIterator[byt
                 return
             continue
         if not await store.wait_for_events(run_id, after, LIVE_POLL_S, limit=1):
-            yield b": keep-alive\n\n"
+            yield sse.comment("keep-alive").encode()
