@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -122,9 +121,9 @@ def test_built_in_agents_come_from_the_entry_points() -> None:
 
 
 def test_run_settings_replace_keeps_the_request_in_step() -> None:
-    settings = replace(RunSettings(), trial_timeout_s=2.5, executor="ray")
+    settings = RunSettings().model_copy(update={"trial_timeout_s": 2.5, "executor": "ray"})
     request = settings.to_request("a")
-    assert (request.trialTimeoutS, request.executor) == (2.5, "ray")
+    assert (request.trial_timeout_s, request.executor) == (2.5, "ray")
 
 
 def test_the_settings_a_stored_run_was_created_with_read_back_whole() -> None:

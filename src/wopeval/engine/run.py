@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from wopeval.events.store import EventStore
 from wopeval.grading.gate import check_gate
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
-from wopeval.suite.models import AgentEvalSuite, EvalMode
+from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
     ErrorObject,
     EvalCompleted,
@@ -43,7 +43,7 @@ from wopeval.wire.events import (
     RunFailed,
     RunStarted,
 )
-from wopeval.wire.request import DEFAULT_GATE, Executor, RunRequest
+from wopeval.wire.request import DEFAULT_GATE, Executor, RunSettingsBase
 from wopeval.wire.summary import EvalSummary
 from wopeval.wire.vocab import INTERNAL_ERROR_CODE
 
@@ -54,47 +54,24 @@ log = logging.getLogger("wopeval.engine")
 ProgressFn = Callable[[str, int, TrialGrade | None], None]
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """How to run, beyond the suite. Stored with the run (``request``) for re-grading."""
+class RunSettings(RunSettingsBase):
+    """How to run, beyond the suite. Stored with the run (``request``) for re-grading.
 
-    concurrency: int = 8
-    trial_timeout_s: float = 300.0
-    host_max_cost_usd: float | None = None
-    modes: Sequence[EvalMode] | None = None
-    baseline_run_id: str | None = None
-    fixture_runs: Mapping[str, str] | None = None  # RFC 0252, echoed on eval.started
-    regression_method: str = "paired-bootstrap"
-    alpha: float = 0.05
-    regression_verdict: bool = True
-    owner: dict[str, Any] | None = None
-    tags: Sequence[str] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)
-    executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
-    gate: str = DEFAULT_GATE  # decides pass/fail in every output (wopeval.grading.gate)
+    The settings are declared once, on :class:`~wopeval.wire.request.RunSettingsBase`; this adds
+    the check of the gate's name (an unknown gate is refused before anything is recorded).
+    """
 
-    def __post_init__(self) -> None:
-        check_gate(self.gate)  # an unknown gate is refused before anything is recorded
+    if not TYPE_CHECKING:  # mypy checks a call against the fields (pydantic's plugin)
 
-    def to_request(self, agent_id: str) -> RunRequest:
-        """The typed request stored with the run (re-grades read it back)."""
-        return RunRequest(
-            agentId=agent_id,
-            concurrency=self.concurrency,
-            trialTimeoutS=self.trial_timeout_s,
-            hostMaxCostUsd=self.host_max_cost_usd,
-            evalModes=list(self.modes) if self.modes is not None else None,
-            baselineRunId=self.baseline_run_id,
-            fixtureRuns=dict(self.fixture_runs) if self.fixture_runs else None,
-            regressionMethod=self.regression_method,
-            alpha=self.alpha,
-            regressionVerdict=self.regression_verdict,
-            owner=self.owner,
-            tags=list(self.tags),
-            metadata=dict(self.metadata),
-            executor=self.executor,
-            gate=self.gate,
-        )
+        def __init__(self, **data: Any) -> None:
+            # Before validation, so the error is an UnknownGate, not a ValidationError.
+            check_gate(data.get("gate", DEFAULT_GATE))
+            super().__init__(**data)
+
+    @classmethod
+    def of(cls, request: RunSettingsBase) -> RunSettings:
+        """The settings a stored run was created with (the inverse of :meth:`to_request`)."""
+        return cls(**request.settings())
 
 
 def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TypeAlias, TypeVar
 
 import anyio
@@ -88,7 +88,9 @@ def grading_options(request: RunRequest) -> GradingOptions:
     """The grading options a stored run was executed with."""
     if request.agentId is None:
         raise UserError("this run is not an eval run (its request names no agentId)")
-    return GradingOptions(target_agent_id=request.agentId, host_max_cost_usd=request.hostMaxCostUsd)
+    return GradingOptions(
+        target_agent_id=request.agentId, host_max_cost_usd=request.host_max_cost_usd
+    )
 
 
 async def usable_baseline(
@@ -155,7 +157,7 @@ async def summarize(
         if live is not None:
             log.debug("run %s: summary read back from the log: %s", run_id, live.unusable)
         summary = await fold_log(store, run_id, lambda log: build_summary(suite, log, options))
-    baseline_id = request.baselineRunId
+    baseline_id = request.baseline_run_id
     if baseline_id is None:
         return summary
     baseline = await store.get_run(baseline_id)
@@ -167,13 +169,13 @@ async def summarize(
         EvalSummary.model_validate(baseline.summary),
         summary,
         baseline_id,
-        method=request.regressionMethod,
+        method=request.regression_method,
         alpha=request.alpha,
         baseline_digests=_task_digests(baseline.run_request),
         candidate_digests=_task_digests(request),
     )
     regression = comparison.regression
-    if not request.regressionVerdict:  # RFC 0081 delta only: no §F verdict fields
+    if not request.regression_verdict:  # RFC 0081 delta only: no §F verdict fields
         regression = RegressionBlock(
             baselineRunId=regression.baselineRunId, scoreDelta=regression.scoreDelta
         )
@@ -217,7 +219,9 @@ class RunService:
                     f"baselineRunId: {baseline!r} is not a usable baseline "
                     f"(a completed eval run of {suite.suiteId} you can read)"
                 )
-            settings = replace(settings, modes=_with_regression(suite, settings.modes))
+            settings = settings.model_copy(
+                update={"modes": _with_regression(suite, settings.modes)}
+            )
         return RunPlan(suite, agent_id, settings, tenant, host)
 
     async def create(self, plan: RunPlan, *, idempotency_key: str | None = None) -> RunRecord:
@@ -366,22 +370,7 @@ class RunService:
 
 def settings_of(request: RunRequest) -> RunSettings:
     """The settings a stored run was created with (the inverse of ``RunSettings.to_request``)."""
-    return RunSettings(
-        concurrency=request.concurrency,
-        trial_timeout_s=request.trialTimeoutS,
-        host_max_cost_usd=request.hostMaxCostUsd,
-        modes=request.evalModes,
-        baseline_run_id=request.baselineRunId,
-        fixture_runs=dict(request.fixtureRuns) if request.fixtureRuns else None,
-        regression_method=request.regressionMethod,
-        alpha=request.alpha,
-        regression_verdict=request.regressionVerdict,
-        owner=request.owner,
-        tags=tuple(request.tags),
-        metadata=dict(request.metadata),
-        executor=request.executor,
-        gate=request.gate,
-    )
+    return RunSettings.of(request)
 
 
 def _with_regression(

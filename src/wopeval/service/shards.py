@@ -336,7 +336,7 @@ async def merge_shards(
             f"task {task_id!r} trial {trial} (pass --allow-partial to count them as failed)"
         )
     request = present[0].request
-    baseline = request.baselineRunId
+    baseline = request.baseline_run_id
     if baseline is not None and await service.store.get_run(baseline) is None:
         raise ShardMismatch(
             f"baselineRunId: the shards compare against {baseline}, which is not in the store "

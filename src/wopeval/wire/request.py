@@ -6,9 +6,10 @@ JSON keys, so every run recorded before this model existed reads back unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from wopeval.wire.vocab import AGENT_ID_PATTERN, EvalMode
 
@@ -74,29 +75,75 @@ class DefinitionDigests(BaseModel):
     tasks: dict[str, Annotated[str, Field(pattern=SHA256_HEX)]]
 
 
-class RunRequest(BaseModel):
-    """A run's request as stored (``runs.request``): an eval run's agent and settings, or a
-    seeded workflow fixture's ``workflowId`` and ``inputs`` (host/workflows.py)."""
+def _as_list(value: Sequence[Any] | None) -> list[Any] | None:
+    return None if value is None else list(value)
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+def _dict_or_none(value: Mapping[str, str] | None) -> dict[str, str] | None:
+    return dict(value) if value else None  # no fixture runs is stored as none
+
+
+# A caller may pass any sequence (a tuple) or mapping; the model holds a list or dict.
+_Modes = Annotated[Sequence[EvalMode] | None, AfterValidator(_as_list)]
+_Tags = Annotated[Sequence[str], AfterValidator(_as_list)]
+_FixtureRuns = Annotated[Mapping[str, str] | None, AfterValidator(_dict_or_none)]
+
+
+class RunSettingsBase(BaseModel):
+    """How to run, beyond the suite: the one declaration of each run setting.
+
+    A setting is a field here: its Python name, its stored JSON key (``alias=`` where the two
+    differ), its default and its bounds. :class:`RunRequest` stores it (defaults left out), and
+    ``wopeval.engine.run.RunSettings`` (this model, with the engine's checks) is what callers
+    build; both read and write it by this declaration, so a new setting is added here alone.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+    concurrency: Annotated[int, Field(ge=1)] = 8
+    trial_timeout_s: Annotated[float, Field(gt=0, alias="trialTimeoutS")] = 300.0
+    host_max_cost_usd: Annotated[float | None, Field(ge=0, alias="hostMaxCostUsd")] = None
+    modes: Annotated[_Modes, Field(alias="evalModes")] = None
+    baseline_run_id: Annotated[str | None, Field(alias="baselineRunId")] = None
+    # RFC 0252: taskId → the run its fixtures came from (echoed on eval.started).
+    fixture_runs: Annotated[_FixtureRuns, Field(alias="fixtureRuns")] = None
+    regression_method: Annotated[str, Field(alias="regressionMethod")] = "paired-bootstrap"
+    alpha: Annotated[float, Field(ge=0, le=1)] = 0.05
+    regression_verdict: Annotated[bool, Field(alias="regressionVerdict")] = True
+    owner: dict[str, Any] | None = None
+    tags: _Tags = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
+    gate: Annotated[str, Field(pattern=GATE_PATTERN)] = DEFAULT_GATE  # wopeval.grading.gate
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting by its Python name (what a settings model is built from)."""
+        return {name: getattr(self, name) for name in RunSettingsBase.model_fields}
+
+    def to_request(self, agent_id: str) -> RunRequest:
+        """The typed request stored with the run (re-grades read it back)."""
+        return RunRequest(agentId=agent_id, **self.settings())
+
+
+class _Subject(BaseModel):
+    """What a run runs: an eval run's agent, or a seeded workflow fixture."""
 
     agentId: Annotated[str, Field(pattern=AGENT_ID_PATTERN)] | None = None
     workflowId: str | None = None
     inputs: dict[str, Any] | None = None
-    concurrency: Annotated[int, Field(ge=1)] = 8
-    trialTimeoutS: Annotated[float, Field(gt=0)] = 300.0
-    hostMaxCostUsd: Annotated[float, Field(ge=0)] | None = None
-    evalModes: list[EvalMode] | None = None
-    baselineRunId: str | None = None
-    fixtureRuns: dict[str, str] | None = None  # RFC 0252: taskId → the run its fixtures came from
-    regressionMethod: str = "paired-bootstrap"
-    alpha: Annotated[float, Field(ge=0, le=1)] = 0.05
-    regressionVerdict: bool = True
-    owner: dict[str, Any] | None = None
-    tags: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    executor: Executor = "local"
-    gate: Annotated[str, Field(pattern=GATE_PATTERN)] = DEFAULT_GATE
+
+
+class RunRequest(RunSettingsBase, _Subject):
+    """A run's request as stored (``runs.request``): an eval run's agent and settings, or a
+    seeded workflow fixture's ``workflowId`` and ``inputs`` (host/workflows.py). The JSON keys
+    are in the order runs have always been stored in: the subject, the settings, the rest."""
+
     host: HostRequest | None = None
     shard: ShardRequest | None = None
     merged: MergedShards | None = None
@@ -113,8 +160,8 @@ class RunRequest(BaseModel):
         doc = self.model_dump(mode="json", exclude_defaults=True)
         if self.agentId is not None:  # an eval run's settings are stored in full
             doc.setdefault("concurrency", self.concurrency)
-            doc.setdefault("trialTimeoutS", self.trialTimeoutS)
-        if self.baselineRunId is not None:
-            doc.setdefault("regressionMethod", self.regressionMethod)
+            doc.setdefault("trialTimeoutS", self.trial_timeout_s)
+        if self.baseline_run_id is not None:
+            doc.setdefault("regressionMethod", self.regression_method)
             doc.setdefault("alpha", self.alpha)
         return doc
