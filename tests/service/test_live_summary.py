@@ -57,9 +57,10 @@ async def test_rfc0244_a_run_is_summarised_live_as_grade_reproduces(
     store: EventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads = CountingReads(store, monkeypatch)
-    record = await create_run_record(store, SUITE, SCRIPTED_AGENT_ID, RunSettings(concurrency=3))
+    settings = RunSettings(concurrency=3)
+    record = await create_run_record(store, SUITE, SCRIPTED_AGENT_ID, settings)
     summary = await execute(
-        store, RunHandle(record.run_id), SUITE, SCRIPTED_AGENT_ID, Registry(), RunSettings(3)
+        store, RunHandle(record.run_id), SUITE, SCRIPTED_AGENT_ID, Registry(), settings
     )
     assert summary is not None
     assert not summary.passed
