@@ -24,6 +24,8 @@ from wopeval.host.auth import MAX_AUTH_FAILURES
 from wopeval.host.config import ConfigError, parse_config
 from wopeval.host.pages import COOKIE
 
+UNKNOWN = "/runs/acme~2Fr0123456789abcdef"  # a well-formed id of no run
+
 WRONG = "wrong-key-0123456789"
 
 
@@ -37,11 +39,11 @@ def _cookie_of(response: httpx.Response, name: str) -> str:
 async def test_a_valid_key_authenticates_from_a_client_over_the_limit(tmp_path: Path) -> None:
     async with running_host(str(tmp_path / "s.db")) as host:
         for _ in range(MAX_AUTH_FAILURES):
-            assert (await host.get("/runs/acme~2Fr0123456789abcdef", key=WRONG)).status_code == 401
-        limited = await host.get("/runs/acme~2Fr0123456789abcdef", key=WRONG)
-        right = await host.get("/runs/acme~2Fr0123456789abcdef", key=KEY_A)
+            assert (await host.get(UNKNOWN, key=WRONG)).status_code == 401
+        limited = await host.get(UNKNOWN, key=WRONG)
+        right = await host.get(UNKNOWN, key=KEY_A)
         other_tenant = await host.get("/runs/other~2Fr0123456789abcdef", key=KEY_B)
-        still = await host.get("/runs/acme~2Fr0123456789abcdef", key=WRONG)
+        still = await host.get(UNKNOWN, key=WRONG)
     assert limited.status_code == 429
     assert int(limited.headers["Retry-After"]) >= 1
     assert right.status_code == 404  # authenticated: no such run
@@ -56,7 +58,7 @@ async def test_view_login_is_limited_like_the_api(tmp_path: Path) -> None:
         for _ in range(MAX_AUTH_FAILURES + 1):
             codes.append((await host.client.post("/view/login", data={"key": WRONG})).status_code)
         limited = await host.client.post("/view/login", data={"key": WRONG})
-        api = await host.get("/runs/acme~2Fr0123456789abcdef", key=WRONG)  # one count for both doors
+        api = await host.get(UNKNOWN, key=WRONG)  # one count for both doors
         signed = await host.client.post("/view/login", data={"key": KEY_A})
     assert codes == [401] * MAX_AUTH_FAILURES + [429, 429]
     assert 'id="message" role="alert">this API key is not recognized' in first.text
@@ -255,7 +257,7 @@ def _served(tmp_path: Path, **config: Any) -> Iterator[str]:
 
 def _bad(client: httpx.Client, forwarded: str) -> int:
     headers = {"Authorization": f"Bearer {WRONG}", "X-Forwarded-For": forwarded}
-    return client.get("/runs/acme~2Fr0123456789abcdef", headers=headers).status_code
+    return client.get(UNKNOWN, headers=headers).status_code
 
 
 def test_forwarded_for_from_an_untrusted_peer_does_not_evade_the_limit(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from tests.host.helpers import KEY_A, host_config, running_host, segment
 from wopeval.host.auth import MAX_AUTH_FAILURES
 from wopeval.host.config import ConfigError, parse_config
 
+UNKNOWN = "/runs/acme~2Fr0123456789abcdef"  # a well-formed id of no run
+
 
 @pytest.mark.parametrize("key", ["k", "short-key", "a" * 64, "abababababababababab"])
 def test_weak_keys_are_refused_at_start_up(key: str) -> None:
@@ -22,10 +24,10 @@ async def test_failed_authentication_is_rate_limited_per_client(store_url: str) 
     async with running_host(store_url) as host:
         codes = []
         for _ in range(MAX_AUTH_FAILURES + 3):
-            response = await host.get("/runs/acme~2Fr0123456789abcdef", key="wrong-key-0123456789")
+            response = await host.get(UNKNOWN, key="wrong-key-0123456789")
             codes.append(response.status_code)
-        limited = await host.get("/runs/acme~2Fr0123456789abcdef", key="wrong-key-0123456789")
-        right = await host.get("/runs/acme~2Fr0123456789abcdef", key=KEY_A)  # failures only are limited
+        limited = await host.get(UNKNOWN, key="wrong-key-0123456789")
+        right = await host.get(UNKNOWN, key=KEY_A)  # failures only are limited
     assert codes[:MAX_AUTH_FAILURES] == [401] * MAX_AUTH_FAILURES
     assert set(codes[MAX_AUTH_FAILURES:]) == {429}
     assert limited.status_code == 429
