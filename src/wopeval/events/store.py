@@ -64,8 +64,8 @@ from wopeval.events.records import (
     UnknownRunError,
     _check_status,
 )
-from wopeval.events.registry import RunRegistry
-from wopeval.events.schema import (
+from wopeval.events.run_registry import RunRegistry
+from wopeval.events.tables import (
     apply_migrations,
     create_store_engine,
     drain_sqlite_workers,
@@ -126,7 +126,7 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         self._lingering: asyncio.Future[None] | None = None  # the writer lingers on it
         self._hurried = False  # an appender waits: the writer does not linger
         self._next_sequence: dict[str, int] = {}
-        self._held: set[str] = set()  # the claims: events.registry
+        self._held: set[str] = set()  # the claims: events.run_registry
         self._lost: dict[str, str | None] = {}
         # Counters (tests check structure through them, not time): batches written, and driver
         # round trips made for them.

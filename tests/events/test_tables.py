@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, MetaData, inspect, text
 
-from wopeval.events.schema import (
+from wopeval.events.store import EventStore
+from wopeval.events.tables import (
     MIGRATIONS,
     SchemaVersionError,
     apply_migrations,
     create_store_engine,
     metadata,
 )
-from wopeval.events.store import EventStore
 from wopeval.events.urls import normalize_store_url
 
 

@@ -27,7 +27,7 @@ from wopeval.events.records import (
     _record_row,
     _row_record,
 )
-from wopeval.events.schema import dumps_json, runs
+from wopeval.events.tables import dumps_json, runs
 from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
 
 if TYPE_CHECKING:
