@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from wopeval.events.connections import sqlite_workers
 from wopeval.events.store import EventStore
-from wopeval.events.tables import sqlite_workers
 
 
 def test_a_failed_sqlite_open_leaves_no_worker_to_die_on_a_closed_loop(

@@ -27,6 +27,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from wopeval.errors import StoreError
 from wopeval.events.appends import Pending, QueuedEvent, open_appender
+from wopeval.events.connections import (
+    create_store_engine,
+    drain_sqlite_workers,
+    ensure_sqlite_wal,
+    sqlite_workers,
+)
 from wopeval.events.log import END_STATUS, EventLog
 from wopeval.events.notify import PG_FALLBACK_SECONDS, SQLITE_POLL_SECONDS, LogNotifier
 from wopeval.events.reads import LogReads
@@ -42,13 +48,7 @@ from wopeval.events.records import (
     UnknownRunError,
 )
 from wopeval.events.run_registry import RunRegistry
-from wopeval.events.tables import (
-    apply_migrations,
-    create_store_engine,
-    drain_sqlite_workers,
-    ensure_sqlite_wal,
-    sqlite_workers,
-)
+from wopeval.events.tables import apply_migrations
 from wopeval.events.urls import normalize_store_url, sqlite_path
 from wopeval.events.writes import MAX_BATCH, run_to_completion
 from wopeval.wire.events import RunEvent

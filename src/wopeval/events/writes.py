@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from wopeval.errors import StoreError
 from wopeval.events.appends import Pending, is_busy, wake
+from wopeval.events.connections import transaction
 from wopeval.events.ids import utc_now
 from wopeval.events.notify import LogNotifier
 from wopeval.events.records import (
@@ -30,7 +31,7 @@ from wopeval.events.records import (
     UnknownRunError,
     claim_lost_message,
 )
-from wopeval.events.tables import ENDED_MESSAGE, events, insert_events_sql, runs, transaction
+from wopeval.events.tables import ENDED_MESSAGE, events, insert_events_sql, runs
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent
 from wopeval.wire.vocab import TERMINAL_TYPES
 
