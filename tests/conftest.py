@@ -83,7 +83,7 @@ SLOW_FIRST = (
     "tests/service/test_shards.py",
     "tests/host/test_create_refusals.py",
     "tests/service/test_run_service.py",
-    "tests/suite/test_suite_schema.py",
+    "tests/suite/test_json_schemas.py",
     "tests/robust/test_run_end.py",
     "tests/conformance/test_kit_core_against_serve.py",
     "tests/host/test_serve_cmd.py",
@@ -139,7 +139,7 @@ SLOW_FILES = frozenset(
         "tests/agents/test_cli_agents.py",
         "tests/agents/test_toolspec.py",
         "tests/robust/test_limits.py",
-        "tests/events/test_schema.py",
+        "tests/events/test_tables.py",
     }
 )
 # Single tests that take seconds (real servers, large generated inputs): by node id prefix.

@@ -30,7 +30,7 @@ FROZEN = "2026-01-01T00:00:00.000Z"
 @pytest.fixture(autouse=True)
 def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commit timestamps frozen, so latencies (and so whole summaries) compare exactly."""
-    monkeypatch.setattr("wopeval.events.store.utc_now", lambda: FROZEN)
+    monkeypatch.setattr("wopeval.events.log.utc_now", lambda: FROZEN)
 
 
 def _run(*args: str) -> tuple[int, str]:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from wopeval.cli.app import app
 from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_OK
-from wopeval.suite.schema import suite_json_schema, summary_json_schema
+from wopeval.suite.json_schemas import suite_json_schema, summary_json_schema
 
 SUITES = Path(__file__).resolve().parents[1] / "data" / "suites"
 VALID = SUITES / "valid"

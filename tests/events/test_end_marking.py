@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import select, text
 
 from tests.events.helpers import run_record
-from wopeval.events.schema import runs
 from wopeval.events.store import EventStore, RunEndedError
+from wopeval.events.tables import runs
 from wopeval.wire.events import RunCompleted
 from wopeval.wire.vocab import RUN_COMPLETED
 

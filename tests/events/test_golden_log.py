@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from sqlalchemy import column, insert, table
 
-from wopeval.events.schema import MIGRATIONS, apply_migrations, create_store_engine
+from wopeval.events.connections import create_store_engine
 from wopeval.events.store import EventStore, RunEndedError, RunRecord
+from wopeval.events.tables import MIGRATIONS, apply_migrations
 from wopeval.events.urls import normalize_store_url
 from wopeval.wire.events import TERMINAL_TYPES
 

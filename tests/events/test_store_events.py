@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from tests.events.helpers import MakeRun, run_record
 from wopeval.events import store as store_module
 from wopeval.events.ids import EVENT_ID_PATTERN
-from wopeval.events.schema import insert_events_sql
 from wopeval.events.store import EventStore, StoreClosedError, UnknownRunError
+from wopeval.events.tables import insert_events_sql
 from wopeval.events.urls import normalize_store_url
 from wopeval.wire.events import EVAL_SCORED, RUN_STARTED, TOOL_CALLED, EvalScored, RunEvent
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wopeval.events.schema import sqlite_workers
+from wopeval.events.connections import sqlite_workers
 from wopeval.events.store import EventStore
 
 

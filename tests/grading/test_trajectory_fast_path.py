@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wopeval.grading import matching, patterns
-from wopeval.grading.flow import class_matching
+from wopeval.grading import classgraph, patterns
+from wopeval.grading.class_matching import class_matching
+from wopeval.grading.classgraph import build_graph
 from wopeval.grading.jsonmatch import (
     _ENCODER,
     _normalized,
@@ -26,7 +27,6 @@ from wopeval.grading.jsonmatch import (
     json_equal,
     matches,
 )
-from wopeval.grading.matching import build_graph
 from wopeval.grading.trajectory import ObservedCall, grade_trajectory
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation, TrajectoryMode
 
@@ -252,7 +252,7 @@ def test_0244_A_each_call_is_keyed_once(shape: str, monkeypatch: pytest.MonkeyPa
         return counted
 
     monkeypatch.setattr(patterns, "canonical_json", counting(keyed, canonical_json))
-    monkeypatch.setattr(matching, "canonical_json", counting(looked_up, canonical_json))
+    monkeypatch.setattr(classgraph, "canonical_json", counting(looked_up, canonical_json))
     graph = build_graph(expected, observed)
     class_matching(graph)
     # Expected: every exact pattern once (a subset object pattern is keyed by its terms

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wopeval.grading.flow import class_matching
+from wopeval.grading.class_matching import class_matching
+from wopeval.grading.classgraph import build_graph
 from wopeval.grading.jsonmatch import json_subset
-from wopeval.grading.matching import build_graph
 from wopeval.grading.trajectory import ObservedCall
 from wopeval.suite.models import ExpectedCall
 

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wopeval.grading import patterns
+from wopeval.grading.classgraph import build_graph
 from wopeval.grading.jsonmatch import matches
-from wopeval.grading.matching import build_graph
 from wopeval.grading.trajectory import ObservedCall, grade_trajectory
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation, TrajectoryMode
 

@@ -45,7 +45,7 @@ FROZEN = "2026-01-01T00:00:00.000Z"
 @pytest.fixture(autouse=True)
 def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every commit timestamp the same: latencies are 0 in every run (compared exactly)."""
-    monkeypatch.setattr("wopeval.events.store.utc_now", lambda: FROZEN)
+    monkeypatch.setattr("wopeval.events.log.utc_now", lambda: FROZEN)
 
 
 def _suite(count: int = 5) -> AgentEvalSuite:

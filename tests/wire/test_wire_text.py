@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wopeval.events.appends import queued_payload
-from wopeval.events.schema import dumps_json
+from wopeval.events.tables import dumps_json
 from wopeval.wire.events import Decided, Payload, ProviderUsage, ToolCalled, ToolReturned
 
 JSON = st.recursive(

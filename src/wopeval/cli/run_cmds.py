@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import AsyncExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import anyio
 import typer
@@ -25,25 +25,45 @@ from wopeval.cli.agent_opts import (
     JudgePriceOutOpt,
     JudgeTrajectoryOpt,
     ModelOpt,
-    cli_judge,
-    install_cli_agent,
 )
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_RUN_ERROR,
-    check_finite,
     fail_input,
     opened_store,
-    store_option,
 )
 from wopeval.cli.gate_opts import RunGateOpt, chosen_gate, stored_gate, verdict_exit
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
+from wopeval.cli.run_opts import (
+    AgentOpt,
+    AlphaOpt,
+    BaselineOpt,
+    ConcurrencyOpt,
+    ExecutorOpt,
+    GroupOpt,
+    JsonOpt,
+    JudgeOpt,
+    MaxCostOpt,
+    McpOpt,
+    MethodOpt,
+    OverrideTargetOpt,
+    RayAddressOpt,
+    ResumeOpt,
+    ShardOpt,
+    StoreOpt,
+    SuiteArg,
+    ToolOpt,
+    TrialTimeoutOpt,
+    check_run_options,
+    refuse_with_resume,
+)
+from wopeval.cli.run_target import RunTarget, resolve_target
 from wopeval.compare import registered_methods
-from wopeval.engine.judge import Judge, JudgeRequired, JudgeSpend
-from wopeval.engine.registry import AgentNotFound, Registry, import_object
-from wopeval.engine.run import RunHandle, RunSettings, check_runnable
+from wopeval.engine.judge import Judge, JudgeSpend
+from wopeval.engine.registry import Registry, import_object
+from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.errors import UserError
 from wopeval.grading.gate import DEFAULT_GATE, decide
 from wopeval.service.leases import ClaimWatch, holding_runs
@@ -56,9 +76,6 @@ if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first tria
     from wopeval.cli.merge_cmd import ShardOption
     from wopeval.grading.detail import RunDetail
 
-StoreOpt = Annotated[str | None, store_option()]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
-
 
 def _load(path: Path) -> AgentEvalSuite:
     try:
@@ -67,68 +84,22 @@ def _load(path: Path) -> AgentEvalSuite:
         fail_input("\n".join(str(e) for e in exc.errors), title=f"invalid suite {path}")
 
 
-def _choose_agent(
-    suite: AgentEvalSuite, agent: str | None, override: bool, registry: Registry
-) -> str:
-    chosen = agent or suite.targetAgentId
-    if chosen is None:
-        fail_input("--agent is required: the suite declares no targetAgentId")
-    registry.resolve(chosen)  # an unknown agent is reported as such, before any target advice
-    if suite.targetAgentId and chosen != suite.targetAgentId and not override:
-        fail_input(
-            f"targetAgentId: the suite is authored for {suite.targetAgentId!r}, not {chosen!r} "
-            "(pass --override-target to run it anyway)"
-        )
-    return chosen
-
-
 def run(
     ctx: typer.Context,
-    suite_path: Annotated[
-        Path | None, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")
-    ] = None,
-    agent: Annotated[
-        str | None,
-        typer.Option(
-            help="Agent id or import path 'package.module:attr' (default: targetAgentId)."
-        ),
-    ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Trials running at once.")] = 8,
-    trial_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per trial.")] = 300.0,
-    max_cost: Annotated[
-        float | None, typer.Option(min=0, help="Run-wide cost ceiling in USD (counts every trial).")
-    ] = None,
-    judge: Annotated[
-        str | None, typer.Option(help="Judge for rubric tasks: 'package.module:attr'.")
-    ] = None,
-    tool: Annotated[
-        list[str] | None,
-        typer.Option(help="Live tool NAME=package.module:attr (repeatable)."),
-    ] = None,
-    mcp: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Live tools from an MCP server over stdio: '[PREFIX=]COMMAND [ARG ...]', e.g. "
-            "'crm:=python3 -m crm_server' (repeatable)."
-        ),
-    ] = None,
-    override_target: Annotated[bool, typer.Option(help="Run against another agent.")] = False,
-    baseline: Annotated[
-        str | None,
-        typer.Option(help="Regression mode: compare against this completed run of the same suite."),
-    ] = None,
-    method: Annotated[
-        str, typer.Option(help="Regression method (with --baseline).")
-    ] = "paired-bootstrap",
-    alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="Regression alpha.")] = 0.05,
-    executor: Annotated[
-        str,
-        typer.Option(help="Where trials run: 'local' (this process) or 'ray' (Ray workers)."),
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(help="With --executor ray: the Ray cluster to join (default: a local one)."),
-    ] = None,
+    suite_path: SuiteArg = None,
+    agent: AgentOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    trial_timeout: TrialTimeoutOpt = 300.0,
+    max_cost: MaxCostOpt = None,
+    judge: JudgeOpt = None,
+    tool: ToolOpt = None,
+    mcp: McpOpt = None,
+    override_target: OverrideTargetOpt = False,
+    baseline: BaselineOpt = None,
+    method: MethodOpt = "paired-bootstrap",
+    alpha: AlphaOpt = 0.05,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
     agent_file: AgentFileOpt = None,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
@@ -139,26 +110,9 @@ def run(
     judge_trajectory: JudgeTrajectoryOpt = False,
     judge_price_in: JudgePriceInOpt = None,
     judge_price_out: JudgePriceOutOpt = None,
-    resume: Annotated[
-        str | None,
-        typer.Option(
-            metavar="RUN",
-            help="Finish this interrupted run with its stored suite, agent and settings; give "
-            "its live tools (--tool) and judge (--judge) again.",
-        ),
-    ] = None,
-    shard: Annotated[
-        str | None,
-        typer.Option(
-            metavar="i/N",
-            help="Run only shard i of N (0-based: 0 ≤ i < N) of the trials; grade the shards "
-            "together with `wopeval merge` (docs/distributed.md).",
-        ),
-    ] = None,
-    group: Annotated[
-        str | None,
-        typer.Option(help="With --shard: the run group (default: from the suite and settings)."),
-    ] = None,
+    resume: ResumeOpt = None,
+    shard: ShardOpt = None,
+    group: GroupOpt = None,
     gate: RunGateOpt = DEFAULT_GATE,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
@@ -167,44 +121,17 @@ def run(
 
     It passes by its gate (--gate): RFC 0244's suite gate unless told otherwise."""
     if resume is not None:
-        if shard is not None or group is not None:
-            fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
-        _refuse_with_resume(ctx)
+        refuse_with_resume(ctx, shard, group)
         _resume(resume, tool, judge, store, as_json)
     if suite_path is None:
         fail_input("SUITE is required (or --resume RUN)")
-    sharded = None
-    if shard is not None or group is not None:
-        from wopeval.cli.merge_cmd import shard_option
-
-        sharded = shard_option(shard, group)
-    _check_executor(executor, ray_address, mcp)
-    check_finite("--trial-timeout", trial_timeout)
-    check_finite("--max-cost", max_cost)
+    sharded = check_run_options(executor, ray_address, mcp, trial_timeout, max_cost, shard, group)
     suite = _load(suite_path)
-    registry = Registry()
     options = AgentOptions(agent_file, model, base_url, api_key_env, agent_cmd)
-    chosen = install_cli_agent(
-        registry, suite, options, agent=agent, timeout_s=trial_timeout, max_cost_usd=max_cost
-    )
-    if chosen is not None:
-        agent, override_target, mcp = chosen.agent_id, True, [*chosen.mcp, *(mcp or ())]
-    if judge and judge_model:
-        fail_input("--judge and --judge-model cannot be combined")
-    try:
-        agent_id = _choose_agent(suite, agent, override_target, registry)
-        for spec in tool or ():
-            name, _, ref = spec.partition("=")
-            if not name or not ref:
-                fail_input(f"--tool: {spec!r} is not NAME=package.module:attr")
-            registry.register_tool(name, import_object(ref))
-        judge_price = (judge_price_in, judge_price_out)
-        llm_judge = cli_judge(judge_model, judge_base_url, options, judge_trajectory, judge_price)
-        judge_obj: Judge | None = import_object(judge) if judge else llm_judge
-        check_runnable(suite, judge_obj)
-        mcp_specs = _mcp_specs(mcp)
-    except (AgentNotFound, JudgeRequired, ValueError) as exc:
-        fail_input(str(exc))
+    target = resolve_target(
+        suite, options, agent, override_target, tool, mcp, trial_timeout, max_cost,
+        judge, judge_model, judge_base_url, judge_trajectory, (judge_price_in, judge_price_out),
+    )  # fmt: skip
     if method not in registered_methods():
         fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
     settings = RunSettings(
@@ -216,8 +143,17 @@ def run(
         regression_method=method,
         alpha=alpha,
         executor="ray" if executor == "ray" else "local",
-        metadata=dict(chosen.metadata) if chosen is not None else {},
+        metadata=target.metadata,
     )
+    total = _trial_total(suite, sharded, shard)
+    run_id, summary, detail, interrupted = _run_suite(
+        store, as_json, executor, ray_address, suite, target, settings, total, sharded
+    )
+    _finish(run_id, summary, detail, interrupted, suite, target, settings, sharded, store, as_json)
+
+
+def _trial_total(suite: AgentEvalSuite, sharded: ShardOption | None, shard: str | None) -> int:
+    """The trials this command runs (its shard's, when sharded; an empty shard is warned of)."""
     total = len(suite.tasks) * suite.trial_plan.effective_count
     if sharded is not None:
         from wopeval.cli.merge_cmd import shard_total
@@ -230,22 +166,37 @@ def run(
                 "than the shards): it records an empty run",
                 err=True,
             )
+    return total
+
+
+def _run_suite(
+    store: str | None,
+    as_json: bool,
+    executor: str,
+    ray_address: str | None,
+    suite: AgentEvalSuite,
+    target: RunTarget,
+    settings: RunSettings,
+    total: int,
+    sharded: ShardOption | None,
+) -> tuple[str, EvalSummary | None, RunDetail | None, bool]:
+    """Run it (on Ray when asked, started or joined for this command and shut down after)."""
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
         # an agent's print() never corrupts --json
         with _store_away(store, as_json), user_output_to_stderr():
-            run_id, summary, detail, interrupted = anyio.run(
+            return anyio.run(
                 _execute,
                 store,
                 suite,
-                agent_id,
-                registry,
+                target.agent_id,
+                target.registry,
                 settings,
-                judge_obj,
+                target.judge,
                 total,
                 show_progress,
-                mcp_specs,
+                target.mcp_specs,
                 sharded,
             )
     finally:
@@ -253,6 +204,21 @@ def run(
             from wopeval.engine.distributed import shutdown_ray
 
             shutdown_ray()
+
+
+def _finish(
+    run_id: str,
+    summary: EvalSummary | None,
+    detail: RunDetail | None,
+    interrupted: bool,
+    suite: AgentEvalSuite,
+    target: RunTarget,
+    settings: RunSettings,
+    sharded: ShardOption | None,
+    store: str | None,
+    as_json: bool,
+) -> None:
+    """Report the run (or its stop, or its shard) and exit by its gate."""
     if summary is None:
         _stopped(run_id, interrupted, store, as_json)
     if sharded is not None:
@@ -260,33 +226,11 @@ def run(
 
         report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json, store)
     spent = None
-    if judge_obj is not None:
+    if target.judge is not None:
         from wopeval.cli.judge_out import judge_spend_of
 
         spent = judge_spend_of(store, run_id)
     _report(run_id, summary, as_json, suite, detail, spent, settings.gate)
-
-
-# What --resume takes: the run keeps its stored suite, agent and settings; the live tools and
-# the judge are this process's own, so they are given again.
-_RESUME_TAKES = frozenset({"resume", "tool", "judge", "store", "as_json"})
-
-
-def _refuse_with_resume(ctx: typer.Context) -> None:
-    """Options --resume would ignore are refused, naming them (the run's are kept)."""
-    given = []
-    for param in ctx.command.params:
-        name = param.name
-        if name is None or name in _RESUME_TAKES:
-            continue
-        source = ctx.get_parameter_source(name)
-        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
-            given.append("SUITE" if name == "suite_path" else param.opts[-1])
-    if given:
-        fail_input(
-            f"{', '.join(given)}: cannot be combined with --resume, which keeps the run's own "
-            "suite, agent and settings (give only --tool, --judge, --store, --json)"
-        )
 
 
 def _resume(
@@ -315,23 +259,6 @@ def _resume(
 
 def _never() -> NoReturn:
     raise AssertionError("a shard run's record names its shard")
-
-
-def _mcp_specs(mcp: list[str] | None) -> list[tuple[str, list[str]]]:
-    if not mcp:
-        return []
-    from wopeval.engine.mcp_tools import parse_mcp_spec
-
-    return [parse_mcp_spec(spec) for spec in mcp]
-
-
-def _check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
-    if executor not in ("local", "ray"):
-        fail_input(f"--executor: {executor!r} is not one of local, ray")
-    if executor != "ray" and ray_address is not None:
-        fail_input("--ray-address needs --executor ray")
-    if executor == "ray" and mcp:
-        fail_input("--mcp cannot be used with --executor ray: MCP sessions live in this process")
 
 
 def _start_ray(address: str | None) -> bool:

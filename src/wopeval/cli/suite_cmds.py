@@ -163,7 +163,7 @@ def schema(
 
     Every upstream-valid document is valid against it too.
     """
-    from wopeval.suite.schema import suite_json_schema, summary_json_schema
+    from wopeval.suite.json_schemas import suite_json_schema, summary_json_schema
 
     if name is SchemaName.agent:
         from wopeval.agents.definition import definition_json_schema

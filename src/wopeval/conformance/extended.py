@@ -25,8 +25,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wopeval.conformance import catalog as C
-from wopeval.conformance.catalog import Fixture
+from wopeval.conformance.catalog import (
+    EFFICIENCY_FIXTURE,
+    EXT_COST_EVERY_TRIAL,
+    EXT_EFFICIENCY_COUNTED,
+    EXT_EFFICIENCY_NOT_GATED,
+    EXT_FIXTURES,
+    EXT_FIXTURES_VALID,
+    EXT_GATING_SCORE_MEAN,
+    EXT_ONMISS_LIVE_REPORTED,
+    EXT_TRIAL_ISOLATION,
+    EXT_UNMATCHED_KEEPS_SCORE,
+    EXTENSIONS,
+    GATING_MEAN_FIXTURE,
+    ISOLATION_FIXTURE,
+    ONMISS_LIVE_FIXTURE,
+    UNMATCHED_SCORE_FIXTURE,
+    Fixture,
+)
 from wopeval.conformance.gating import (
     Captured,
     Gate,
@@ -46,20 +62,20 @@ from wopeval.conformance.report import RequirementResult
 from wopeval.conformance.suites import Suite, load_fixture
 
 EXT_LEGS: tuple[tuple[str, Fixture, LegCheck], ...] = (
-    (C.EXT_EFFICIENCY_COUNTED, C.EFFICIENCY_FIXTURE, check_efficiency_counted),
-    (C.EXT_EFFICIENCY_NOT_GATED, C.EFFICIENCY_FIXTURE, check_efficiency_not_gated),
-    (C.EXT_COST_EVERY_TRIAL, C.EFFICIENCY_FIXTURE, check_cost_every_trial),
-    (C.EXT_TRIAL_ISOLATION, C.ISOLATION_FIXTURE, check_trial_isolation),
-    (C.EXT_ONMISS_LIVE_REPORTED, C.ONMISS_LIVE_FIXTURE, check_onmiss_live),
-    (C.EXT_UNMATCHED_KEEPS_SCORE, C.UNMATCHED_SCORE_FIXTURE, check_unmatched_keeps_score),
-    (C.EXT_GATING_SCORE_MEAN, C.GATING_MEAN_FIXTURE, check_gating_mean),
+    (EXT_EFFICIENCY_COUNTED, EFFICIENCY_FIXTURE, check_efficiency_counted),
+    (EXT_EFFICIENCY_NOT_GATED, EFFICIENCY_FIXTURE, check_efficiency_not_gated),
+    (EXT_COST_EVERY_TRIAL, EFFICIENCY_FIXTURE, check_cost_every_trial),
+    (EXT_TRIAL_ISOLATION, ISOLATION_FIXTURE, check_trial_isolation),
+    (EXT_ONMISS_LIVE_REPORTED, ONMISS_LIVE_FIXTURE, check_onmiss_live),
+    (EXT_UNMATCHED_KEEPS_SCORE, UNMATCHED_SCORE_FIXTURE, check_unmatched_keeps_score),
+    (EXT_GATING_SCORE_MEAN, GATING_MEAN_FIXTURE, check_gating_mean),
 )
 
 
 def load_extensions() -> dict[Fixture, Suite | str]:
     """Read the extension fixtures; a string stands for one that could not be read."""
     suites: dict[Fixture, Suite | str] = {}
-    for fixture in C.EXT_FIXTURES:
+    for fixture in EXT_FIXTURES:
         try:
             suites[fixture] = load_fixture(fixture)
         except (OSError, ValueError) as exc:
@@ -73,10 +89,10 @@ def extension_results(
     captures: Mapping[Fixture, Captured],
 ) -> list[RequirementResult]:
     """One result per extension leg, in ``catalog.EXTENSIONS`` order."""
-    ids = tuple(fixture.fixture_id for fixture in C.EXT_FIXTURES)
+    ids = tuple(fixture.fixture_id for fixture in EXT_FIXTURES)
     results = [
-        leg_result(C.EXT_FIXTURES_VALID, check_ext_fixtures(suites), ids),
+        leg_result(EXT_FIXTURES_VALID, check_ext_fixtures(suites), ids),
         *fixture_leg_results(EXT_LEGS, gates, captures),
     ]
-    results.sort(key=lambda result: C.EXTENSIONS.index(result.requirement))
+    results.sort(key=lambda result: EXTENSIONS.index(result.requirement))
     return results

@@ -20,8 +20,22 @@ from typing import Any
 
 import httpx
 
-from wopeval.conformance import catalog as C
-from wopeval.conformance.catalog import Fixture
+from wopeval.conformance.catalog import (
+    CONTENT_FREE,
+    FIXTURE_MISS_FAILS,
+    FIXTURE_MISS_FIXTURE,
+    FIXTURES,
+    FIXTURES_VALID,
+    REQUIREMENTS,
+    TRAJECTORY_FIXTURE,
+    TRAJECTORY_GRADED,
+    TRIAL_STATS_FORMULA,
+    TRIALS_FIXTURE,
+    TRIALS_PER_TASK,
+    UNADVERTISED_REFUSED,
+    WIRE_SHAPE,
+    Fixture,
+)
 from wopeval.conformance.client import WireClient, WireError
 from wopeval.conformance.core import core_results
 from wopeval.conformance.extended import extension_results, load_extensions
@@ -66,16 +80,16 @@ async def _discover(client: WireClient) -> dict[str, Any]:
 
 
 FIXTURE_LEGS: tuple[tuple[str, Fixture, LegCheck], ...] = (
-    (C.TRAJECTORY_GRADED, C.TRAJECTORY_FIXTURE, check_trajectory),
-    (C.TRIALS_PER_TASK, C.TRIALS_FIXTURE, check_trials_per_task),
-    (C.TRIAL_STATS_FORMULA, C.TRIALS_FIXTURE, check_trial_stats),
-    (C.FIXTURE_MISS_FAILS, C.FIXTURE_MISS_FIXTURE, check_fixture_miss),
+    (TRAJECTORY_GRADED, TRAJECTORY_FIXTURE, check_trajectory),
+    (TRIALS_PER_TASK, TRIALS_FIXTURE, check_trials_per_task),
+    (TRIAL_STATS_FORMULA, TRIALS_FIXTURE, check_trial_stats),
+    (FIXTURE_MISS_FAILS, FIXTURE_MISS_FIXTURE, check_fixture_miss),
 )
 
 
 def _load_all() -> dict[Fixture, Suite | str]:
     suites: dict[Fixture, Suite | str] = {}
-    for fixture in C.FIXTURES:
+    for fixture in FIXTURES:
         try:
             suites[fixture] = load_fixture(fixture)
         except (OSError, ValueError) as exc:
@@ -93,8 +107,8 @@ def _shape_results(
     if good:
         ids = tuple(capture.fixture.fixture_id for capture in good)
         return [
-            leg_result(C.WIRE_SHAPE, check_wire_shape(good, advert.eval_suite or {}), ids),
-            leg_result(C.CONTENT_FREE, check_content_free(good), ids),
+            leg_result(WIRE_SHAPE, check_wire_shape(good, advert.eval_suite or {}), ids),
+            leg_result(CONTENT_FREE, check_content_free(good), ids),
         ]
     if advert.eval_suite is None:
         gate = Gate(False, Status.INAPPLICABLE, "agents.evalSuite is not advertised")
@@ -103,13 +117,13 @@ def _shape_results(
         gate = Gate(False, Status.FAIL if require else Status.SKIPPED, why)
     else:
         gate = Gate(False, Status.INAPPLICABLE, "no RFC 0244 facet is advertised")
-    return [not_run(C.WIRE_SHAPE, gate, ()), not_run(C.CONTENT_FREE, gate, ())]
+    return [not_run(WIRE_SHAPE, gate, ()), not_run(CONTENT_FREE, gate, ())]
 
 
 async def _refusal_result(
     client: WireClient, advert: Advert, suites: dict[Fixture, Suite | str]
 ) -> RequirementResult:
-    fixture = C.TRIALS_FIXTURE
+    fixture = TRIALS_FIXTURE
     ids = (fixture.fixture_id,)
     if advert.eval_suite is None:
         gate = Gate(False, Status.INAPPLICABLE, "agents.evalSuite is not advertised")
@@ -122,14 +136,14 @@ async def _refusal_result(
     else:
         gate = Gate(True)
     if not gate.runs:
-        return not_run(C.UNADVERTISED_REFUSED, gate, ids)
+        return not_run(UNADVERTISED_REFUSED, gate, ids)
     try:
         reply = await client.create_eval_run(fixture)
     except WireError as exc:
-        return RequirementResult(C.UNADVERTISED_REFUSED, Status.FAIL, str(exc), 1, (str(exc),), ids)
+        return RequirementResult(UNADVERTISED_REFUSED, Status.FAIL, str(exc), 1, (str(exc),), ids)
     if reply.status == 401:
         raise ConformanceInputError("the host refused the API key (401 on POST /runs)")
-    return leg_result(C.UNADVERTISED_REFUSED, check_refusal(reply), ids)
+    return leg_result(UNADVERTISED_REFUSED, check_refusal(reply), ids)
 
 
 def _gates(
@@ -167,8 +181,8 @@ async def run_conformance(
     """
     suites = _load_all()
     ext_suites = load_extensions() if extended else {}
-    all_ids = tuple(fixture.fixture_id for fixture in C.FIXTURES)
-    fixtures_valid = leg_result(C.FIXTURES_VALID, check_fixtures(suites), all_ids)
+    all_ids = tuple(fixture.fixture_id for fixture in FIXTURES)
+    fixtures_valid = leg_result(FIXTURES_VALID, check_fixtures(suites), all_ids)
     async with WireClient(base_url, api_key, transport=transport) as client:
         advert = Advert.from_discovery(await _discover(client))
         gates = _gates(advert, suites, require_behavior)
@@ -185,7 +199,7 @@ async def run_conformance(
         *_shape_results(advert, gates, captures, require_behavior),
         refusal,
     ]
-    results.sort(key=lambda result: C.REQUIREMENTS.index(result.requirement))
+    results.sort(key=lambda result: REQUIREMENTS.index(result.requirement))
     if extended:
         ext_captures = {f: c for f, c in every.items() if f in ext_suites}
         results += extension_results(ext_suites, ext_gates, ext_captures)

@@ -12,7 +12,7 @@ import copy
 import json
 from typing import Any
 
-from wopeval.events.schema import dumps_json
+from wopeval.events.tables import dumps_json
 
 __all__ = ["JsonCopies"]
 

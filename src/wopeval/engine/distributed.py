@@ -56,8 +56,8 @@ from wopeval.engine.trial import TrialEnv, record_skipped, run_trial, settle
 from wopeval.errors import RunError, UserError, describe
 from wopeval.events.emit import EmitsTyped
 from wopeval.events.ids import new_event_id, utc_now
-from wopeval.events.schema import dumps_json
 from wopeval.events.store import EventStore
+from wopeval.events.tables import dumps_json
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import Task
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent

@@ -19,8 +19,8 @@ from sqlalchemy import select
 from wopeval.engine.agent import Usage, usage_payload
 from wopeval.engine.sink import EventSink
 from wopeval.errors import UserError
-from wopeval.events.schema import events, row_event
 from wopeval.events.store import EventStore
+from wopeval.events.tables import events, row_event
 from wopeval.suite.models import Task
 from wopeval.wire.events import ProviderUsage
 from wopeval.wire.vocab import PROVIDER_USAGE

@@ -35,7 +35,7 @@ from wopeval.engine.toolspec import fixture_tool_names, merge_specs
 from wopeval.errors import describe, message_of, storable
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
-from wopeval.events.schema import dumps_json
+from wopeval.events.tables import dumps_json
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials

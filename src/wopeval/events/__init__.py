@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from wopeval.events.ids import new_event_id, new_run_id, utc_now
-from wopeval.events.schema import SchemaVersionError
 from wopeval.events.store import (
     INTERRUPTED_ERROR_CODE,
     RUN_STATUSES,
@@ -16,6 +15,7 @@ from wopeval.events.store import (
     StoreError,
     UnknownRunError,
 )
+from wopeval.events.tables import SchemaVersionError
 from wopeval.events.urls import DEFAULT_STORE_URL, STORE_ENV_VAR, normalize_store_url
 
 __all__ = [

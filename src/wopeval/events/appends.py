@@ -21,8 +21,9 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
+from wopeval.events.connections import SQLITE_PRAGMAS
 from wopeval.events.ids import EVENT_ID_PATTERN, new_event_id
-from wopeval.events.schema import SQLITE_PRAGMAS, dumps_json, dumps_tree
+from wopeval.events.tables import dumps_json, dumps_tree
 from wopeval.wire.events import PAYLOAD_MODELS, SCHEMA_VERSION, Payload, RunEvent
 
 _EVENT_ID_RE: Final = re.compile(EVENT_ID_PATTERN)

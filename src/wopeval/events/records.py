@@ -10,7 +10,7 @@ from typing import Any, Final
 from sqlalchemy import Row
 
 from wopeval.errors import RunNotFound, StoreError
-from wopeval.events.schema import dumps_json
+from wopeval.events.tables import dumps_json
 from wopeval.wire.request import RunRequest
 
 RUN_STATUSES: Final = ("pending", "running", "completed", "failed", "cancelling", "cancelled")

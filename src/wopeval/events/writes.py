@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from wopeval.errors import StoreError
 from wopeval.events.appends import Pending, is_busy, wake
+from wopeval.events.connections import transaction
 from wopeval.events.ids import utc_now
 from wopeval.events.notify import LogNotifier
 from wopeval.events.records import (
@@ -30,7 +31,7 @@ from wopeval.events.records import (
     UnknownRunError,
     claim_lost_message,
 )
-from wopeval.events.schema import ENDED_MESSAGE, events, insert_events_sql, runs, transaction
+from wopeval.events.tables import ENDED_MESSAGE, events, insert_events_sql, runs
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent
 from wopeval.wire.vocab import TERMINAL_TYPES
 
@@ -49,7 +50,7 @@ _T = TypeVar("_T")
 
 
 class Staged(NamedTuple):
-    """A staged batch: its rows in :func:`~wopeval.events.schema.insert_events_sql`'s order
+    """A staged batch: its rows in :func:`~wopeval.events.tables.insert_events_sql`'s order
     (the ``events`` columns but ``node_id`` and ``engine_version``), and the node ids of the
     rows that carry one, by row index."""
 
@@ -80,7 +81,7 @@ class BatchWrites:
     _taps: dict[str, Callable[[RunEvent], None]]
     notifier: LogNotifier
     owner: str | None
-    _held: set[str]  # the claims (events.registry)
+    _held: set[str]  # the claims (events.run_registry)
     _lost: dict[str, str | None]
     _mark_lost: Callable[[str, str | None], None]
     batches_written: int

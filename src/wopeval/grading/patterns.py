@@ -378,7 +378,8 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
 
 
 def compile_patterns(calls: Sequence[ExpectedCall]) -> Patterns:
-    """Group and index ``calls`` (the expected side of :func:`~wopeval.grading.matching.build`)."""
+    """Group and index ``calls`` (the expected side of
+    :func:`~wopeval.grading.classgraph.build`)."""
     patterns = Patterns(calls=tuple(calls))
     _group(patterns, calls)
     exact: dict[str, list[int]] = {}

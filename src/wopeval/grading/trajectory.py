@@ -21,12 +21,12 @@ Any observed call to a ``forbidden`` tool makes the trajectory unmatched whateve
 ``matchedCount`` is mode-independent: the size of a maximum one-to-one matching between
 expected and observed calls, ignoring order. Calls are grouped into classes with multiplicities
 and matched as a flow on the class graph. The expected side is grouped and indexed once per
-expectation (:func:`wopeval.grading.patterns.compiled`); :mod:`wopeval.grading.matching` looks
+expectation (:func:`wopeval.grading.patterns.compiled`); :mod:`wopeval.grading.classgraph` looks
 each observed call up in linear time (``exact`` by a hash bucket and a guarded ``==``, ``subset``
 through an index of (key path, leaf value) under each pattern's rarest term, ``ignore`` with no
-edges); :mod:`wopeval.grading.flow` runs the augmenting paths only among the classes that still
-compete. In ``exact`` mode, when every observed call matches the expected call at its position,
-that pairing is a matching of the largest possible size, so no graph is built (and an
+edges); :mod:`wopeval.grading.class_matching` runs the augmenting paths only among the classes
+that still compete. In ``exact`` mode, when every observed call matches the expected call at its
+position, that pairing is a matching of the largest possible size, so no graph is built (and an
 expectation not compiled yet is compared call by call, compiling nothing).
 """
 
@@ -36,8 +36,8 @@ import marshal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wopeval.grading.flow import class_matching
-from wopeval.grading.matching import ClassGraph, build, build_graph
+from wopeval.grading.class_matching import class_matching
+from wopeval.grading.classgraph import ClassGraph, build, build_graph
 from wopeval.grading.patterns import ExpectationMemo, Patterns, cached, compiled, uncompiled_matches
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 from wopeval.wire.summary import TrajectoryBlock
@@ -69,7 +69,7 @@ def observed_trajectory(
     return [call for call in observed if call.agent_id == target_agent_id]
 
 
-# --- the class graph and its matching (grading.patterns, grading.matching, grading.flow) ----
+# --- the class graph and its matching (grading.patterns, .classgraph, .class_matching) ---------
 
 
 def _build_graph(expected: Sequence[ExpectedCall], observed: Sequence[ObservedCall]) -> ClassGraph:

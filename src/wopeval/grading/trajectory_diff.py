@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from wopeval.grading.argdiff import arg_differences
-from wopeval.grading.matching import build
+from wopeval.grading.classgraph import build
 from wopeval.grading.patterns import compiled
 from wopeval.grading.trajectory import ObservedCall, class_matching, observed_trajectory
 from wopeval.suite.models import TrajectoryExpectation

@@ -24,7 +24,7 @@ from typing import Any
 
 from wopeval.engine.resume import ResumeState
 from wopeval.errors import UserError
-from wopeval.events.schema import dumps_json
+from wopeval.events.tables import dumps_json
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.request import GROUP_PATTERN, RunRequest, ShardRequest
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from sqlalchemy import func, or_, select
 
-from wopeval.events.schema import events, row_event, runs
 from wopeval.events.store import EventStore
+from wopeval.events.tables import events, row_event, runs
 from wopeval.grading.gate import GateVerdict, stored_verdict
 from wopeval.grading.reasons import reason_line
 from wopeval.wire.events import RunEvent, TrialFailed

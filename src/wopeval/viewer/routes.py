@@ -18,8 +18,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from sqlalchemy import Select, select
 
-from wopeval.events.schema import runs
 from wopeval.events.store import EventStore, RunRecord
+from wopeval.events.tables import runs
 from wopeval.viewer.compare import compare_page
 from wopeval.viewer.model import cell_of, run_page, trial_page
 from wopeval.viewer.queries import Outcome, RunFilter, outcomes, runs_page

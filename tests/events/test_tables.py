@@ -9,14 +9,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, MetaData, inspect, text
 
-from wopeval.events.schema import (
-    MIGRATIONS,
-    SchemaVersionError,
-    apply_migrations,
-    create_store_engine,
-    metadata,
-)
+from wopeval.events.connections import create_store_engine
 from wopeval.events.store import EventStore
+from wopeval.events.tables import MIGRATIONS, SchemaVersionError, apply_migrations, metadata
 from wopeval.events.urls import normalize_store_url
 
 

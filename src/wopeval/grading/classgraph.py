@@ -14,9 +14,9 @@ here each observed call is looked up against that index:
 
 Observed calls are grouped into classes by (tool, the expected classes they match): calls with
 the same neighbours are interchangeable in any matching, so no canonical key of the observed
-inputs is needed to group them. The flow (:mod:`wopeval.grading.flow`) is a first-fit pass,
-then Dinic's augmenting paths only inside the connected components of the graph where first fit
-saturates neither side.
+inputs is needed to group them. The matching (:mod:`wopeval.grading.class_matching`) is a
+first-fit pass, then Dinic's augmenting paths only inside the connected components of the
+graph where first fit saturates neither side.
 
 Linear in the calls' size, with one caveat no index avoids: the edges are the matching
 (pattern, observed) pairs, and distinct ``subset`` patterns can be built to share large candidate

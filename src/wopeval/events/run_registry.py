@@ -1,5 +1,5 @@
-"""The run registry half of the store: creating, finding and listing runs, marking them
-interrupted, and the owner/lease claims several hosts share one store by.
+"""The run registry half of the store: creating, finding and listing runs, moving them to a
+status, marking them interrupted, and the owner/lease claims several hosts share one store by.
 
 A mixin of :class:`~wopeval.events.store.EventStore`, which provides the connections.
 """
@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import Row, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from wopeval.events.ids import utc_now
@@ -21,13 +21,16 @@ from wopeval.events.records import (
     TERMINAL_STATUSES,
     DuplicateRunError,
     RunRecord,
+    RunTerminalError,
+    UnknownRunError,
     _check_record,
+    _check_status,
     _has_member,
     _lease_until,
     _record_row,
     _row_record,
 )
-from wopeval.events.schema import dumps_json, runs
+from wopeval.events.tables import dumps_json, runs
 from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
 
 if TYPE_CHECKING:
@@ -76,6 +79,42 @@ class RunRegistry:
             ) from exc
         if self.owner is not None:
             self._held.add(record.run_id)
+
+    async def set_status(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        summary: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> None:
+        """Move a run to ``status``; ``summary``/``error`` are stored when given.
+
+        A terminal run keeps its status: setting the same terminal status again may update the
+        summary or error, any other change raises :class:`RunTerminalError`.
+        """
+        _check_status(status)
+        values: dict[str, Any] = {"status": status, "updated_at": utc_now()}
+        if summary is not None:
+            values["summary"] = dumps_json(summary)
+        if error is not None:
+            values["error"] = dumps_json(error)
+        stmt = (
+            update(runs)
+            .where(
+                runs.c.run_id == run_id,
+                or_(runs.c.status.not_in(TERMINAL_STATUSES), runs.c.status == status),
+            )
+            .values(values)
+        )
+        result = await self._locked_write(lambda w: w.execute(stmt))
+        if result.rowcount == 0:
+            current = await self.get_run(run_id)
+            if current is None:
+                raise UnknownRunError(f"no run {run_id!r}")
+            raise RunTerminalError(f"run {run_id!r} is already {current.status}")
+        if status in TERMINAL_STATUSES:
+            self._next_sequence.pop(run_id, None)
 
     async def find_by_idempotency_key(self, tenant: str, key: str) -> RunRecord | None:
         stmt = select(runs).where(runs.c.tenant == tenant, runs.c.idempotency_key == key)

@@ -4,12 +4,12 @@ First fit gives every expected class, in order, what its observed classes have l
 connected component of the graph where first fit saturates either side nothing larger exists;
 the other components (the classes that still compete) go to Dinic's augmenting paths, started
 from the first-fit flow. ``ignore`` classes have no edges: they take, per tool, whatever calls
-are left afterwards (see :mod:`wopeval.grading.matching` for why that is maximum).
+are left afterwards (see :mod:`wopeval.grading.classgraph` for why that is maximum).
 """
 
 from __future__ import annotations
 
-from wopeval.grading.matching import ClassGraph
+from wopeval.grading.classgraph import ClassGraph
 
 __all__ = ["class_matching"]
 

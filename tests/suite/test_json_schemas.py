@@ -26,8 +26,8 @@ from tests.suite.suite_strategies import (
     upstream_summaries,
 )
 from wopeval.suite import parse_suite, suite_to_document
+from wopeval.suite.json_schemas import DRAFT_2020_12, suite_json_schema, summary_json_schema
 from wopeval.suite.load import check_schema, read_document
-from wopeval.suite.schema import DRAFT_2020_12, suite_json_schema, summary_json_schema
 from wopeval.wire.summary import EvalSummary
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "openwop-v2"

@@ -1,0 +1,137 @@
+"""``wopeval run``'s own options (the agent and judge ones are in ``agent_opts``) and the checks
+made of them before the suite is read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from wopeval.cli.common import check_finite, fail_input, store_option
+
+if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
+    from wopeval.cli.merge_cmd import ShardOption
+
+SuiteArg = Annotated[Path | None, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")]
+AgentOpt = Annotated[
+    str | None,
+    typer.Option(help="Agent id or import path 'package.module:attr' (default: targetAgentId)."),
+]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Trials running at once.")]
+TrialTimeoutOpt = Annotated[float, typer.Option(min=0.001, help="Seconds per trial.")]
+MaxCostOpt = Annotated[
+    float | None, typer.Option(min=0, help="Run-wide cost ceiling in USD (counts every trial).")
+]
+JudgeOpt = Annotated[
+    str | None, typer.Option(help="Judge for rubric tasks: 'package.module:attr'.")
+]
+ToolOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="Live tool NAME=package.module:attr (repeatable)."),
+]
+McpOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="Live tools from an MCP server over stdio: '[PREFIX=]COMMAND [ARG ...]', e.g. "
+        "'crm:=python3 -m crm_server' (repeatable)."
+    ),
+]
+OverrideTargetOpt = Annotated[bool, typer.Option(help="Run against another agent.")]
+BaselineOpt = Annotated[
+    str | None,
+    typer.Option(help="Regression mode: compare against this completed run of the same suite."),
+]
+MethodOpt = Annotated[str, typer.Option(help="Regression method (with --baseline).")]
+AlphaOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="Regression alpha.")]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(help="Where trials run: 'local' (this process) or 'ray' (Ray workers)."),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(help="With --executor ray: the Ray cluster to join (default: a local one)."),
+]
+ResumeOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="RUN",
+        help="Finish this interrupted run with its stored suite, agent and settings; give "
+        "its live tools (--tool) and judge (--judge) again.",
+    ),
+]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="i/N",
+        help="Run only shard i of N (0-based: 0 ≤ i < N) of the trials; grade the shards "
+        "together with `wopeval merge` (docs/distributed.md).",
+    ),
+]
+GroupOpt = Annotated[
+    str | None,
+    typer.Option(help="With --shard: the run group (default: from the suite and settings)."),
+]
+StoreOpt = Annotated[str | None, store_option()]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+
+# What --resume takes: the run keeps its stored suite, agent and settings; the live tools and
+# the judge are this process's own, so they are given again.
+RESUME_TAKES = frozenset({"resume", "tool", "judge", "store", "as_json"})
+
+
+def refuse_with_resume(ctx: typer.Context, shard: str | None, group: str | None) -> None:
+    """Options --resume would ignore are refused, naming them (the run's are kept)."""
+    if shard is not None or group is not None:
+        fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
+    given = []
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or name in RESUME_TAKES:
+            continue
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            given.append("SUITE" if name == "suite_path" else param.opts[-1])
+    if given:
+        fail_input(
+            f"{', '.join(given)}: cannot be combined with --resume, which keeps the run's own "
+            "suite, agent and settings (give only --tool, --judge, --store, --json)"
+        )
+
+
+def check_run_options(
+    executor: str,
+    ray_address: str | None,
+    mcp: list[str] | None,
+    trial_timeout: float,
+    max_cost: float | None,
+    shard: str | None,
+    group: str | None,
+) -> ShardOption | None:
+    """The checks made before the suite is read; the shard asked for, if any."""
+    sharded = None
+    if shard is not None or group is not None:
+        from wopeval.cli.merge_cmd import shard_option
+
+        sharded = shard_option(shard, group)
+    check_executor(executor, ray_address, mcp)
+    check_finite("--trial-timeout", trial_timeout)
+    check_finite("--max-cost", max_cost)
+    return sharded
+
+
+def check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
+    if executor not in ("local", "ray"):
+        fail_input(f"--executor: {executor!r} is not one of local, ray")
+    if executor != "ray" and ray_address is not None:
+        fail_input("--ray-address needs --executor ray")
+    if executor == "ray" and mcp:
+        fail_input("--mcp cannot be used with --executor ray: MCP sessions live in this process")
+
+
+__all__ = [
+    "RESUME_TAKES",
+    "check_executor",
+    "check_run_options",
+    "refuse_with_resume",
+]
