@@ -28,12 +28,12 @@ from wopeval.cli.agent_opts import (
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
-    EXIT_OK,
     check_finite,
     fail_input,
     opened_store,
     store_option,
 )
+from wopeval.cli.outage import infrastructure_json, run_exit_code
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.compare import registered_methods
@@ -432,6 +432,7 @@ def _report(
         doc: dict[str, Any] = {"runId": run_id, "summary": summary.to_wire()}
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc["failures"] = failures_json(detail)
+            doc["infrastructureFailures"] = infrastructure_json(detail)
         typer.echo(json.dumps(doc))
     else:
         from rich.console import Console
@@ -439,7 +440,7 @@ def _report(
         from wopeval.cli.render import print_summary
 
         print_summary(Console(), summary, run_id, suite, detail=detail)
-    raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
+    raise typer.Exit(run_exit_code(run_id, summary.passed, detail))
 
 
 def register(app: typer.Typer) -> None:

@@ -23,16 +23,26 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from wopeval.engine.agent import PERMISSIVE_SCHEMA, ToolSpec
 from wopeval.engine.gateway import LiveTool
 from wopeval.engine.toolspec import object_schema
-from wopeval.errors import RunError
+from wopeval.errors import InfrastructureError, RunError, UserError, require_extra, unwrap
 
 if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.types import CallToolResult, ContentBlock, Tool
 
 PREFIX_PATTERN = r"[A-Za-z0-9._~:/-]*"
+
+
+class McpServerFailed(UserError):
+    """An MCP server did not start (not found, exited, or never answered ``initialize``)."""
+
+
+class McpServerDied(InfrastructureError):
+    """An MCP server exited while the run was using it."""
 
 
 class McpToolError(RunError):
@@ -86,22 +96,33 @@ async def mcp_live_tools(
     closed, then SIGTERM/SIGKILL after the SDK's grace period). A tool must not be called after
     the context has closed.
     """
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
     if not command:
         raise ValueError("an MCP server command needs at least the executable")
+    require_extra("mcp", "mcp", "an MCP server (--mcp, an agent's mcp)")
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    server = shlex.join(command)
     params = StdioServerParameters(
         command=command[0], args=list(command[1:]), env=dict(env) if env is not None else None
     )
     # The server's stderr goes to the process's real stderr, whatever sys.stderr is replaced by.
     errlog = sys.__stderr__ if sys.__stderr__ is not None else sys.stderr
-    async with (
-        stdio_client(params, errlog=errlog) as (read_stream, write_stream),
-        ClientSession(read_stream, write_stream) as session,
-    ):
-        await session.initialize()
-        tools = await _list_all_tools(session)
-        yield {prefix + tool.name: _live_tool(session, tool, prefix) for tool in tools}
+    started = False
+    try:
+        async with (
+            stdio_client(params, errlog=errlog) as (read_stream, write_stream),
+            ClientSession(read_stream, write_stream) as session,
+        ):
+            await session.initialize()
+            tools = await _list_all_tools(session)
+            started = True
+            yield {prefix + tool.name: McpLiveTool(session, tool, prefix, server) for tool in tools}
+    except Exception as exc:  # an exception group, too: the SDK's task groups wrap its errors
+        if started:
+            raise
+        raise McpServerFailed(
+            f"the MCP server {server!r} did not start: {_first_line(exc)}"
+        ) from None
 
 
 async def _list_all_tools(session: ClientSession) -> list[Tool]:
@@ -117,10 +138,12 @@ async def _list_all_tools(session: ClientSession) -> list[Tool]:
 
 
 class McpLiveTool:
-    """One MCP tool as a live tool; ``tool_spec`` keeps the server's ``inputSchema``."""
+    """One MCP tool as a live tool; ``tool_spec`` keeps the server's ``inputSchema``. A call
+    after its server has gone raises :class:`McpServerDied` (an infrastructure failure)."""
 
-    def __init__(self, session: ClientSession, tool: Tool, prefix: str) -> None:
+    def __init__(self, session: ClientSession, tool: Tool, prefix: str, server: str = "") -> None:
         self._session = session
+        self._server = server or tool.name
         self.name = tool.name
         schema = dict(tool.input_schema or {})
         self.tool_spec = ToolSpec(
@@ -131,12 +154,37 @@ class McpLiveTool:
     async def __call__(self, args: Any) -> Any:
         if args is not None and not isinstance(args, Mapping):
             raise TypeError(f"MCP tool {self.name!r} takes a JSON object of arguments")
-        result = await self._session.call_tool(self.name, arguments=dict(args or {}))
+        from mcp import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
+        try:
+            result = await self._session.call_tool(self.name, arguments=dict(args or {}))
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED:
+                raise
+            raise McpServerDied(
+                f"the MCP server {self._server!r} exited mid-run (tool {self.name!r}: "
+                f"{exc.message})"
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise McpServerDied(
+                f"the MCP server {self._server!r} exited mid-run (tool {self.name!r}: "
+                "its connection is closed)"
+            ) from None
         return tool_result_json(self.name, result)
 
 
-def _live_tool(session: ClientSession, tool: Tool, prefix: str) -> LiveTool:
-    return McpLiveTool(session, tool, prefix)
+def _first_line(exc: BaseException) -> str:
+    """What went wrong, in one line: the innermost single error of task groups, with its type
+    when its message alone would not say it."""
+    inner = unwrap(exc)
+    text = str(inner).strip().splitlines()[0][:300] if str(inner).strip() else ""
+    name = type(inner).__name__
+    if isinstance(inner, OSError) or not text:
+        return f"{name}: {text}" if text else name
+    if "closed" in text.lower():
+        return f"{text} (it exited before answering; its stderr above says why)"
+    return text
 
 
 def tool_result_json(name: str, result: CallToolResult) -> Any:

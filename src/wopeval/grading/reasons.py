@@ -157,7 +157,8 @@ def _reason(
     if view.error_label in ERROR_LABELS:
         details: dict[str, Any] = failure.model_dump(exclude_none=True) if failure else {}
         text = failure.message if failure is not None else view.error_label
-        if view.error_label == "agent-error" and failure is not None and failure.exceptionType:
+        raised = view.error_label in ("agent-error", "infrastructure")
+        if raised and failure is not None and failure.exceptionType:
             text = f"{failure.exceptionType}: {failure.message}"
         return view.error_label, f"{view.error_label}: {text}"[:300], details  # type: ignore[return-value]
     if grader_error is not None or verdict.label in ("grader-error", "unscored"):

@@ -344,6 +344,7 @@ FailureKind = Literal[
     "skipped-budget",
     "not-run",
     "interrupted",  # issue 13: a resumed run's trial that may have touched a live tool
+    "infrastructure",  # a model server, MCP server or agent process failed, not the agent
 ]
 
 

@@ -1,0 +1,59 @@
+"""A run's exit code when trials failed because a component failed, not the agent.
+
+A trial labelled ``infrastructure`` (its model server unreachable or failing, an MCP server or
+agent process that died: :mod:`wopeval.engine.outage`) says nothing about the agent. A run that
+did not pass with any such trial could not be judged: it exits ``3`` with one line naming the
+component, never ``1``, so a pipeline can tell an outage (retry) from a regression (block). A
+run that passed in spite of them passes, and says how many there were.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import typer
+
+from wopeval.cli.common import EXIT_FAILED, EXIT_OK, EXIT_RUN_ERROR
+
+if TYPE_CHECKING:
+    from wopeval.grading.detail import RunDetail
+
+__all__ = ["infrastructure_json", "run_exit_code"]
+
+INFRASTRUCTURE = "infrastructure"
+
+
+def _messages(detail: RunDetail) -> list[str]:
+    return [
+        cell.reason.message
+        for task in detail.tasks
+        for cell in task.cells
+        if cell.reason is not None and cell.reason.kind == INFRASTRUCTURE
+    ]
+
+
+def infrastructure_json(detail: RunDetail | None) -> int:
+    """``--json``'s ``infrastructureFailures``: how many trials failed for infrastructure."""
+    return detail.infrastructure_failures() if detail is not None else 0
+
+
+def run_exit_code(run_id: str, passed: bool, detail: RunDetail | None) -> int:
+    """The exit code of a run the gate judged ``passed`` or not: ``0`` passed; ``3`` it did not
+    and a trial failed for infrastructure; else ``1``. Says so on stderr in one line when any
+    trial failed for infrastructure (how many, and the commonest reason, naming the component)."""
+    messages = _messages(detail) if detail is not None else []
+    if messages:
+        assert detail is not None
+        total = sum(len(task.cells) for task in detail.tasks)
+        reason = " ".join(Counter(messages).most_common(1)[0][0].split())
+        reason = reason.removeprefix(f"{INFRASTRUCTURE}: ")
+        verdict = "the run passed" if passed else "the run could not be judged (exit 3)"
+        typer.echo(
+            f"outage: {len(messages)} of {total} trial(s) of run {run_id} failed for "
+            f"infrastructure, not the agent; {verdict}: {reason}",
+            err=True,
+        )
+    if passed:
+        return EXIT_OK
+    return EXIT_RUN_ERROR if messages else EXIT_FAILED

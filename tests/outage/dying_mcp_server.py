@@ -1,0 +1,28 @@
+"""An MCP server over stdio that fails as servers do, for the outage tests.
+
+``python3 dying_mcp_server.py`` serves one tool, ``lookup``, that kills the server (exit 3) when
+called: a server that dies mid-run. ``--exit-at-start`` exits before answering ``initialize``: a
+server that cannot start. Imports nothing from wopeval.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+
+def lookup(orderId: str) -> dict[str, str]:
+    """Look an order up: the server dies instead."""
+    sys.stderr.write("dying_mcp_server: exiting mid-call\n")
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    if "--exit-at-start" in sys.argv:
+        sys.stderr.write("dying_mcp_server: cannot start (no database)\n")
+        sys.exit(1)
+    server = MCPServer("dying")
+    server.tool(name="lookup")(lookup)
+    server.run()
