@@ -1,9 +1,11 @@
 """A loopback OpenAI-compatible server that fails the way outages do, on a real socket.
 
-``GET /v1/models/{id}`` answers the model (200) when it is one of ``models``, else OpenAI's 404
-``model_not_found``; ``POST /v1/chat/completions`` answers by ``mode``: ``answer`` (an assistant
-message), ``error-500`` (every request, with a 1 ms ``retry-after-ms`` so the SDK's retries are
-quick) or ``hang`` (never answers while the server is open). ``refused_url()`` is a URL nothing
+``GET /v1/models/{id}`` answers the model (200) when it is one of ``models``, else a 404 as
+``not_found`` says: OpenAI's (``model_not_found``), vLLM's (a message naming the model) or a
+server's without that route (``{"detail": "Not Found"}``). ``POST /v1/chat/completions``
+answers by ``mode``: ``answer`` (an assistant message), ``error-500`` (every request, with a 1 ms
+``retry-after-ms`` so the SDK's retries are quick) or ``hang`` (never answers while the server
+is open); in ``error-500`` mode ``GET`` answers 500 too. ``refused_url()`` is a URL nothing
 listens on. Every request's method and path is kept in ``requests``.
 """
 
@@ -19,6 +21,7 @@ from typing import Any, Literal
 from wopeval.agents.scripted_openai import Reply, completion_json
 
 Mode = Literal["answer", "error-500", "hang"]
+NotFound = Literal["openai", "vllm", "route"]
 
 
 def refused_url() -> str:
@@ -32,8 +35,16 @@ def refused_url() -> str:
 class ModelServer:
     """``with ModelServer("error-500") as server: server.base_url``."""
 
-    def __init__(self, mode: Mode, *, models: tuple[str, ...] = ("m1",), answer: str = "late"):
+    def __init__(
+        self,
+        mode: Mode,
+        *,
+        models: tuple[str, ...] = ("m1",),
+        not_found: NotFound = "openai",
+        answer: str = "late",
+    ) -> None:
         self.mode = mode
+        self.not_found = not_found
         self.models = models
         self.answer = answer
         self.requests: list[tuple[str, str]] = []
@@ -80,12 +91,7 @@ class ModelServer:
                     self._send(200, {"id": model, "object": "model", "created": 0,
                                      "owned_by": "test"})  # fmt: skip
                 else:
-                    error = {
-                        "message": f"The model '{model}' does not exist",
-                        "type": "invalid_request_error",
-                        "code": "model_not_found",
-                    }
-                    self._send(404, {"error": error})
+                    self._send(404, _not_found(server.not_found, model))
 
             def do_POST(self) -> None:
                 server.requests.append(("POST", self.path))
@@ -114,3 +120,13 @@ class ModelServer:
                 self.wfile.write(data)
 
         return Handler
+
+
+def _not_found(style: NotFound, model: str) -> dict[str, Any]:
+    if style == "route":
+        return {"detail": "Not Found"}
+    if style == "vllm":
+        return {"error": {"message": f"The model `{model}` does not exist.", "code": 404}}
+    message = f"The model '{model}' does not exist"
+    return {"error": {"message": message, "type": "invalid_request_error",
+                      "code": "model_not_found"}}  # fmt: skip

@@ -77,11 +77,10 @@ def build_agent(
 
 
 async def preflight(agent: object) -> None:
-    """The agent's own set-up check before any trial (an OpenAI-compatible agent asks its
-    server about the model), when it has one."""
-    check = getattr(agent, "preflight", None)
-    if check is not None:
-        await check()
+    """The set-up check before any trial: an OpenAI-compatible agent asks its server about its
+    model (:meth:`OpenAICompatAgent.preflight`); other agents have none."""
+    if isinstance(agent, OpenAICompatAgent):
+        await agent.preflight()
 
 
 def install_agent(

@@ -345,8 +345,8 @@ async def _execute(
         for prefix, command in mcp_specs:
             try:
                 tools = await stack.enter_async_context(mcp_live_tools(command, prefix=prefix))
-            except OSError as exc:
-                fail_input(f"--mcp: the MCP server {command[0]!r} could not be started: {exc}")
+            except UserError as exc:  # not installed, or did not start: before any trial
+                fail_input(f"--mcp: {exc}")
             for name, fn in tools.items():
                 if name in registry.live_tools:
                     fail_input(f"--mcp: tool {name!r} is already registered")

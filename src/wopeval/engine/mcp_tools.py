@@ -98,7 +98,7 @@ async def mcp_live_tools(
     """
     if not command:
         raise ValueError("an MCP server command needs at least the executable")
-    require_extra("mcp", "mcp", "an MCP server (--mcp, an agent's mcp)")
+    require_extra("mcp", "mcp", "an MCP server")
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     server = shlex.join(command)
