@@ -155,7 +155,7 @@ def run(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not."""
+    """Run a suite against an agent: every task × every trial. Exit 0 passed, 1 failed, 3 outage."""
     if resume is not None:
         if shard is not None or group is not None:
             fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
