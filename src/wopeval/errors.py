@@ -63,6 +63,20 @@ class InfrastructureError(RunError):
     """A component the run depends on failed, not the agent: the message names the component."""
 
 
+# The packages of wopeval's optional extras: a user's module that fails to import one of them is
+# told which extra installs it.
+EXTRA_OF = {"openai": "openai", "mcp": "mcp", "agents": "openai-agents",
+            "pydantic_ai": "pydantic-ai", "langgraph": "langchain", "langchain": "langchain",
+            "ray": "ray"}  # fmt: skip
+
+
+def extra_hint(error: ImportError) -> str:
+    """``"; pip install 'wopeval[x]'"`` when the missing module is an extra's package, else
+    ``""``."""
+    missing = (error.name or "").partition(".")[0]
+    return f"; pip install 'wopeval[{EXTRA_OF[missing]}]'" if missing in EXTRA_OF else ""
+
+
 def require_extra(module: str, extra: str, needed_by: str) -> None:
     """Import ``module`` or raise :class:`ExtraMissing` naming the ``wopeval[extra]`` to install
     (a set-up check, so the command is refused before any trial runs)."""
@@ -91,6 +105,7 @@ def envelope_code(error: WopevalError) -> str:
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_RUN_ERROR",
+    "EXTRA_OF",
     "ExtraMissing",
     "InfrastructureError",
     "NotFoundError",
@@ -101,6 +116,7 @@ __all__ = [
     "WopevalError",
     "envelope_code",
     "exit_code",
+    "extra_hint",
     "require_extra",
 ]
 

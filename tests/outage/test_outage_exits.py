@@ -233,6 +233,8 @@ async def test_a_model_the_server_does_not_have_is_refused_before_any_completion
          "pip install 'wopeval[mcp]'"),
         ("mcp", ("--agent-cmd", f"{sys.executable} -c pass"), "pip install 'wopeval[mcp]'"),
         ("pydantic_ai", ("--agent-file", "AGENT_FILE"), "pip install 'wopeval[pydantic-ai]'"),
+        ("pydantic_ai", ("--agent", "tests.agents.apps.pyd_app:agent"),
+         "No module named 'pydantic_ai'; pip install 'wopeval[pydantic-ai]'"),
     ],
 )  # fmt: skip
 async def test_a_missing_extra_is_refused_before_any_trial(
