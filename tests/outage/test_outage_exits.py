@@ -16,12 +16,15 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import yaml
 
+from tests.conftest import pg_admin, pg_create, pg_url
 from tests.outage.model_server import ModelServer, refused_url
 from wopeval.events.store import EventStore
 from wopeval.wire.events import RunEvent
@@ -250,3 +253,48 @@ async def test_a_missing_extra_is_refused_before_any_trial(
     assert "Traceback" not in ran.stderr
     assert fix in " ".join(ran.stderr.split())
     assert await _runs_of(store_url, suite_id) == []
+
+
+# --- the store lost under a running command: exit 3 ------------------------------------------
+
+
+async def _started_a_trial(url: str, suite_id: str) -> bool:
+    runs = await _runs_of(url, suite_id)
+    return bool(runs) and any(e.type == INVOCATION_STARTED for e in await _events(url, runs[0][0]))
+
+
+def _wait_for_a_trial(url: str, suite_id: str, process: subprocess.Popen[str]) -> None:
+    """Until the run has recorded a trial's start (the run is executing, its store in use)."""
+    while process.poll() is None:
+        if anyio.run(_started_a_trial, url, suite_id):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the run ended before its store was lost: {process.communicate()}")
+
+
+@pytest.mark.postgres
+def test_the_store_lost_mid_run_exits_3_with_one_line(tmp_path: Path) -> None:
+    suite, suite_id = _suite(tmp_path, trials=200)
+    name = f"wopeval_test_outage_{secrets.token_hex(4)}"
+    anyio.run(pg_create, name)
+    url = pg_url(name)
+    paths = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wopeval", "run", suite, "--agent", "tests.outage.agents:slow",
+         "--concurrency", "2", "--store", url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": paths},
+    )  # fmt: skip
+    try:
+        _wait_for_a_trial(url, suite_id, process)
+        anyio.run(pg_admin, f'DROP DATABASE "{name}" WITH (FORCE)')
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        anyio.run(pg_admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert process.returncode == 3, stderr
+    line = _one_line(stderr)
+    assert line.startswith(f"outage: the event store {url} failed mid-run; what it committed")
+    assert "[SQL:" not in line

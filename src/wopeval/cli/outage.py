@@ -9,17 +9,22 @@ run that passed in spite of them passes, and says how many there were.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, EXIT_RUN_ERROR
+from wopeval.engine.outage import cause_of
+from wopeval.errors import StoreError
 
 if TYPE_CHECKING:
     from wopeval.grading.detail import RunDetail
 
-__all__ = ["infrastructure_json", "run_exit_code"]
+__all__ = ["infrastructure_json", "run_exit_code", "store_outage_exits"]
 
 INFRASTRUCTURE = "infrastructure"
 
@@ -57,3 +62,51 @@ def run_exit_code(run_id: str, passed: bool, detail: RunDetail | None) -> int:
     if passed:
         return EXIT_OK
     return EXIT_RUN_ERROR if messages else EXIT_FAILED
+
+
+# The loggers whose records of a lost store (a traceback each) the command replaces by its line.
+_STORE_LOGGERS = ("wopeval.engine", "wopeval.service", "wopeval.events")
+_DATABASE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3")
+
+
+def _store_failure(error: BaseException) -> bool:
+    """A :class:`StoreError`, or a database driver's own error, is behind ``error``."""
+    if cause_of(error, StoreError) is not None:
+        return True
+    return type(error).__module__.partition(".")[0] in _DATABASE_MODULES
+
+
+class _StoreLossFilter(logging.Filter):
+    """Drops wopeval's records of a store failure (their tracebacks): the command says it in one
+    line instead. Only while a command's run executes, in the process the command owns."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or not _store_failure(error)
+
+
+@contextmanager
+def store_outage_exits(store_url: str | None) -> Iterator[None]:
+    """Around a command's run: a :class:`StoreError` behind what it raised (however the run's
+    task groups wrapped it) ends the command with exit 3 and one line naming the store."""
+    from wopeval.events.urls import shown_url
+
+    quiet = _StoreLossFilter()
+    for name in _STORE_LOGGERS:
+        logging.getLogger(name).addFilter(quiet)
+    try:
+        yield
+    except Exception as exc:
+        lost = cause_of(exc, StoreError)
+        if lost is None:
+            raise
+        where = shown_url(store_url) or "(default)"
+        why = " ".join(str(lost).split()).split(" [SQL:")[0][:300]  # not SQLAlchemy's statement
+        typer.echo(
+            f"outage: the event store {where} failed mid-run; what it committed is kept: {why}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_RUN_ERROR) from None
+    finally:
+        for name in _STORE_LOGGERS:
+            logging.getLogger(name).removeFilter(quiet)

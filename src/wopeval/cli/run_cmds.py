@@ -33,7 +33,7 @@ from wopeval.cli.common import (
     opened_store,
     store_option,
 )
-from wopeval.cli.outage import infrastructure_json, run_exit_code
+from wopeval.cli.outage import infrastructure_json, run_exit_code, store_outage_exits
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.compare import registered_methods
@@ -220,7 +220,7 @@ def run(
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
-        with user_output_to_stderr():  # an agent's print() never corrupts --json
+        with user_output_to_stderr(), store_outage_exits(store):  # print() never corrupts --json
             run_id, summary, detail, interrupted = anyio.run(
                 _execute,
                 store,
@@ -280,7 +280,7 @@ def _resume(
         name, _, ref = spec.partition("=")
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
-    with user_output_to_stderr():
+    with user_output_to_stderr(), store_outage_exits(store):
         show_progress = not as_json and sys.stderr.isatty()
         _, suite, summary, detail, interrupted = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal, show_progress

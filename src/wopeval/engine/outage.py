@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
+from typing import TypeVar
 
 from wopeval.errors import InfrastructureError
 from wopeval.wire.events import Failure
@@ -22,12 +23,14 @@ from wopeval.wire.vocab import INFRASTRUCTURE_LABEL
 __all__ = [
     "INFRASTRUCTURE_LABEL",
     "Waits",
+    "cause_of",
     "infrastructure_cause",
     "timed_out_waiting",
     "waiting_on",
 ]
 
 _CAUSES = 32  # how deep the causes and groups of one exception are searched
+E = TypeVar("E", bound=BaseException)
 
 
 class Waits:
@@ -67,9 +70,9 @@ def waiting_on(component: str) -> Iterator[None]:
     waits.component = None
 
 
-def infrastructure_cause(exc: BaseException) -> InfrastructureError | None:
-    """The :class:`InfrastructureError` behind ``exc``: itself, a cause or context, or a
-    member of an exception group (a framework may wrap what a model call raised)."""
+def cause_of(exc: BaseException, kind: type[E]) -> E | None:
+    """The ``kind`` of error behind ``exc``: itself, a cause or context, or a member of an
+    exception group (a framework may wrap what a model call raised), searched breadth first."""
     seen: set[int] = set()
     pending: list[BaseException] = [exc]
     while pending and len(seen) < _CAUSES:
@@ -77,12 +80,17 @@ def infrastructure_cause(exc: BaseException) -> InfrastructureError | None:
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, InfrastructureError):
+        if isinstance(current, kind):
             return current
         if isinstance(current, BaseExceptionGroup):
             pending.extend(current.exceptions)
         pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return None
+
+
+def infrastructure_cause(exc: BaseException) -> InfrastructureError | None:
+    """The :class:`InfrastructureError` behind ``exc`` (:func:`cause_of`), if any."""
+    return cause_of(exc, InfrastructureError)
 
 
 def timed_out_waiting(waits: Waits, timeout_s: float) -> Failure | None:
