@@ -159,7 +159,12 @@ async def test_a_model_server_answering_500_exits_3_and_the_verdict_line_counts_
     assert server.completions == 3  # the request and the SDK's two retries, no more
     assert "1 trial failed for infrastructure, not the agent" in " ".join(ran.stdout.split())
     events = await _check_kept(store_url, suite_id, trials=1)
-    _graded_again(tmp_path, store_url, events[0].runId)
+    run_id = events[0].runId
+    _graded_again(tmp_path, store_url, run_id)
+    for fmt in ("junit", "markdown"):  # every view carries the reason
+        exported = _wopeval(tmp_path, store_url, "export", run_id, "--format", fmt)
+        assert exported.returncode == 0, exported.stderr
+        assert "infrastructure: ModelUnavailable: the model server at" in exported.stdout
 
 
 async def test_a_model_server_hanging_past_the_trial_timeout_exits_3(
@@ -192,6 +197,18 @@ async def test_an_mcp_server_dying_mid_run_exits_3_with_every_event_kept(
     assert f"the MCP server '{DYING_MCP}' exited mid-run (tool 'lookup'" in line
     events = await _check_kept(store_url, suite_id, trials=2)
     assert [e.payload["toolName"] for e in events if e.type == TOOL_CALLED] == ["crm:lookup"] * 2
+
+
+async def test_an_agent_command_killed_mid_run_exits_3_with_every_event_kept(
+    tmp_path: Path, store_url: str
+) -> None:
+    suite, suite_id = _suite(tmp_path)
+    killed = f"{sys.executable} -c 'import os; os.kill(os.getpid(), 9)'"
+    ran = _wopeval(tmp_path, store_url, "run", suite, "--agent-cmd", killed, "--json")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    line = _one_line(ran.stderr)
+    assert f"the agent command '{sys.executable}' was killed by SIGKILL mid-run" in line
+    await _check_kept(store_url, suite_id, trials=1)
 
 
 # --- before the run: exit 2, nothing recorded ------------------------------------------------
