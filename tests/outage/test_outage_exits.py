@@ -211,6 +211,22 @@ async def test_an_agent_command_killed_mid_run_exits_3_with_every_event_kept(
     await _check_kept(store_url, suite_id, trials=1)
 
 
+async def test_shards_that_failed_for_infrastructure_merge_to_exit_3(
+    tmp_path: Path, store_url: str
+) -> None:
+    suite, _ = _suite(tmp_path, trials=2)
+    group = f"outage-{secrets.token_hex(4)}"
+    base_url = refused_url()
+    for index in (0, 1):  # a shard exits 0 once its slice is recorded
+        shard = _wopeval(tmp_path, store_url, "run", suite, "--model", "m1", "--base-url",
+                         base_url, "--shard", f"{index}/2", "--group", group)  # fmt: skip
+        assert shard.returncode == 0, shard.stdout + shard.stderr
+    merged = _wopeval(tmp_path, store_url, "merge", "--group", group, "--json")
+    assert merged.returncode == 3, merged.stdout + merged.stderr
+    assert "2 of 2 trial(s)" in _one_line(merged.stderr)
+    assert json.loads(merged.stdout)["infrastructureFailures"] == 2
+
+
 # --- before the run: exit 2, nothing recorded ------------------------------------------------
 
 

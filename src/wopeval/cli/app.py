@@ -70,7 +70,8 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "merge": LazyCommand(
         "wopeval.cli.merge_cmd",
-        "Grade a run group's shards as one run with one summary. Exit 0 if it passes, 1 if not.",
+        "Grade a run group's shards as one run with one summary. "
+        "Exit 0 passed, 1 failed, 3 outage.",
     ),
     "import-otlp": LazyCommand(
         "wopeval.cli.otlp_cmd",

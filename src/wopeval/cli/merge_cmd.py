@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store
+from wopeval.cli.outage import infrastructure_json, run_exit_code
 from wopeval.cli.output import failures_json
 from wopeval.cli.render import print_summary
 from wopeval.engine.registry import Registry
@@ -156,7 +157,7 @@ def merge(
         bool, typer.Option("--json", help="Print machine-readable JSON only.")
     ] = False,
 ) -> None:
-    """Grade a run group's shards as one run with one summary. Exit 0 if it passes, 1 if not."""
+    """Grade a run group's shards as one run with one summary. Exit 0 passed, 1 failed, 3 outage."""
     try:
         check_group(group)
     except UserError as exc:
@@ -179,6 +180,7 @@ def merge(
             "partial": merged.partial,
             "summary": summary.to_wire(),
             "failures": failures_json(detail),
+            "infrastructureFailures": infrastructure_json(detail),
         }
         typer.echo(json.dumps(doc))
     else:
@@ -188,7 +190,7 @@ def merge(
             note += f" (partial: {merged.missing_trials} trial(s) missing, counted as failed)"
         typer.echo(note)
         print_summary(Console(), summary, run_id, suite, detail=detail)
-    raise typer.Exit(EXIT_OK if summary.passed else EXIT_FAILED)
+    raise typer.Exit(run_exit_code(run_id, summary.passed, detail))
 
 
 def register(app: typer.Typer) -> None:
