@@ -3,25 +3,27 @@ pure pieces (the cause search, the run's exit code, the model probe against a re
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
+import typer
 
 from tests.agents.helpers import AgentRan
 from tests.engine.helpers import make_suite, run_suite
 from tests.outage.model_server import ModelServer
 from wopeval.agents.build import model_definition
 from wopeval.agents.openai_compat import ModelNotFound, ModelUnavailable, OpenAICompatAgent
-from wopeval.cli.outage import run_exit_code
+from wopeval.cli.outage import run_exit_code, store_outage_exits
 from wopeval.engine.agent import AgentContext
 from wopeval.engine.cmd_agent import CommandAgent
 from wopeval.engine.outage import infrastructure_cause, waiting_on
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
-from wopeval.errors import InfrastructureError
+from wopeval.errors import InfrastructureError, StoreError
 from wopeval.events.store import EventStore
 from wopeval.grading.detail import RunDetail, TaskDetail, TrialCell
 from wopeval.wire.events import TrialFailed
@@ -208,3 +210,45 @@ async def test_the_probe_refuses_only_a_404_that_names_the_model() -> None:
     with ModelServer("error-500") as server:  # failing now: the trials will say so
         await _agent(server.base_url, "m1").preflight()
         assert server.requests == [("GET", "/v1/models/m1")]  # no retry, no completion
+
+
+# --- the store lost under a command ---------------------------------------------------------------
+
+
+LOST = "could not append to run 'local/r1': the connection is closed"
+
+
+def _log_store_failure() -> None:
+    try:
+        raise StoreError(LOST)
+    except StoreError:
+        logging.getLogger("wopeval.engine").error("run local/r1 failed", exc_info=True)
+
+
+def _run_losing_the_store(store_url: str) -> None:
+    """What a run does when its store is lost: logs it, then raises it in a task group."""
+    with store_outage_exits(store_url):
+        _log_store_failure()
+        raise ExceptionGroup("the run's task group", [StoreError(LOST)])
+
+
+def test_a_store_lost_under_a_command_is_one_line_and_exit_3(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(typer.Exit) as stopped:
+        _run_losing_the_store("postgresql://u:secret@db/x")
+    assert stopped.value.exit_code == 3
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("outage: the event store postgresql://u:***@db/x failed mid-run")
+    assert "secret" not in line
+    assert caplog.records == []  # its traceback is not logged: the line says it
+
+
+def test_a_store_failure_the_command_survives_is_still_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with store_outage_exits(None):
+        _log_store_failure()
+    (record,) = caplog.records
+    assert record.getMessage() == "run local/r1 failed"
+    assert record.exc_info is not None

@@ -77,12 +77,20 @@ def _store_failure(error: BaseException) -> bool:
 
 
 class _StoreLossFilter(logging.Filter):
-    """Drops wopeval's records of a store failure (their tracebacks): the command says it in one
-    line instead. Only while a command's run executes, in the process the command owns."""
+    """Holds back wopeval's records of a store failure (their tracebacks) while a command's run
+    executes, in the process the command owns: if the store is lost the command says it in one
+    line instead; if not, they are logged as they would have been."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: list[logging.LogRecord] = []
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        return error is None or not _store_failure(error)
+        if error is None or not _store_failure(error):
+            return True
+        self.held.append(record)
+        return False
 
 
 @contextmanager
@@ -94,6 +102,7 @@ def store_outage_exits(store_url: str | None) -> Iterator[None]:
     quiet = _StoreLossFilter()
     for name in _STORE_LOGGERS:
         logging.getLogger(name).addFilter(quiet)
+    lost: StoreError | None = None
     try:
         yield
     except Exception as exc:
@@ -110,3 +119,6 @@ def store_outage_exits(store_url: str | None) -> Iterator[None]:
     finally:
         for name in _STORE_LOGGERS:
             logging.getLogger(name).removeFilter(quiet)
+        if lost is None:  # the command did not end on the store: what was held is logged
+            for record in quiet.held:
+                logging.getLogger(record.name).handle(record)

@@ -94,7 +94,9 @@ async def mcp_live_tools(
     ``env`` is merged over the SDK's minimal inherited environment (``HOME``, ``PATH``, …, not the
     whole of ``os.environ``). Closing the context closes the session and stops the server (stdin
     closed, then SIGTERM/SIGKILL after the SDK's grace period). A tool must not be called after
-    the context has closed.
+    the context has closed. A server that is not found, exits or fails before its tools are
+    listed is :class:`McpServerFailed` (set-up: the caller refuses the run); without the ``mcp``
+    package, :class:`~wopeval.errors.ExtraMissing`.
     """
     if not command:
         raise ValueError("an MCP server command needs at least the executable")
