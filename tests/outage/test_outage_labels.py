@@ -161,6 +161,17 @@ def _detail(*kinds: str | None) -> RunDetail:
     return RunDetail([TaskDetail("t", cells, 0.0, False)], 0.0, 1.0, False, True, False)
 
 
+def test_the_outage_line_stays_one_printable_line(capsys: pytest.CaptureFixture[str]) -> None:
+    reason = TrialFailed(taskId="t", trialIndex=0, kind="infrastructure",
+                         message="infrastructure: \x1b[2Jserver\r\nTraceback\x07 gone")  # fmt: skip
+    detail = RunDetail([TaskDetail("t", [TrialCell(0, "error", 0.0, reason)], 0.0, False)],
+                       0.0, 1.0, False, True, False)  # fmt: skip
+    assert run_exit_code("local/r1", False, detail) == 3
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith(": [2Jserver Traceback gone")
+    assert line.isprintable()
+
+
 @pytest.mark.parametrize(
     ("passed", "kinds", "code", "said"),
     [

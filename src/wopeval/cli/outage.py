@@ -29,6 +29,13 @@ __all__ = ["infrastructure_json", "run_exit_code", "store_outage_exits"]
 INFRASTRUCTURE = "infrastructure"
 
 
+def _one_line(text: str, limit: int = 300) -> str:
+    """``text`` as one printable line: whitespace runs and control characters (a terminal's
+    escape sequences in an exception's text) become single spaces."""
+    printable = "".join(c if c.isprintable() else " " for c in text)
+    return " ".join(printable.split())[:limit]
+
+
 def _messages(detail: RunDetail) -> list[str]:
     return [
         cell.reason.message
@@ -51,7 +58,7 @@ def run_exit_code(run_id: str, passed: bool, detail: RunDetail | None) -> int:
     if messages:
         assert detail is not None
         total = sum(len(task.cells) for task in detail.tasks)
-        reason = " ".join(Counter(messages).most_common(1)[0][0].split())
+        reason = _one_line(Counter(messages).most_common(1)[0][0])
         reason = reason.removeprefix(f"{INFRASTRUCTURE}: ")
         verdict = "the run passed" if passed else "the run could not be judged (exit 3)"
         typer.echo(
@@ -110,7 +117,7 @@ def store_outage_exits(store_url: str | None) -> Iterator[None]:
         if lost is None:
             raise
         where = shown_url(store_url) or "(default)"
-        why = " ".join(str(lost).split()).split(" [SQL:")[0][:300]  # not SQLAlchemy's statement
+        why = _one_line(str(lost).split("[SQL:")[0])  # not SQLAlchemy's statement
         typer.echo(
             f"outage: the event store {where} failed mid-run; what it committed is kept: {why}",
             err=True,
