@@ -75,10 +75,21 @@ def _wopeval_from() -> str | None:
     return os.path.dirname(os.path.dirname(path)) if path else None
 
 
+def _tune_as_the_wopeval_process_does() -> None:
+    """The collector as the ``wopeval`` command sets it for its own process (the library leaves
+    an embedder's process alone; a tree from before that split tuned it inside each run)."""
+    try:
+        from wopeval.cli.startup import tune_collector
+    except ImportError:
+        return
+    tune_collector()
+
+
 def main(argv: list[str]) -> None:
     import anyio
 
     kind = argv[0]
+    _tune_as_the_wopeval_process_does()
     if kind == "run":
         url, trials, sleep_s, concurrency = argv[1], int(argv[2]), float(argv[3]), int(argv[4])
         result = anyio.run(_run, url, trials, sleep_s, concurrency, False)

@@ -94,8 +94,74 @@ SLOW_FIRST = (
 LAST = ("tests/exports/test_eee.py",)
 
 
+# The ``slow`` mark (``pytest -m "not slow"``, the inner loop): every PostgreSQL test, and these
+# files' tests, which start processes, servers, Ray or a browser, or wait in real time. The
+# SQLite twin of each store test stays in the fast run.
+SLOW_FILES = frozenset(
+    {
+        *SLOW_FIRST,
+        *LAST,
+        "tests/bench/test_scale_shape.py",
+        "tests/cli/test_agent_import.py",
+        "tests/cli/test_agent_output.py",
+        "tests/cli/test_cli_errors.py",
+        "tests/cli/test_exiting.py",
+        "tests/cli/test_failure_output.py",
+        "tests/cli/test_import_progress.py",
+        "tests/cli/test_lazy.py",
+        "tests/cli/test_narrow_output.py",
+        "tests/cli/test_resume_claims.py",
+        "tests/cli/test_run_imports.py",
+        "tests/cli/test_serve_cli.py",
+        "tests/cli/test_serve_socket_and_imports.py",
+        "tests/cli/test_shard_retry.py",
+        "tests/conformance/test_independence.py",
+        "tests/engine/test_mcp_tools.py",
+        "tests/events/test_crash.py",
+        "tests/events/test_run_claims.py",
+        "tests/exports/test_html_report.py",
+        "tests/host/test_discovery.py",
+        "tests/host/test_event_cursors.py",
+        "tests/host/test_fixture_runs.py",
+        "tests/host/test_interop.py",
+        "tests/host/test_tenancy.py",
+        "tests/host/test_workflows.py",
+        "tests/robust/test_suite_bounds.py",
+        "tests/test_errors.py",
+        "tests/test_layering.py",
+        "tests/test_pg_helper.py",
+        "tests/test_public_api.py",
+        "tests/viewer/test_report_page.py",
+        "tests/viewer/test_view_command.py",
+        "tests/robust/test_openapi_fuzz.py",
+        "tests/cli/test_resume_terminal.py",
+        "tests/cli/test_resume_cmd.py",
+        "tests/agents/test_cli_agents.py",
+        "tests/agents/test_toolspec.py",
+        "tests/robust/test_limits.py",
+        "tests/events/test_schema.py",
+        "tests/outage/test_outage_exits.py",
+        "tests/outage/test_outage_labels.py",
+    }
+)
+# Single tests that take seconds (real servers, large generated inputs): by node id prefix.
+SLOW_TESTS = (
+    "tests/cli/test_run_cmds.py::test_run_with_mcp_live_tools_from_a_real_server",
+    "tests/grading/test_trajectory_index.py::test_0244_A_subset_edges_are_exactly_the_matching",
+    "tests/service/test_otlp_plan.py::test_the_plan_finds_the_trials_holding_every_span",
+    "tests/grading/test_fold.py::test_grading_a_long_log_holds_only_the_open_trials",
+    "tests/grading/test_live.py::test_the_generated_logs_give_live_summaries",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files in the order above (a stable sort: tests keep their order within a file)."""
+    """Files in the order above (a stable sort: tests keep their order within a file); the
+    ``slow`` mark on what the inner loop leaves out."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        slow = path in SLOW_FILES or item.nodeid.startswith(SLOW_TESTS)
+        if slow or item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.slow)
 
     def rank(item: pytest.Item) -> int:
         path = item.nodeid.split("::", 1)[0]

@@ -4,13 +4,19 @@
   second is exactly the test command that ``.ci/run`` calls (running it here would recurse);
 * every ``sh`` block of the tour runs in order in one scratch directory, with ``wopeval serve``
   started in the background for the blocks that need a host;
-* the ``python`` block runs as a script.
+* the ``python`` block runs as a script;
+* every ``yaml`` block is a complete suite: it validates, and runs and passes with the agent it
+  names;
+* every ``wopeval`` command of a ``text`` block (those that need a model server or a browser) is
+  parsed by the real command line: its command and options exist and take what they are given.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -18,11 +24,22 @@ import time
 from pathlib import Path
 
 import pytest
+import typer
+import yaml
+from typer import _click
+from typer.core import TyperGroup
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```(sh|python)\n(.*?)```", README, flags=re.S)
 WOPEVAL = [sys.executable, "-m", "wopeval.cli"]
+SUITES = re.findall(r"```yaml\n(.*?)```", README, flags=re.S)
+TEXT_COMMANDS = [
+    line
+    for body in re.findall(r"```text\n(.*?)```", README, flags=re.S)
+    for line in body.splitlines()
+    if line.startswith("wopeval ")
+]
 
 
 def _env(store: Path) -> dict[str, str]:
@@ -117,3 +134,34 @@ def test_readme_blocks_run(scratch: Path) -> None:
             server.wait(timeout=20)
     assert (scratch / "report.html").exists()
     assert (scratch / "spans.jsonl").read_text().strip()
+
+
+@pytest.mark.parametrize("index", range(len(SUITES)))
+def test_readme_suites_are_complete_and_pass(scratch: Path, index: int) -> None:
+    doc = yaml.safe_load(SUITES[index])
+    assert {"suiteId", "version", "modes", "tasks"} <= set(doc)
+    path = scratch / f"readme-{index}.yaml"
+    path.write_text(SUITES[index], encoding="utf-8")
+    env = _env(scratch / "store.db")
+    checked = _sh(f"wopeval validate {path.name}", scratch, env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    ran = _sh(f"wopeval run {path.name} --json", scratch, env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(ran.stdout)["summary"]["passed"] is True
+
+
+def test_readme_text_commands_parse() -> None:
+    from wopeval.cli.app import app
+
+    assert TEXT_COMMANDS, "the README's text blocks name wopeval commands"
+    root = typer.main.get_command(app)
+    assert isinstance(root, TyperGroup)
+    for line in TEXT_COMMANDS:
+        args = shlex.split(line, comments=True)[1:]
+        with root.make_context("wopeval", list(args)) as ctx:
+            name, command, rest = root.resolve_command(ctx, args)
+            assert command is not None, line
+            try:
+                command.make_context(name, rest, parent=ctx)
+            except _click.exceptions.UsageError as exc:
+                raise AssertionError(f"{line!r}: {exc.format_message()}") from None

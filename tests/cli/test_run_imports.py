@@ -1,4 +1,4 @@
-"""Issue 13 §3: ``wopeval run`` reaches its first trial without what it does not need."""
+"""``wopeval run`` reaches its first trial without what it does not need."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from pathlib import Path
 # and the conformance kit; rich, the agent-definition builders, MCP and the report's renderer
 # are imported where a run uses them: a progress bar, --agent-file/--model, --mcp, the report).
 # The detail view's cells (wopeval.grading.detail, a small pure module) are folded as the run
-# is recorded, so that module is needed from the start. The store uses SQLAlchemy Core and its
-# asyncio engine, never the ORM (wopeval.events.asyncengine).
+# is recorded, so that module is needed from the start.
 NOT_BEFORE_FIRST_TRIAL = (
-    "sqlalchemy.orm",
     "wopeval.engine.distributed",  # a Ray run's
     "wopeval.agents.example",  # the entry-point agents, looked up when an id needs them
     "wopeval.host",

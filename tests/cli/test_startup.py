@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wopeval.cli.lazy import LazyCommand
-from wopeval.cli.startup import preload
+from wopeval.cli.startup import YOUNG_THRESHOLD, preload, tune_collector
 
 
 @pytest.fixture
@@ -63,3 +63,19 @@ def test_a_collector_the_caller_turned_off_stays_off(fresh_module: str) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [((700, 10, 10), (YOUNG_THRESHOLD, 10, 10)), ((90_000, 5, 6), (90_000, 5, 6))],
+)
+def test_the_wopeval_process_collects_its_young_generation_less_often(
+    before: tuple[int, int, int], after: tuple[int, int, int]
+) -> None:
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(*before)
+        tune_collector()
+        assert gc.get_threshold() == after  # a higher threshold already set is kept
+    finally:
+        gc.set_threshold(*saved)

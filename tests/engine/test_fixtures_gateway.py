@@ -202,3 +202,36 @@ async def test_0244_B_a_trial_mutating_its_fixture_changes_no_other_trial(
     assert [e.typed.outcome for e in returned if isinstance(e.typed, ToolReturned)] == [
         {"items": []}
     ] * 3
+
+
+@pytest.mark.parametrize(
+    ("fixtures", "served_as", "live_calls"),
+    [
+        ({"onMiss": "fail"}, "miss-failed", 0),  # no toolResponses: still fixtured, fail-closed
+        ({"toolResponses": []}, "miss-failed", 0),  # nothing to serve: every call a miss
+        ({}, "live", 1),  # an empty fixtures object fixtures no call
+        ({"onMiss": "live"}, "miss-live", 1),
+        ({"memorySeed": [{"k": 1}]}, "live", 1),  # a memory seed alone fixtures no call
+        (None, "live", 1),
+    ],
+)
+async def test_0244_D_which_tasks_are_fixtured_and_where_a_miss_goes(
+    fixtures: dict[str, Any] | None, served_as: str, live_calls: int
+) -> None:
+    counter = EffectCounter()
+    model = None if fixtures is None else Fixtures.model_validate(fixtures)
+    gateway = ToolGateway(model, {"billing:refund": counter})
+    served = await gateway.call("billing:refund", {"amountMinor": 1})
+    assert (served.fixture, counter.calls) == (served_as, live_calls)
+    assert (model is not None and model.fixtured) is (served_as != "live")
+    assert served.result.ok is (served_as != "miss-failed")
+
+
+async def test_0244_D_ignoring_fixtures_serves_live_even_under_on_miss_fail() -> None:
+    counter = EffectCounter()
+    fixtures = Fixtures.model_validate(
+        {"onMiss": "fail", "toolResponses": [{"tool": "billing:refund", "response": {"r": 1}}]}
+    )
+    gateway = ToolGateway(fixtures, {"billing:refund": counter}, ignore_fixtures=True)
+    served = await gateway.call("billing:refund", {})
+    assert (served.fixture, counter.calls, served.result.value) == ("live", 1, {"refunded": True})

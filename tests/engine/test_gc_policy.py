@@ -1,19 +1,21 @@
-"""The collector while runs execute (wopeval.engine.gcpolicy), and trials that leave no cyclic
-garbage behind (reference counting frees a finished trial; the cyclic collector need not)."""
+"""The library leaves the collector as its embedder set it, and trials leave no cyclic garbage
+behind (reference counting frees a finished trial; the cyclic collector need not)."""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import wopeval
 from tests.engine.helpers import make_suite, run_suite, scripted_task
-from wopeval.engine import gcpolicy
-from wopeval.engine.registry import Registry
 from wopeval.engine.trial import _Trial
 from wopeval.events.store import EventStore
+from wopeval.grading.trajectory import ObservedCall, max_matching_size
+from wopeval.suite.models import ExpectedCall
 
 OK = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 CALLS = [{"tool": "kb:a", "args": {"q": 1}}, {"tool": "kb:b", "args": {"q": [2]}}]
@@ -29,50 +31,58 @@ def saved_gc() -> Iterator[None]:
     gc.unfreeze()
 
 
-def test_the_policy_applies_while_a_run_executes_and_is_undone_after(saved_gc: None) -> None:
+async def test_evaluate_leaves_the_callers_collector_as_it_was(
+    tmp_path: Path, saved_gc: None
+) -> None:
+    """A pre-fork server freezes what it loaded so its workers share those pages; a run inside
+    it must neither unfreeze them nor retune the collector, before, during or after."""
     gc.set_threshold(700, 10, 10)
-    with gcpolicy.run_gc_policy():
-        assert gc.get_threshold() == (gcpolicy.YOUNG_THRESHOLD, 10, 10)
-        assert gc.get_freeze_count() > 0
-        with gcpolicy.run_gc_policy():  # a second run overlapping the first
-            assert gc.get_threshold()[0] == gcpolicy.YOUNG_THRESHOLD
-        assert gc.get_threshold()[0] == gcpolicy.YOUNG_THRESHOLD  # the first still runs
-        assert gc.get_freeze_count() > 0
-    assert gc.get_threshold() == (700, 10, 10)
-    assert gc.get_freeze_count() == 0
-
-
-def test_the_policy_is_undone_when_the_run_raises(saved_gc: None) -> None:
-    gc.set_threshold(900, 11, 12)
-    with pytest.raises(RuntimeError), gcpolicy.run_gc_policy():
-        raise RuntimeError("boom")
-    assert gc.get_threshold() == (900, 11, 12)
-    assert gc.get_freeze_count() == 0
-
-
-def test_a_higher_threshold_of_the_users_is_kept(saved_gc: None) -> None:
-    gc.set_threshold(50_000, 10, 10)
-    with gcpolicy.run_gc_policy():
-        assert gc.get_threshold()[0] == 50_000
-    assert gc.get_threshold() == (50_000, 10, 10)
-
-
-async def test_a_run_applies_the_policy_to_its_trials(store: EventStore, saved_gc: None) -> None:
-    seen: list[tuple[Any, int]] = []
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+    seen: list[tuple[tuple[int, int, int], int, bool]] = []
 
     async def agent(task_input: Any, ctx: Any) -> Any:
-        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        seen.append((gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()))
         return "ok"
 
-    registry = Registry()
-    registry.register_agent("test.gc-agent", agent)
-    suite = make_suite([scripted_task("t", {}, OK)])
-    ran = await run_suite(store, suite, agent_id="test.gc-agent", registry=registry)
-    assert ran.done.passed
-    assert seen
-    assert seen[0][0] >= gcpolicy.YOUNG_THRESHOLD
-    assert seen[0][1] > 0
-    assert gc.get_freeze_count() == 0  # undone once the run ended
+    result = await wopeval.evaluate(
+        make_suite([scripted_task("t", {}, OK)]), agent, store=str(tmp_path / "s.db")
+    )
+    assert result.summary.passed
+    # Frozen objects that die are freed and leave the count; none is thawed, none added.
+    [(threshold, during, enabled)] = seen
+    assert (threshold, enabled) == ((700, 10, 10), True)
+    assert frozen * 0.9 < during <= frozen
+    assert frozen * 0.9 < gc.get_freeze_count() <= frozen
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.isenabled()
+
+
+def test_grading_leaves_the_collector_to_its_owner(saved_gc: None) -> None:
+    """Compiling and matching a large trajectory neither pauses an enabled collector (it still
+    collects when its owner's threshold says so) nor turns on a disabled one."""
+    calls = [ExpectedCall(tool=f"kb:t{i % 7}", args={"q": [i]}, argsMatch="subset")
+             for i in range(3000)]  # fmt: skip
+    observed = [ObservedCall(call.tool, {"q": [i], "r": i}, "a") for i, call in enumerate(calls)]
+    collections: list[str] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(phase)
+
+    gc.callbacks.append(count)
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            gc.set_threshold(100, 10, 10)
+            collections.clear()
+            assert max_matching_size(calls, observed) == len(calls)
+            assert gc.isenabled() is enabled
+            assert bool(collections) is enabled
+    finally:
+        gc.callbacks.remove(count)
+        gc.enable()
 
 
 async def test_finished_trials_leave_no_cyclic_garbage(store: EventStore) -> None:

@@ -10,15 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from wopeval.grading.jsonmatch import matches
 from wopeval.grading.trajectory import (
     ObservedCall,
-    call_matches,
     grade_trajectory,
     max_matching_size,
     observed_trajectory,
 )
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation, TrajectoryMode
 from wopeval.wire.summary import TrajectoryBlock
+
+
+def call_matches(expected: ExpectedCall, observed: ObservedCall) -> bool:
+    """The one definition of call matching, on an observed call."""
+    return matches(expected, observed.tool, observed.inputs)
+
 
 AGENT = "support-agent"
 LOOKUP = "crm:lookup-order"

@@ -3,7 +3,7 @@
 The expected calls are compiled once per expectation (:mod:`wopeval.grading.patterns`); an
 observed call is looked up by a pivot-field bucket and a guarded ``==`` (``==`` alone says
 ``True == 1``), through the subset index, or by its canonical key where those cannot decide.
-Each lookup is compared with the brute force (:func:`~wopeval.grading.trajectory.call_matches`,
+Each lookup is compared with the brute force (:func:`~wopeval.grading.jsonmatch.matches`,
 pairwise ``json_equal`` / ``json_subset``), and the ``exact``-mode pairwise path with the
 reference grader, on records that share their pivot values and differ deeper, in number
 spellings (``1``, ``1.0``, ``true``), key order and arrays as tuples.
@@ -13,16 +13,22 @@ from __future__ import annotations
 
 import gc
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wopeval.grading import patterns
+from wopeval.grading.jsonmatch import matches
 from wopeval.grading.matching import build_graph
-from wopeval.grading.trajectory import ObservedCall, call_matches, grade_trajectory
+from wopeval.grading.trajectory import ObservedCall, grade_trajectory
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation, TrajectoryMode
 
 from .test_trajectory_fast_path import _reference, _variant
+
+
+def call_matches(expected: ExpectedCall, observed: ObservedCall) -> bool:
+    """The one definition of call matching, on an observed call."""
+    return matches(expected, observed.tool, observed.inputs)
+
 
 AGENT = "me"
 MODES: list[TrajectoryMode] = ["exact", "in-order", "any-order", "subset"]
@@ -214,19 +220,3 @@ def test_0244_A_trajectory_matching_pivot_buckets_fall_back_to_canonical_keys() 
     assert (block.matched, block.matchedCount) == (True, 11)
     graph = build_graph(expected, observed)
     assert [graph.neighbours(slot) for slot in range(11)] == [[slot] for slot in range(11)]
-
-
-def test_0244_A_trajectory_matching_pauses_the_collector_and_restores_it() -> None:
-    was = gc.isenabled()
-    try:
-        for enabled in (True, False):
-            (gc.enable if enabled else gc.disable)()
-            with patterns.collector_paused():
-                assert not gc.isenabled()
-            assert gc.isenabled() is enabled
-            bad = [ExpectedCall(tool="t", args={"x": float("nan")}, argsMatch="exact")]
-            with pytest.raises(ValueError, match="not a JSON value"):
-                patterns.compile_patterns(bad)  # a failed compile restores it too
-            assert gc.isenabled() is enabled
-    finally:
-        (gc.enable if was else gc.disable)()

@@ -7,13 +7,19 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wopeval.grading.jsonmatch import matches
 from wopeval.grading.trajectory import (
     ObservedCall,
-    call_matches,
     grade_trajectory,
     max_matching_size,
 )
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation, TrajectoryMode
+
+
+def call_matches(expected: ExpectedCall, observed: ObservedCall) -> bool:
+    """The one definition of call matching, on an observed call."""
+    return matches(expected, observed.tool, observed.inputs)
+
 
 AGENT = "me"
 TOOLS = st.sampled_from(["a", "b", "c"])

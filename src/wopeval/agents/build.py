@@ -6,8 +6,10 @@ the definition lists (the caller starts them as live tools, as for ``--mcp``).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from wopeval.agents.adapters import adapt
 from wopeval.agents.definition import AgentDefinition, parse_definition
@@ -18,6 +20,7 @@ from wopeval.engine.registry import Registry, import_object
 from wopeval.errors import require_extra
 
 _NOT_ID = re.compile(r"[^A-Za-z0-9._~:-]")
+_OPENAI_DEFAULT = "https://api.openai.com/v1"  # the openai SDK's own default
 
 
 @dataclass(frozen=True)
@@ -37,14 +40,32 @@ def model_definition(model: str, base_url: str | None, api_key_env: str | None) 
     return parse_definition(doc, "--model")
 
 
+def model_server(definition: AgentDefinition) -> str:
+    """Where a model is served: ``scheme://host[:port]`` of its base URL (the SDK's default when
+    none is given), never the URL's user, password, path or query, which may hold credentials."""
+    url = definition.baseUrl or os.environ.get("OPENAI_BASE_URL") or _OPENAI_DEFAULT
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
 def command_definition(command: str) -> AgentDefinition:
     return parse_definition({"kind": "command", "command": command}, "--agent-cmd")
 
 
 def agent_id_of(definition: AgentDefinition, target: str | None) -> str:
-    """The id the run records: the definition's, else the suite's target, else one derived."""
+    """The id the run records: the definition's; for a model, the model's name (runs are named
+    by what ran, not by what the suite targets); else the suite's target, else one derived."""
     if definition.agentId is not None:
         return definition.agentId
+    if definition.kind == "openai-compatible" and definition.model is not None:
+        return _NOT_ID.sub("-", definition.model)[:128]
     if target is not None:
         return target
     return _NOT_ID.sub("-", definition.default_agent_id())[:128]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from wopeval.cli.common import fail_input
+from wopeval.cli.common import check_finite, fail_input
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.suite.models import AgentEvalSuite
@@ -42,6 +42,16 @@ JudgeModelOpt = Annotated[
 JudgeBaseUrlOpt = Annotated[
     str | None, typer.Option(help="The judge's server (default: --base-url).")
 ]
+JudgePriceInOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0, help="With --judge-model: USD per million input tokens (the judge's cost counts)."
+    ),
+]
+JudgePriceOutOpt = Annotated[
+    float | None,
+    typer.Option(min=0, help="With --judge-model: USD per million output tokens."),
+]
 JudgeTrajectoryOpt = Annotated[
     bool,
     typer.Option(
@@ -61,10 +71,12 @@ class AgentOptions:
 
 @dataclass(frozen=True)
 class Chosen:
-    """The agent these options registered, and the MCP servers its definition lists."""
+    """The agent these options registered, the MCP servers its definition lists, and what the
+    run's settings record of it (a model's name and server, never a key)."""
 
     agent_id: str
     mcp: list[str] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 def _definition(options: AgentOptions) -> AgentDefinition | None:
@@ -113,7 +125,7 @@ def install_cli_agent(
         return None
     if agent is not None:
         fail_input("--agent cannot be combined with --agent-file, --model or --agent-cmd")
-    from wopeval.agents.build import install_agent, preflight
+    from wopeval.agents.build import install_agent, model_server, preflight
 
     try:
         installed = install_agent(
@@ -126,7 +138,10 @@ def install_cli_agent(
         anyio.run(preflight, installed.agent)  # a model the server does not have: refused
     except (ValueError, ImportError) as exc:
         fail_input(str(exc))
-    return Chosen(installed.agent_id, installed.mcp)
+    metadata = {}
+    if definition.kind == "openai-compatible" and definition.model is not None:
+        metadata = {"model": definition.model, "modelServer": model_server(definition)}
+    return Chosen(installed.agent_id, installed.mcp, metadata)
 
 
 def cli_judge(
@@ -134,12 +149,16 @@ def cli_judge(
     judge_base_url: str | None,
     options: AgentOptions,
     include_trajectory: bool = False,
+    price: tuple[float | None, float | None] = (None, None),
 ) -> Judge | None:
-    """The LLM judge ``--judge-model`` describes (its server defaults to ``--base-url``)."""
+    """The LLM judge ``--judge-model`` describes (its server defaults to ``--base-url``),
+    priced by ``--judge-price-in``/``--judge-price-out`` (both or neither)."""
     if judge_model is None:
+        if price != (None, None):
+            fail_input("--judge-price-in/--judge-price-out price --judge-model: give it too")
         return None
     from wopeval.agents.build import model_definition
-    from wopeval.agents.definition import DefinitionError
+    from wopeval.agents.definition import DefinitionError, Price
     from wopeval.agents.judge_llm import LLMJudge
 
     base_url = judge_base_url or options.base_url
@@ -147,4 +166,12 @@ def cli_judge(
         definition = model_definition(judge_model, base_url, options.api_key_env)
     except DefinitionError as exc:
         fail_input("\n".join(str(e) for e in exc.errors), title="invalid --judge-model")
+    price_in, price_out = price
+    if (price_in is None) != (price_out is None):
+        fail_input("--judge-price-in and --judge-price-out go together: give both")
+    if price_in is not None and price_out is not None:
+        check_finite("--judge-price-in", price_in)
+        check_finite("--judge-price-out", price_out)
+        priced = Price(inputPerMTok=price_in, outputPerMTok=price_out)
+        definition = definition.model_copy(update={"price": priced})
     return LLMJudge(definition, include_trajectory=include_trajectory)

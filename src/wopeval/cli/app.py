@@ -17,7 +17,7 @@ from wopeval.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, report_erro
 from wopeval.cli.exiting import command
 from wopeval.cli.lazy import LazyCommand, lazy_group
 from wopeval.cli.output import exit_past_blocked_agents
-from wopeval.cli.startup import preload
+from wopeval.cli.startup import preload, tune_collector
 from wopeval.errors import WopevalError, exit_code, unwrap
 
 _SUITE = "wopeval.cli.suite_cmds"
@@ -27,6 +27,10 @@ _STORED = "wopeval.cli.stored_cmds"
 
 # name → (module, the first line of its docstring); tests/cli/test_lazy.py keeps them in step.
 COMMANDS: dict[str, LazyCommand] = {
+    "init": LazyCommand(
+        "wopeval.cli.init_cmd",
+        "Write a starter suite and an agent stub that pass at once (suite.yaml, agent.py).",
+    ),
     "validate": LazyCommand(
         _SUITE, "Check eval suites against the schema and the RFC 0244 suite rules."
     ),
@@ -119,6 +123,7 @@ def main() -> None:
     try:
         try:
             preload(sys.argv[1:], COMMANDS)
+            tune_collector()
             app()
         except WopevalError as exc:  # the one mapping of the error tree to exit codes
             report_error(exc)

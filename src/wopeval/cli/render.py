@@ -144,11 +144,14 @@ def print_summary(
 
 def runs_lines(runs: Sequence[RunRecord], width: int = 80) -> list[str]:
     """One line per run, run id first and whole (it is what users copy); no table to squeeze.
-    The suite (and a shard's or merged run's group) ends the line, or, when the line would be
-    wider than ``width``, goes on the next one, indented."""
+    The agent (a model's run is named by the model) and the suite (and a shard's or merged
+    run's group) end the line, or, when the line would be wider than ``width``, go on the next
+    one, indented (each on its own when both do not fit)."""
     widest = max((len(run.run_id) for run in runs), default=3)
+    agents = max((len(run.agent_id) for run in runs), default=5)
     header = f"{'run':<{widest}}  result  score  {'status':<10} created"
-    lines = [f"{header:<{len(header) + 11}}suite" if len(header) + 16 <= width else header]
+    tail_header = f"{'':11}{'agent':<{max(agents, 5)}}  suite"
+    lines = [header + tail_header if len(header) + len(tail_header) <= width else header]
     for run in runs:
         summary = run.summary or {}
         passed = summary.get("passed")
@@ -156,11 +159,14 @@ def runs_lines(runs: Sequence[RunRecord], width: int = 80) -> list[str]:
         score = f"{summary['aggregateScore']:.3f}" if "aggregateScore" in summary else "-"
         created = run.created_at.replace("T", " ")[:16]
         head = f"{run.run_id:<{widest}}  {result:<6}  {score:>5}  {run.status:<10} {created}"
-        tail = f"{run.suite_id}@{run.suite_version}{_group_of(run)}"
-        if len(head) + 2 + len(tail) <= width:
-            lines.append(f"{head}  {tail}")
+        agent = f"{run.agent_id:<{max(agents, 5)}}"
+        suite = f"{run.suite_id}@{run.suite_version}{_group_of(run)}"
+        if len(head) + 2 + len(agent) + 2 + len(suite) <= width:
+            lines.append(f"{head}  {agent}  {suite}")
+        elif 2 + len(agent) + 2 + len(suite) <= width:
+            lines += [head, f"  {agent}  {suite}"]
         else:
-            lines += [head, f"  {tail}"]
+            lines += [head, f"  {agent.rstrip()}", f"  {suite}"]
     return lines
 
 

@@ -20,6 +20,8 @@ from wopeval.cli.agent_opts import (
     BaseUrlOpt,
     JudgeBaseUrlOpt,
     JudgeModelOpt,
+    JudgePriceInOpt,
+    JudgePriceOutOpt,
     JudgeTrajectoryOpt,
     ModelOpt,
     cli_judge,
@@ -37,7 +39,7 @@ from wopeval.cli.outage import infrastructure_json, run_exit_code, store_outage_
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.compare import registered_methods
-from wopeval.engine.judge import Judge, JudgeRequired
+from wopeval.engine.judge import Judge, JudgeRequired, JudgeSpend
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import UserError
@@ -132,6 +134,8 @@ def run(
     judge_model: JudgeModelOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_trajectory: JudgeTrajectoryOpt = False,
+    judge_price_in: JudgePriceInOpt = None,
+    judge_price_out: JudgePriceOutOpt = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -188,8 +192,9 @@ def run(
             if not name or not ref:
                 fail_input(f"--tool: {spec!r} is not NAME=package.module:attr")
             registry.register_tool(name, import_object(ref))
-        judge_obj: Judge | None = import_object(judge) if judge else None
-        judge_obj = judge_obj or cli_judge(judge_model, judge_base_url, options, judge_trajectory)
+        judge_price = (judge_price_in, judge_price_out)
+        llm_judge = cli_judge(judge_model, judge_base_url, options, judge_trajectory, judge_price)
+        judge_obj: Judge | None = import_object(judge) if judge else llm_judge
         check_runnable(suite, judge_obj)
         mcp_specs = _mcp_specs(mcp)
     except (AgentNotFound, JudgeRequired, ValueError) as exc:
@@ -204,6 +209,7 @@ def run(
         regression_method=method,
         alpha=alpha,
         executor="ray" if executor == "ray" else "local",
+        metadata=dict(chosen.metadata) if chosen is not None else {},
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
     if sharded is not None:
@@ -245,7 +251,12 @@ def run(
         from wopeval.cli.merge_cmd import report_shard, shard_of
 
         report_shard(run_id, shard_of(store, run_id) or _never(), summary, suite, as_json, store)
-    _report(run_id, summary, as_json, suite, detail)
+    spent = None
+    if judge_obj is not None:
+        from wopeval.cli.judge_out import judge_spend_of
+
+        spent = judge_spend_of(store, run_id)
+    _report(run_id, summary, as_json, suite, detail, spent)
 
 
 # What --resume takes: the run keeps its stored suite, agent and settings; the live tools and
@@ -424,6 +435,7 @@ def _report(
     as_json: bool,
     suite: AgentEvalSuite,
     detail: RunDetail | None = None,
+    judge: JudgeSpend | None = None,
 ) -> None:
     if summary is None:
         typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
@@ -433,6 +445,10 @@ def _report(
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc["failures"] = failures_json(detail)
             doc["infrastructureFailures"] = infrastructure_json(detail)
+        if judge is not None:  # the judge's usage, apart from the agent's efficiency
+            from wopeval.cli.judge_out import judge_json
+
+            doc["judge"] = judge_json(judge)
         typer.echo(json.dumps(doc))
     else:
         from rich.console import Console
@@ -440,6 +456,11 @@ def _report(
         from wopeval.cli.render import print_summary
 
         print_summary(Console(), summary, run_id, suite, detail=detail)
+        if judge is not None:
+            from wopeval.cli.judge_out import judge_lines
+
+            for line in judge_lines(judge):
+                typer.echo(line)
     raise typer.Exit(run_exit_code(run_id, summary.passed, detail))
 
 

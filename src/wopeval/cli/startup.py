@@ -5,8 +5,15 @@ several hundred thousand objects that live as long as the process. While they ar
 collector runs again and again, and each full collection walks every one of them alive so far:
 about a seventh of a one-task run's start-up here. So :func:`preload` imports the command's
 module with the collector off, then freezes what is alive (:func:`gc.freeze`: out of the
-collector's reach, as :mod:`wopeval.engine.gcpolicy` does at a run's start) and turns it back on.
-Only :func:`wopeval.cli.app.main` calls it: a library user's or a test's process is untouched.
+collector's reach) and turns it back on.
+
+A run allocates many short-lived containers per trial (payload models, events, views) that
+reference counting frees; the cyclic collector would still walk them every 700 net allocations.
+:func:`tune_collector` raises that first threshold to :data:`YOUNG_THRESHOLD` for the process.
+
+Both are process-wide, so only :func:`wopeval.cli.app.main` calls them: the ``wopeval`` process
+is wopeval's own, while a library user's or a test's process is left as its owner set it
+(``evaluate()`` and the run service never touch the collector).
 """
 
 from __future__ import annotations
@@ -17,7 +24,11 @@ from collections.abc import Mapping, Sequence
 
 from wopeval.cli.lazy import LazyCommand
 
-__all__ = ["preload"]
+__all__ = ["YOUNG_THRESHOLD", "preload", "tune_collector"]
+
+# Net container allocations between young collections while the process runs: finished trials
+# leave no cycles (tests/engine/test_gc_policy.py), so this bounds garbage, not memory.
+YOUNG_THRESHOLD = 50_000
 
 
 def preload(argv: Sequence[str], commands: Mapping[str, LazyCommand]) -> None:
@@ -35,3 +46,10 @@ def preload(argv: Sequence[str], commands: Mapping[str, LazyCommand]) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def tune_collector() -> None:
+    """Collect the youngest generation every :data:`YOUNG_THRESHOLD` net allocations (a higher
+    threshold already set is kept)."""
+    young, *older = gc.get_threshold()
+    gc.set_threshold(max(young, YOUNG_THRESHOLD), *older)

@@ -11,6 +11,8 @@ import anyio
 import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
+from wopeval.cli.judge_out import judge_json, judge_lines
+from wopeval.engine.judge import stored_judge_spend
 from wopeval.errors import RunNotFound
 from wopeval.events.ids import utc_now
 from wopeval.events.owners import held
@@ -136,6 +138,9 @@ async def _show_json(store: EventStore, record: RunRecord, events: bool) -> None
         "summary": record.summary,
         "error": record.error,
     }
+    spend = await stored_judge_spend(store, record.run_id)
+    if spend.calls:  # the judge's usage, apart from the agent's efficiency (RFC 0244 §C)
+        doc["judge"] = judge_json(spend)
     if not events:
         typer.echo(json.dumps(doc))
         return
@@ -176,6 +181,9 @@ async def _show_text(store: EventStore, record: RunRecord, events: bool) -> None
         detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
         summary = EvalSummary.model_validate(record.summary)
         print_summary(console, summary, record.run_id, suite, detail=detail)
+        spend = await stored_judge_spend(store, record.run_id)
+        for line in judge_lines(spend, console.width) if spend.calls else ():
+            console.print(line, highlight=False, markup=False)
     if record.error is not None:
         console.print(f"error: {record.error.get('code')}: {record.error.get('message')}")
     if events:

@@ -26,7 +26,7 @@ from typing import Any
 from wopeval.engine.agent import ToolResult
 from wopeval.engine.copies import JsonCopies
 from wopeval.errors import InfrastructureError
-from wopeval.grading.jsonmatch import args_match
+from wopeval.grading.jsonmatch import matches
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, FixtureOutcome
 
@@ -66,15 +66,10 @@ class ToolGateway:
     ) -> None:
         self._live_tools = live_tools
         self._copies = copies if copies is not None else JsonCopies()
-        fixtured = fixtures is not None and (
-            fixtures.toolResponses is not None or fixtures.onMiss is not None
-        )
-        self._fixtured = fixtured and not ignore_fixtures
+        self._fixtured = fixtures is not None and fixtures.fixtured and not ignore_fixtures
         self._responses = list(fixtures.toolResponses or ()) if fixtures else []
         self._consumed = [False] * len(self._responses)
         self._on_miss = (fixtures.onMiss if fixtures else None) or "fail"
-        self.miss_count = 0
-        self.failed_closed = False
         # Awaited right before a live tool is called (the trial commits its log so far: a
         # resume must know the call may have reached the tool).
         self.before_live: Callable[[], Awaitable[None]] | None = None
@@ -86,10 +81,8 @@ class ToolGateway:
         if index is not None:
             self._consumed[index] = True
             return self._serve(index)
-        self.miss_count += 1
         if self._on_miss == "live":
             return await self._live(tool, args, "miss-live")
-        self.failed_closed = True
         error = ToolResult(
             ok=False,
             error_code=FIXTURE_MISS_ERROR_CODE,
@@ -105,9 +98,7 @@ class ToolGateway:
 
     def _select(self, tool: str, args: Any) -> int | None:
         for index, entry in enumerate(self._responses):
-            if self._consumed[index] or entry.tool != tool:
-                continue
-            if args_match(entry.args_match, entry.args, args):
+            if not self._consumed[index] and matches(entry, tool, args):
                 return index
         return None
 

@@ -9,12 +9,21 @@ from the efficiency scalars (RFC 0244 §C).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
+
+from sqlalchemy import select
 
 from wopeval.engine.agent import Usage, usage_payload
 from wopeval.engine.sink import EventSink
 from wopeval.errors import UserError
+from wopeval.events.schema import events, row_event
+from wopeval.events.store import EventStore
 from wopeval.suite.models import Task
+from wopeval.wire.events import ProviderUsage
+from wopeval.wire.vocab import PROVIDER_USAGE
 
 
 class Judge(Protocol):
@@ -33,3 +42,46 @@ class JudgeRequired(UserError):
 async def record_judge_usage(sink: EventSink, run_id: str, usage: Usage) -> None:
     """Record a judge's model usage outside the trial brackets."""
     await sink.emit(run_id, usage_payload(usage))
+
+
+@dataclass(frozen=True)
+class JudgeSpend:
+    """What a run's judge used: its model calls, their tokens and, when priced, their cost.
+
+    It is the run's ``provider.usage`` outside every trial bracket, which only a judge records
+    in a run wopeval executes: in ``totalCostUsd``, never in the agent's efficiency (RFC 0244
+    §C). ``cost_usd`` is ``None`` when no call carried a cost (an unpriced judge).
+    """
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
+def judge_spend(usages: Iterable[ProviderUsage]) -> JudgeSpend:
+    """Sum the judge's usage events (costs by ``math.fsum``; unpriced calls add no cost)."""
+    calls = tokens_in = tokens_out = 0
+    costs: list[float] = []
+    for usage in usages:
+        calls += 1
+        tokens_in += usage.inputTokens
+        tokens_out += usage.outputTokens
+        if usage.costEstimateUsd is not None:
+            costs.append(usage.costEstimateUsd)
+    return JudgeSpend(calls, tokens_in, tokens_out, math.fsum(costs) if costs else None)
+
+
+async def stored_judge_spend(store: EventStore, run_id: str) -> JudgeSpend:
+    """:func:`judge_spend` of a stored run: its ``provider.usage`` events without a trial."""
+    stmt = (
+        select(events)
+        .where(
+            events.c.run_id == run_id,
+            events.c.type == PROVIDER_USAGE,
+            events.c.causation_id.is_(None),
+        )
+        .order_by(events.c.sequence)
+    )
+    typed = (row_event(row).typed for row in await store.read(stmt))
+    return judge_spend(usage for usage in typed if isinstance(usage, ProviderUsage))

@@ -86,8 +86,7 @@ def fail_closed(task: Task, ignore_fixtures: bool) -> bool:
     fixtures = task.fixtures
     if ignore_fixtures or fixtures is None:
         return False
-    fixtured = fixtures.toolResponses is not None or fixtures.onMiss is not None
-    return fixtured and fixtures.onMiss != "live"
+    return fixtures.fixtured and fixtures.onMiss != "live"
 
 
 class _Scanner:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from wopeval.engine.budget import CostMeter
-from wopeval.engine.gcpolicy import run_gc_policy
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
@@ -97,8 +96,9 @@ def check_runnable(suite: AgentEvalSuite, judge: Judge | None) -> None:
         rubric = [i for i, t in enumerate(suite.tasks) if t.expected.kind == "rubric"]
         if rubric:
             raise JudgeRequired(
-                f"tasks[{rubric[0]}].expected.kind: rubric tasks need a judge "
-                "(--judge package.module:attr); none is configured"
+                f"tasks[{rubric[0]}].expected.kind: rubric tasks need a judge; none is "
+                "configured (an LLM judge: --judge-model MODEL [--judge-base-url URL]; your "
+                "own: --judge package.module:attr)"
             )
 
 
@@ -159,7 +159,7 @@ async def execute_run(
     await store.set_status(run_id, "running")
     finished = False
     try:
-        with handle.scope, run_gc_policy():
+        with handle.scope:
             await _start_events(store, run_id, suite, settings, resume)
             pairs = None if resume is None else resume.pending(suite)
             await _run_trials(store, env, suite, settings, progress, pairs)

@@ -30,7 +30,7 @@ from wopeval.events.records import (
 from wopeval.events.schema import dumps_json, runs
 from wopeval.wire.vocab import INTERRUPTED_ERROR_CODE
 
-if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
+if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
 _T = TypeVar("_T")

@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -54,14 +54,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from wopeval.errors import StoreError
-from wopeval.events.asyncengine import create_async_engine
 from wopeval.events.ids import utc_now
 from wopeval.wire.events import RunEvent
-
-if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
-    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 SQLITE_PRAGMAS = (
     "PRAGMA busy_timeout = 10000",
@@ -390,40 +387,26 @@ async def apply_migrations(
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
-
-
-def _refuse(value: Any) -> Any:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+# For trees built fresh (a payload's wire dict from its serializer, which refuses cycles itself).
+_TREE_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
 
 
 def dumps_json(value: Any) -> str:
     """Compact JSON text as stored; NaN and infinities are refused (``ValueError``).
 
     The same text as ``json.dumps(value, ensure_ascii=False, separators=(",", ":"),
-    allow_nan=False)``, from the C encoder directly: ``json.dumps`` with arguments builds a
-    ``JSONEncoder`` per call, which costs more than encoding an event's payload.
+    allow_nan=False)``, from one encoder kept for the process (``json.dumps`` with arguments
+    builds a ``JSONEncoder`` per call).
     """
-    if _C_ENCODER is None:  # pragma: no cover (CPython always has the C encoder)
-        return _ENCODER.encode(value)
-    encode = _C_ENCODER(
-        {}, _refuse, json.encoder.encode_basestring, None, ":", ",", False, False, False
-    )
-    return "".join(encode(value, 0))
-
-
-# One encoder without the circular-reference check, kept: for trees built fresh (a payload's
-# wire dict from its serializer, which refuses cycles itself).
-_TREE_ARGS = (None, _refuse, json.encoder.encode_basestring, None, ":", ",", False, False, False)
-_TREE_ENCODE: Any = None if _C_ENCODER is None else _C_ENCODER(*_TREE_ARGS)
+    return _ENCODER.encode(value)
 
 
 def dumps_tree(value: Any) -> str:
-    """:func:`dumps_json` of a value known to hold no cycle (a payload's wire dict), by one
-    kept encoder: the same text, without an encoder built per call."""
-    if _TREE_ENCODE is None:  # pragma: no cover (CPython always has the C encoder)
-        return _ENCODER.encode(value)
-    return "".join(_TREE_ENCODE(value, 0))
+    """:func:`dumps_json` of a value known to hold no cycle (a payload's wire dict): the same
+    text, without the circular-reference bookkeeping."""
+    return _TREE_ENCODER.encode(value)
 
 
 def row_event(row: Row[Any]) -> RunEvent:

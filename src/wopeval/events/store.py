@@ -86,7 +86,7 @@ from wopeval.wire.vocab import (
     RUN_FAILED,
 )
 
-if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
+if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 __all__ = [

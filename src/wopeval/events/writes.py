@@ -33,7 +33,7 @@ from wopeval.events.schema import ENDED_MESSAGE, events, insert_events_sql, runs
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent
 from wopeval.wire.vocab import TERMINAL_TYPES
 
-if TYPE_CHECKING:  # the classes; the engine comes from wopeval.events.asyncengine
+if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 __all__ = ["APPEND_ATTEMPTS", "LINGER_S", "MAX_BATCH", "BatchWrites", "run_to_completion"]

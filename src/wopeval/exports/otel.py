@@ -33,21 +33,22 @@ from itertools import chain
 from typing import Any, TextIO
 
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.json.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
-from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
-from opentelemetry.sdk._logs.export import (
-    InMemoryLogRecordExporter,
-    LogRecordExporter,
-    LogRecordExportResult,
-    SimpleLogRecordProcessor,
-)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Span, Status, StatusCode
 
+from wopeval.exports.otel_logs import (
+    InMemoryLogRecordExporter,
+    LoggerProvider,
+    LogRecordExporter,
+    LogRecordExportResult,
+    ReadableLogRecord,
+    SimpleLogRecordProcessor,
+    encode_logs,
+)
 from wopeval.wire.events import (
     EVAL_SCORED,
     INVOCATION_COMPLETED,

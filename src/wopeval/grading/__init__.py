@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wopeval.grading.jsonmatch import args_match, json_equal, json_subset
+from wopeval.grading.jsonmatch import args_match, json_equal, json_subset, matches
 from wopeval.grading.output import match_output
 from wopeval.grading.stats import (
     TaskTrialResult,
@@ -25,6 +25,7 @@ __all__ = [
     "json_equal",
     "json_subset",
     "match_output",
+    "matches",
     "max_matching_size",
     "pass_at_k",
     "pass_hat_k",

@@ -31,13 +31,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from json import encoder as json_encoder
-from typing import cast
+from collections.abc import Hashable, Iterable
+from typing import Any, Protocol, cast
 
 from wopeval.suite.models import ArgsMatch
 
-__all__ = ["args_match", "canonical_json", "json_equal", "json_key", "json_subset"]
+__all__ = [
+    "CallPattern",
+    "args_match",
+    "canonical_json",
+    "json_equal",
+    "json_key",
+    "json_subset",
+    "matches",
+]
 
 
 def _check_float(value: float) -> None:
@@ -133,6 +140,31 @@ def args_match(mode: ArgsMatch, expected_args: object, inputs: object) -> bool:
     raise ValueError(f"argsMatch must be 'ignore', 'exact' or 'subset', got {mode!r}")
 
 
+class CallPattern(Protocol):
+    """What a call is matched against: an expected trajectory call or a fixture entry (both
+    read ``argsMatch`` absent as ``ignore``, RFC 0244 §A and §D)."""
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def args(self) -> Any: ...
+
+    @property
+    def args_match(self) -> ArgsMatch: ...
+
+
+def matches(pattern: CallPattern, tool: str, inputs: object) -> bool:
+    """RFC 0244 §A call matching, the one definition: ``tool`` equals the pattern's and
+    ``inputs`` match its ``args`` under its ``argsMatch``.
+
+    The fixture gateway (§D) calls it as it is; trajectory grading reaches the same answer
+    through compiled classes and indexes (:mod:`wopeval.grading.patterns`), which a
+    differential property test holds to this function in every mode.
+    """
+    return pattern.tool == tool and args_match(pattern.args_match, pattern.args, inputs)
+
+
 _PLAIN = frozenset({str, int, bool, type(None)})
 
 
@@ -176,15 +208,19 @@ def canonical_json(value: object) -> str:
 
     Sorted keys, compact separators, integral floats written as integers (``1.0`` → ``1``).
     A value that is already canonical for the encoder (:func:`_plain`: exact JSON types, string
-    keys, no integral float) goes straight to the C encoder; any other is normalised first,
+    keys, no integral float) is encoded as it is; any other is normalised first,
     which also raises for what is not JSON.
     """
     if _plain(value):
-        return "".join(_encode(value, 0))
+        return _PLAIN_ENCODER.encode(value)
     return _ENCODER.encode(_normalized(value))
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+# What _plain accepted is a fresh tree of finite JSON values: no cycle or NaN check needed.
+_PLAIN_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
+)
 _STRINGS = frozenset({str})
 _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
 
@@ -221,26 +257,6 @@ def _plain_scalar(value: object) -> bool:
     if type(value) is float:
         return math.isfinite(value) and not value.is_integer()
     return type(value) in _SCALAR_TYPES
-
-
-def _c_encoder() -> Callable[[object, int], Sequence[str]]:
-    """The C encoder with :data:`_ENCODER`'s settings, built once (``JSONEncoder.encode`` builds
-    it on every call); the pure-Python one where the C module is missing."""
-    make = getattr(json_encoder, "c_make_encoder", None)
-    sample = {"b": [1, 'é\\"', None, True, 0.5], "a": {}}
-    if make is not None:
-        try:
-            # markers, default, string encoder, indent, separators, sort_keys, skipkeys, allow_nan
-            built = make(None, _ENCODER.default, json_encoder.encode_basestring, None, ":", ",",
-                         True, False, False)  # fmt: skip
-            if "".join(built(sample, 0)) == _ENCODER.encode(sample):
-                return cast(Callable[[object, int], Sequence[str]], built)
-        except TypeError:  # pragma: no cover - another signature than CPython 3.11–3.14
-            pass
-    return lambda value, _level: (_ENCODER.encode(value),)  # pragma: no cover - no C module
-
-
-_encode = _c_encoder()
 
 
 class _Tag:

@@ -38,7 +38,6 @@ from wopeval.grading.patterns import (
     IndexNode,
     Patterns,
     ToolPatterns,
-    collector_paused,
     compile_patterns,
     has_terms,
     leaf_key,
@@ -235,11 +234,6 @@ def _add_edges(graph: ClassGraph) -> None:
 
 def build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
     """Look the ``observed`` calls up against ``patterns`` and join their classes by edges."""
-    with collector_paused():
-        return _build(patterns, observed)
-
-
-def _build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
     graph = ClassGraph(patterns, observed, work=patterns.work + 3 * len(observed))
     # A class's key: its one neighbour (an int), its neighbours (a tuple) or, with none, its
     # tool (a str); an expected class belongs to one tool, so the key determines the tool.

@@ -32,13 +32,11 @@ Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
 from __future__ import annotations
 
-import gc
 import marshal
 import math
 import operator
 import weakref
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -51,8 +49,6 @@ __all__ = [
     "Patterns",
     "ToolPatterns",
     "cached",
-    "call_matches",
-    "collector_paused",
     "compile_patterns",
     "compiled",
     "guards_hold",
@@ -69,20 +65,6 @@ Path = tuple[str, ...]
 Term = tuple[Path, Hashable]
 Guard = tuple[tuple[str | int, ...], bool]  # (path to a leaf, the leaf must be a bool)
 Plain = tuple[object, tuple[Guard, ...]]  # an exact object pattern of exact JSON types, guards
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while an index is built: it allocates many small
-    acyclic containers that live as long as the index, and a collection in the middle of the
-    build scans them all again for nothing (at 10,000 calls that was over half the time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def leaf_key(value: object) -> Hashable:
@@ -397,11 +379,6 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
 
 def compile_patterns(calls: Sequence[ExpectedCall]) -> Patterns:
     """Group and index ``calls`` (the expected side of :func:`~wopeval.grading.matching.build`)."""
-    with collector_paused():
-        return _compile(calls)
-
-
-def _compile(calls: Sequence[ExpectedCall]) -> Patterns:
     patterns = Patterns(calls=tuple(calls))
     _group(patterns, calls)
     exact: dict[str, list[int]] = {}
@@ -476,9 +453,11 @@ def cached(expectation: TrajectoryExpectation) -> Patterns | None:
     return _PATTERNS.peek(expectation)
 
 
-def call_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
-    """:meth:`Patterns.matches` for one expected call, without compiling anything: ``==`` and
-    equal ``marshal`` bytes, else the canonical keys (``exact``) or the terms (``subset``)."""
+def uncompiled_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
+    """:func:`~wopeval.grading.jsonmatch.matches` for one expected call, by the compiled
+    path's means without compiling anything: ``==`` and equal ``marshal`` bytes, else the
+    canonical keys (``exact``) or the terms (``subset``). Only the trajectory grader's first
+    pass over an expectation uses it; a differential test holds it to ``matches``."""
     if want.tool != tool:
         return False
     mode, args = want.argsMatch, want.args

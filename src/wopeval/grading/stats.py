@@ -36,6 +36,7 @@ __all__ = [
     "TaskTrialResult",
     "TrialOutcome",
     "clustered_stderr",
+    "mean_or_zero",
     "pass_at_k",
     "pass_hat_k",
     "task_result",
@@ -121,8 +122,9 @@ class TaskTrialResult:
         )
 
 
-def _mean(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values)
+def mean_or_zero(values: Sequence[float]) -> float:
+    """The reported mean of ``values`` (``math.fsum`` over their count); 0.0 for none."""
+    return math.fsum(values) / len(values) if values else 0.0
 
 
 class OutcomeTally:
@@ -166,7 +168,7 @@ class OutcomeTally:
         return TaskTrialResult(
             n=n,
             passed_count=c,
-            mean_score=_mean(self._scores),
+            mean_score=mean_or_zero(self._scores),
             gating_score=gating,
             pass_at_k=pass_at_k(n, c, k),
             pass_hat_k=pass_hat_k(n, c, k),

@@ -28,7 +28,7 @@ from fractions import Fraction
 
 from wopeval.grading.exact import ExactTotal, at_least, exact_mean
 from wopeval.grading.fold import MISSING, RunFold, TaskFold, TrialHook
-from wopeval.grading.stats import TaskTrialResult, trial_stats
+from wopeval.grading.stats import TaskTrialResult, mean_or_zero, trial_stats
 from wopeval.suite.models import AgentEvalSuite, PassRule
 from wopeval.wire.events import RunEvent
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -136,7 +136,7 @@ def summary_of(suite: AgentEvalSuite, run: Graded) -> EvalSummary:
     """The ``EvalSummary`` reporting a graded run."""
     graded = run.tasks
     results = [g.result for g in graded]
-    aggregate = _mean([r.mean_score for r in results])
+    aggregate = mean_or_zero([r.mean_score for r in results])
     total_cost = math.fsum(run.costs)
     passed = at_least(run.gating_aggregate, run.pass_score) and not run.skipped
     passed = passed and run.within_ceilings
@@ -183,9 +183,7 @@ def p95(values: Sequence[int]) -> float:
 def _task_grade(suite: AgentEvalSuite, fold: TaskFold, k: int, rule: PassRule) -> _TaskGrade:
     task = fold.task
     result = fold.tally.result(k, rule, fold.pass_score)
-    fixtured = task.fixtures is not None and (
-        task.fixtures.toolResponses is not None or task.fixtures.onMiss is not None
-    )
+    fixtured = task.fixtures is not None and task.fixtures.fixtured
     summary = TaskSummary(
         taskId=task.taskId,
         score=result.mean_score,
@@ -198,7 +196,3 @@ def _task_grade(suite: AgentEvalSuite, fold: TaskFold, k: int, rule: PassRule) -
         fixtureMissCount=fold.misses if fixtured or fold.misses else None,
     )
     return _TaskGrade(summary=summary, result=result, skipped=fold.skipped)
-
-
-def _mean(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values) if values else 0.0

@@ -122,6 +122,12 @@ class Fixtures(Closed):
     memorySeed: list[dict[str, Any]] | None = None
     onMiss: OnMiss | None = None
 
+    @property
+    def fixtured(self) -> bool:
+        """Whether calls are served from these fixtures (RFC 0244 §D): ``toolResponses`` or
+        ``onMiss`` is given. ``memorySeed`` alone leaves every call to the live tools."""
+        return self.toolResponses is not None or self.onMiss is not None
+
 
 class Task(Closed):
     taskId: TaskId
