@@ -263,3 +263,19 @@ def test_a_store_failure_the_command_survives_is_still_logged(
     (record,) = caplog.records
     assert record.getMessage() == "run local/r1 failed"
     assert record.exc_info is not None
+
+
+def _inner_handler_exits() -> None:
+    """What a handler inside the command does: says how the run ended, and exits 3."""
+    with store_outage_exits(None):
+        try:
+            raise StoreError(LOST)
+        except StoreError:
+            raise typer.Exit(3) from None
+
+
+def test_an_exit_already_decided_passes_through(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(typer.Exit) as stopped:
+        _inner_handler_exits()
+    assert stopped.value.exit_code == 3
+    assert capsys.readouterr().err == ""  # no second line

@@ -112,6 +112,8 @@ def store_outage_exits(store_url: str | None) -> Iterator[None]:
     lost: StoreError | None = None
     try:
         yield
+    except typer.Exit:  # the command already said how it ended (an inner handler's one line)
+        raise
     except Exception as exc:
         lost = cause_of(exc, StoreError)
         if lost is None:
