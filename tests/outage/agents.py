@@ -17,3 +17,7 @@ async def looks_up(task_input: Any, ctx: AgentContext) -> str:
 async def slow(task_input: Any, ctx: AgentContext) -> str:
     await anyio.sleep(0.2)
     return "late"
+
+
+async def answers(task_input: Any, ctx: AgentContext) -> str:
+    return "the order is late"

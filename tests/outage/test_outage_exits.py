@@ -199,6 +199,36 @@ async def test_an_mcp_server_dying_mid_run_exits_3_with_every_event_kept(
     assert [e.payload["toolName"] for e in events if e.type == TOOL_CALLED] == ["crm:lookup"] * 2
 
 
+def _rubric_suite(tmp_path: Path) -> tuple[str, str]:
+    path, suite_id = _suite(tmp_path)
+    doc = yaml.safe_load(Path(path).read_text())
+    doc["modes"] = ["rubric"]
+    rubric = [{"criterion": "says late", "weight": 1.0}]
+    doc["tasks"][0]["expected"] = {"kind": "rubric", "rubric": rubric}
+    Path(path).write_text(yaml.safe_dump(doc))
+    return path, suite_id
+
+
+async def test_a_judge_whose_model_server_fails_exits_3_not_1(
+    tmp_path: Path, store_url: str
+) -> None:
+    path, suite_id = _rubric_suite(tmp_path)
+    with ModelServer("error-500") as judge:
+        ran = _wopeval(tmp_path, store_url, "run", path, "--agent", "tests.outage.agents:answers",
+                       "--judge-model", "j1", "--judge-base-url", judge.base_url,
+                       "--json")  # fmt: skip
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    line = _one_line(ran.stderr)
+    assert "1 of 1 trial(s)" in line
+    failed = "the judge model could not answer: ModelUnavailable: the model server at"
+    assert f"{failed} {judge.base_url} answered HTTP 500" in line
+    (failure,) = json.loads(ran.stdout)["failures"]
+    assert failure["kind"] == "infrastructure"
+    ((run_id, status),) = await _runs_of(store_url, suite_id)
+    assert status == "completed"
+    _graded_again(tmp_path, store_url, run_id)
+
+
 async def test_an_agent_command_killed_mid_run_exits_3_with_every_event_kept(
     tmp_path: Path, store_url: str
 ) -> None:

@@ -250,19 +250,29 @@ class OpenAICompatAgent:
                 completion: ChatCompletion = await client.chat.completions.create(
                     model=self.model, messages=cast(Any, messages), **options
                 )
-        except openai.APIStatusError as exc:
+        except openai.OpenAIError as exc:
+            raise self.model_error(exc) from None
+        return completion
+
+    def model_error(self, exc: Exception) -> Exception:
+        """What an SDK error (after its bounded retries) means: :class:`ModelUnavailable` when
+        the server could not be reached or failed (5xx, 401, 403, 404, 429: infrastructure),
+        :class:`ModelRequestRefused` when it refused the request itself (400, 422); any other
+        error as it is."""
+        openai = _sdk()
+        if isinstance(exc, openai.APIStatusError):
             refused = exc.status_code in _REQUEST_REFUSED
             error = ModelRequestRefused if refused else ModelUnavailable
             retried = "" if refused else f" after {self.definition.maxRetries} retries"
-            raise error(
+            return error(
                 f"{self.server} answered HTTP {exc.status_code}{retried}: {str(exc)[:300]}"
-            ) from None
-        except openai.APIConnectionError as exc:
+            )
+        if isinstance(exc, openai.APIConnectionError):
             why = exc.__cause__ or exc  # the connection's own error says more than the SDK's
-            raise ModelUnavailable(
+            return ModelUnavailable(
                 f"{self.server} could not be reached ({type(why).__name__}: {why})"
-            ) from None
-        return completion
+            )
+        return exc
 
     @property
     def server(self) -> str:

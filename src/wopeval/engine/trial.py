@@ -428,10 +428,15 @@ async def _grade(
         )
         return grade, None
     except Exception as exc:
-        trial.log.warning(
-            "%s: grading failed: %s: %s", trial.ids, type(exc).__name__, exc, exc_info=exc
-        )
-        failed = TrialGrade(0.0, False, True, "grader-error", _evaluator(env, task), None)
+        if infrastructure_cause(exc) is not None:  # the judge's server: said once, at the end
+            trial.log.info("%s: grading failed for infrastructure", trial.ids)
+            label = INFRASTRUCTURE_LABEL
+        else:
+            trial.log.warning(
+                "%s: grading failed: %s: %s", trial.ids, type(exc).__name__, exc, exc_info=exc
+            )
+            label = "grader-error"
+        failed = TrialGrade(0.0, False, True, label, _evaluator(env, task), None)
         return failed, f"{type(exc).__name__}: {exc}"[:500]
 
 

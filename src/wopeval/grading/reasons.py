@@ -163,6 +163,7 @@ def _reason(
         return view.error_label, f"{view.error_label}: {text}"[:300], details  # type: ignore[return-value]
     if grader_error is not None or verdict.label in ("grader-error", "unscored"):
         kind: FailureKind = "judge-error" if task.expected.kind == "rubric" else "grader-error"
+        kind = "infrastructure" if verdict.label == "infrastructure" else kind
         return kind, f"{kind}: {grader_error or 'no score was recorded'}", {}
     expectation = task.expected.trajectory
     if expectation is not None and verdict.trajectory_matched is False:
