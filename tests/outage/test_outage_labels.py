@@ -32,11 +32,17 @@ from wopeval.wire.vocab import INVOCATION_COMPLETED, TRIAL_FAILED, X_ERROR
 AGENT_ID = "core.test.agents.outage"
 
 
-async def _run_agent(store: EventStore, agent: Any, *, timeout_s: float = 30.0) -> AgentRan:
+# More than a pipe holds: a command that exits without reading it always finds it unread.
+UNREAD = "x" * 300_000
+
+
+async def _run_agent(
+    store: EventStore, agent: Any, *, timeout_s: float = 30.0, task_input: Any = "hi"
+) -> AgentRan:
     registry = Registry()
     registry.register_agent(AGENT_ID, agent)
     expected = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
-    task = {"taskId": "t", "input": "hi", "expected": expected}
+    task = {"taskId": "t", "input": task_input, "expected": expected}
     settings = RunSettings(trial_timeout_s=timeout_s)
     ran = await run_suite(
         store, make_suite([task]), agent_id=AGENT_ID, registry=registry, settings=settings
@@ -106,14 +112,14 @@ async def test_a_timeout_after_the_component_answered_is_the_agents(store: Event
 
 async def test_an_agent_command_killed_by_a_signal_is_infrastructure(store: EventStore) -> None:
     killed = CommandAgent(f"{sys.executable} -c 'import os; os.kill(os.getpid(), 9)'")
-    label, kind, message = _label_and_reason(await _run_agent(store, killed))
+    label, kind, message = _label_and_reason(await _run_agent(store, killed, task_input=UNREAD))
     assert (label, kind) == ("infrastructure", "infrastructure")
     assert "was killed by SIGKILL mid-run" in message
 
 
 async def test_an_agent_command_exiting_non_zero_is_the_agents(store: EventStore) -> None:
     failed = CommandAgent(f"{sys.executable} -c 'import sys; sys.exit(1)'")
-    label, kind, message = _label_and_reason(await _run_agent(store, failed))
+    label, kind, message = _label_and_reason(await _run_agent(store, failed, task_input=UNREAD))
     assert (label, kind) == ("agent-error", "agent-error")
     assert "exited with status 1" in message
 

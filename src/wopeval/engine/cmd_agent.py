@@ -200,8 +200,10 @@ async def _communicate(
     group.start_soon(drain, "stderr", process.stderr)
     try:
         assert process.stdin is not None
-        async with process.stdin:
-            await process.stdin.send(stdin)
+        # A process that exits (or is killed) before reading its input is judged by how it ended
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
+            async with process.stdin:
+                await process.stdin.send(stdin)
         return await process.wait()
     except BaseException:
         with anyio.CancelScope(shield=True):
