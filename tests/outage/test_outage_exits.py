@@ -173,7 +173,7 @@ async def test_a_model_server_hanging_past_the_trial_timeout_exits_3(
     suite, suite_id = _suite(tmp_path, trials=2)
     with ModelServer("hang") as server:
         ran = _wopeval(tmp_path, store_url, "run", suite, "--model", "m1", "--base-url",
-                       server.base_url, "--trial-timeout", "1", "--json")  # fmt: skip
+                       server.base_url, "--trial-timeout", "2", "--json")  # fmt: skip
     assert ran.returncode == 3, ran.stdout + ran.stderr
     line = _one_line(ran.stderr)
     assert "2 of 2 trial(s)" in line
