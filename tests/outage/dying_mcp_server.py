@@ -2,7 +2,7 @@
 
 ``python3 dying_mcp_server.py`` serves one tool, ``lookup``, that kills the server (exit 3) when
 called: a server that dies mid-run. ``--exit-at-start`` exits before answering ``initialize``: a
-server that cannot start. Imports nothing from wopeval.
+server that cannot start; ``--hang-at-start`` never answers it. Imports nothing from wopeval.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ if __name__ == "__main__":
     if "--exit-at-start" in sys.argv:
         sys.stderr.write("dying_mcp_server: cannot start (no database)\n")
         sys.exit(1)
+    if "--hang-at-start" in sys.argv:
+        sys.stdin.read()  # never answers; ends when its client closes stdin
+        sys.exit(0)
     server = MCPServer("dying")
     server.tool(name="lookup")(lookup)
     server.run()

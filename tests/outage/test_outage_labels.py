@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -20,6 +21,7 @@ from wopeval.agents.openai_compat import ModelNotFound, ModelUnavailable, OpenAI
 from wopeval.cli.outage import run_exit_code, store_outage_exits
 from wopeval.engine.agent import AgentContext
 from wopeval.engine.cmd_agent import CommandAgent
+from wopeval.engine.mcp_tools import McpServerFailed, mcp_live_tools
 from wopeval.engine.outage import infrastructure_cause, waiting_on
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
@@ -30,6 +32,7 @@ from wopeval.wire.events import TrialFailed
 from wopeval.wire.vocab import INVOCATION_COMPLETED, TRIAL_FAILED, X_ERROR
 
 AGENT_ID = "core.test.agents.outage"
+DYING_MCP = Path(__file__).with_name("dying_mcp_server.py")
 
 
 # More than a pipe holds: a command that exits without reading it always finds it unread.
@@ -285,3 +288,13 @@ def test_an_exit_already_decided_passes_through(capsys: pytest.CaptureFixture[st
         _inner_handler_exits()
     assert stopped.value.exit_code == 3
     assert capsys.readouterr().err == ""  # no second line
+
+
+# --- an MCP server that never answers -------------------------------------------------------------
+
+
+async def test_an_mcp_server_that_never_answers_is_refused_within_its_start_up_time() -> None:
+    command = [sys.executable, str(DYING_MCP), "--hang-at-start"]
+    with pytest.raises(McpServerFailed, match=r"did not start: no answer to initialize .* 0.5s"):
+        async with mcp_live_tools(command, startup_timeout_s=0.5):
+            pytest.fail("a server that never answers yields no tools")

@@ -27,6 +27,7 @@ import anyio
 
 from wopeval.engine.agent import PERMISSIVE_SCHEMA, ToolSpec
 from wopeval.engine.gateway import LiveTool
+from wopeval.engine.outage import cause_of
 from wopeval.engine.toolspec import object_schema
 from wopeval.errors import InfrastructureError, RunError, UserError, require_extra, unwrap
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, ContentBlock, Tool
 
 PREFIX_PATTERN = r"[A-Za-z0-9._~:/-]*"
+STARTUP_TIMEOUT_S = 60.0  # a server that has not listed its tools by then is not starting
 
 
 class McpServerFailed(UserError):
@@ -88,15 +90,16 @@ async def mcp_live_tools(
     *,
     env: Mapping[str, str] | None = None,
     prefix: str = "",
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
 ) -> AsyncIterator[dict[str, LiveTool]]:
     """Run an MCP server over stdio and yield ``{prefix + tool name: live tool}``.
 
     ``env`` is merged over the SDK's minimal inherited environment (``HOME``, ``PATH``, …, not the
     whole of ``os.environ``). Closing the context closes the session and stops the server (stdin
     closed, then SIGTERM/SIGKILL after the SDK's grace period). A tool must not be called after
-    the context has closed. A server that is not found, exits or fails before its tools are
-    listed is :class:`McpServerFailed` (set-up: the caller refuses the run); without the ``mcp``
-    package, :class:`~wopeval.errors.ExtraMissing`.
+    the context has closed. A server that is not found, exits, fails or has not listed its tools
+    within ``startup_timeout_s`` is :class:`McpServerFailed` (set-up: the caller refuses the
+    run); without the ``mcp`` package, :class:`~wopeval.errors.ExtraMissing`.
     """
     if not command:
         raise ValueError("an MCP server command needs at least the executable")
@@ -115,16 +118,18 @@ async def mcp_live_tools(
             stdio_client(params, errlog=errlog) as (read_stream, write_stream),
             ClientSession(read_stream, write_stream) as session,
         ):
-            await session.initialize()
-            tools = await _list_all_tools(session)
+            with anyio.fail_after(startup_timeout_s):
+                await session.initialize()
+                tools = await _list_all_tools(session)
             started = True
             yield {prefix + tool.name: McpLiveTool(session, tool, prefix, server) for tool in tools}
     except Exception as exc:  # an exception group, too: the SDK's task groups wrap its errors
         if started:
             raise
-        raise McpServerFailed(
-            f"the MCP server {server!r} did not start: {_first_line(exc)}"
-        ) from None
+        why = _first_line(exc)
+        if cause_of(exc, TimeoutError) is not None:
+            why = f"no answer to initialize and tools/list within {startup_timeout_s:g}s"
+        raise McpServerFailed(f"the MCP server {server!r} did not start: {why}") from None
 
 
 async def _list_all_tools(session: ClientSession) -> list[Tool]:
