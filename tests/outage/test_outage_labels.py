@@ -298,3 +298,22 @@ async def test_an_mcp_server_that_never_answers_is_refused_within_its_start_up_t
     with pytest.raises(McpServerFailed, match=r"did not start: no answer to initialize .* 0.5s"):
         async with mcp_live_tools(command, startup_timeout_s=0.5):
             pytest.fail("a server that never answers yields no tools")
+
+
+async def test_a_timeout_while_an_mcp_server_hangs_is_infrastructure(store: EventStore) -> None:
+    async def calls_stall(task_input: Any, ctx: AgentContext) -> Any:
+        return (await ctx.call_tool("crm:stall", {"orderId": "A1"})).value
+
+    command = [sys.executable, str(DYING_MCP)]
+    async with mcp_live_tools(command, prefix="crm:") as tools:
+        registry = Registry()
+        registry.register_agent(AGENT_ID, calls_stall)
+        registry.register_tool("crm:stall", tools["crm:stall"])
+        expected = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
+        suite = make_suite([{"taskId": "t", "input": "hi", "expected": expected}])
+        settings = RunSettings(trial_timeout_s=0.5)
+        ran = await run_suite(store, suite, agent_id=AGENT_ID, registry=registry, settings=settings)
+    label, kind, message = _label_and_reason(AgentRan(ran.run_id, ran.summary, ran.events))
+    assert (label, kind) == ("infrastructure", "infrastructure")
+    assert message.startswith("infrastructure: TimeoutError: the MCP server '")
+    assert message.endswith("' did not answer within the trial timeout of 0.5s")

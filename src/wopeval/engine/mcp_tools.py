@@ -27,7 +27,7 @@ import anyio
 
 from wopeval.engine.agent import PERMISSIVE_SCHEMA, ToolSpec
 from wopeval.engine.gateway import LiveTool
-from wopeval.engine.outage import cause_of
+from wopeval.engine.outage import cause_of, waiting_on
 from wopeval.engine.toolspec import object_schema
 from wopeval.errors import InfrastructureError, RunError, UserError, require_extra, unwrap
 
@@ -146,7 +146,8 @@ async def _list_all_tools(session: ClientSession) -> list[Tool]:
 
 class McpLiveTool:
     """One MCP tool as a live tool; ``tool_spec`` keeps the server's ``inputSchema``. A call
-    after its server has gone raises :class:`McpServerDied` (an infrastructure failure)."""
+    after its server has gone raises :class:`McpServerDied` (an infrastructure failure); a
+    trial timed out while a call waits on its server failed for infrastructure too."""
 
     def __init__(self, session: ClientSession, tool: Tool, prefix: str, server: str = "") -> None:
         self._session = session
@@ -165,7 +166,8 @@ class McpLiveTool:
         from mcp.types import CONNECTION_CLOSED
 
         try:
-            result = await self._session.call_tool(self.name, arguments=dict(args or {}))
+            with waiting_on(f"the MCP server {self._server!r}"):  # a hung server: its timeout
+                result = await self._session.call_tool(self.name, arguments=dict(args or {}))
         except MCPError as exc:
             if exc.code != CONNECTION_CLOSED:
                 raise
