@@ -9,13 +9,29 @@ Starts ``python -m wopeval.host`` on a loopback socket with a suite directory, t
   set of tests/robust/hostile.py and random mutations of a valid suite), each then referenced
   by ``POST /runs``;
 * ``headers``: hostile ``OpenWOP-Version``, ``Content-Type``, ``Authorization``,
-  ``Last-Event-ID``, ``Idempotency-Key`` and ``OpenWOP-Dedup`` values.
+  ``Last-Event-ID``, ``Idempotency-Key`` and ``OpenWOP-Dedup`` values;
+* ``configurable``: create bodies whose ``configurable`` has a misspelt, dotted or wrongly typed
+  member inside a section (each must be ``400`` naming it: ``configurableAccepted`` must be 0);
+* ``paths``: malformed run ids in paths (a lone ``~``, double projections, no tenant, random
+  segments of ``~%:`` and id characters; ``400``, never ``5xx``; ``malformed404`` must be 0).
+
+And in process, without the host:
+
+* ``validate``: ``wopeval validate`` on each hostile suite file (5,000-digit YAML and JSON
+  integers among them): exit 2 naming the field, ``tracebacks`` must be 0;
+* ``trials``: a run whose agent, live tool and judge raise exceptions whose ``str()`` raises or
+  whose text holds ANSI colours, NUL, lone surrogates, HTML and Markdown: the run completes,
+  only those trials fail (``runsFailed`` must be 0), each reason names the exception type;
+* ``exports``: that run's JUnit XML (``xmlWellFormed``) and Markdown (``markdownTags``: HTML
+  elements GitHub would render from reasons, must be 0), and ``texts`` random strings through
+  ``xml_text`` and ``markdown_text`` (``textFailures`` must be 0).
 
 Prints one JSON document: per kind, the count tried and the outcomes by status and error code;
 ``fiveHundreds`` (must be 0); ``unnamed4xx`` (``validation_error`` answers without a non-empty
 ``details.field``; must be 0); and ``peakHostRssMiB`` (the host process's VmHWM).
 
-Usage: ``python3 bench/robust_fuzz.py [--examples N]``.
+Usage: ``python3 bench/robust_fuzz.py [--examples N] [--only KIND ...]`` (host kinds need the
+host; ``--only validate trials exports`` runs in a few seconds).
 """
 
 from __future__ import annotations
@@ -42,6 +58,14 @@ sys.path.insert(0, str(ROOT))
 from tests.robust.hostile import write_hostile  # noqa: E402
 from tests.robust.test_openapi_fuzz import fuzz_openapi  # noqa: E402
 
+from bench.robust_inputs import (  # noqa: E402
+    MALFORMED_SEGMENTS,
+    bad_configurables,
+    fuzz_exports,
+    fuzz_trials,
+    fuzz_validate,
+)
+
 KEY = "bench-robust-key-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {KEY}", "OpenWOP-Version": "2.0"}
 VALID = {"mode": "eval", "evalSuiteRef": "suite://core.bench.evals.ok",
@@ -57,6 +81,7 @@ class Tally:
         self.outcomes: dict[str, Counter[str]] = {}
         self.five_hundreds = 0
         self.unnamed = 0
+        self.extra: dict[str, Any] = {}
 
     def record(self, kind: str, response: httpx.Response) -> None:
         key = str(response.status_code)
@@ -189,6 +214,33 @@ def fuzz_headers(client: httpx.Client, tally: Tally) -> int:
     return sent
 
 
+def fuzz_configurable(client: httpx.Client, tally: Tally, rng: random.Random) -> int:
+    accepted = 0
+    bodies = bad_configurables(rng, 200)
+    for configurable in bodies:
+        response = client.post("/runs", json={**VALID, "configurable": configurable},
+                               headers=AUTH)  # fmt: skip
+        tally.record("configurable", response)
+        accepted += response.status_code < 300
+    tally.extra["configurableAccepted"] = accepted
+    return len(bodies)
+
+
+def fuzz_paths(client: httpx.Client, tally: Tally, rng: random.Random) -> int:
+    alphabet = "~%:/2F7Eacme019._-"
+    segments = [*MALFORMED_SEGMENTS]
+    segments += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+                 for _ in range(200)]  # fmt: skip
+    malformed_404 = 0
+    for index, segment in enumerate(segments):
+        suffix = rng.choice(["", "/events/poll?timeout=0", "/eval-summary"])
+        response = client.get(f"/runs/{segment.replace('/', '%2F')}{suffix}", headers=AUTH)
+        tally.record("paths", response)
+        malformed_404 += index < len(MALFORMED_SEGMENTS) and response.status_code == 404
+    tally.extra["malformed404"] = malformed_404
+    return len(segments)
+
+
 def _peak_rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -196,38 +248,65 @@ def _peak_rss_mib(pid: int) -> float:
     return -1.0
 
 
+HOST_KINDS = ("openapi", "bodies", "suites", "headers", "configurable", "paths")
+LOCAL_KINDS = ("validate", "trials", "exports")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=300)
+    parser.add_argument("--only", nargs="+", choices=[*HOST_KINDS, *LOCAL_KINDS])
     args = parser.parse_args()
+    kinds = set(args.only or (*HOST_KINDS, *LOCAL_KINDS))
     rng = random.Random(14)
     tally = Tally()
+    counts: dict[str, int] = {}
+    report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        proc, base_url = _start(Path(tmp))
-        try:
-            # schemathesis first: the header pass's bad keys count towards the per-client
-            # rate limit of failed authentication (20 a minute), which would answer it 429.
-            openapi = fuzz_openapi(base_url, max(10, args.examples // 10), AUTH)
-            tally.outcomes["openapi"] = openapi
-            with httpx.Client(base_url=base_url, timeout=60) as client:
-                counts = {
-                    "openapi": sum(openapi.values()),
-                    "bodies": fuzz_bodies(client, tally, rng, args.examples),
-                    "suites": fuzz_suites(client, Path(tmp), tally, rng),
-                    "headers": fuzz_headers(client, tally),
-                }
-            peak = _peak_rss_mib(proc.pid)
-        finally:
-            proc.terminate()
-            code = proc.wait(timeout=60)
+        if kinds & set(LOCAL_KINDS):
+            counts["validate"], report["validate"] = fuzz_validate(Path(tmp) / "validate")
+            trials, run = fuzz_trials(Path(tmp) / "trials.db")
+            counts["trials"], report["trials"] = trials["tried"], trials
+            counts["exports"], report["exports"] = fuzz_exports(run, args.examples)
+        if kinds & set(HOST_KINDS):
+            report["host"] = _fuzz_host(Path(tmp), kinds, args.examples, rng, tally, counts)
     print(json.dumps({
         "tried": counts,
         "outcomes": {kind: dict(sorted(c.items())) for kind, c in tally.outcomes.items()},
-        "fiveHundreds": tally.five_hundreds + sum(v for k, v in openapi.items() if k[0] == "5"),
+        "fiveHundreds": tally.five_hundreds,
         "unnamed4xx": tally.unnamed,
-        "peakHostRssMiB": peak,
-        "hostExitOnSigterm": code,
+        **tally.extra,
+        **report,
     }, indent=2))  # fmt: skip
+
+
+def _fuzz_host(base: Path, kinds: set[str], examples: int, rng: random.Random, tally: Tally,
+               counts: dict[str, int]) -> dict[str, Any]:  # fmt: skip
+    proc, base_url = _start(base)
+    try:
+        # schemathesis first: the header pass's bad keys count towards the per-client
+        # rate limit of failed authentication (20 a minute), which would answer it 429.
+        if "openapi" in kinds:
+            openapi = fuzz_openapi(base_url, max(10, examples // 10), AUTH)
+            tally.outcomes["openapi"] = openapi
+            counts["openapi"] = sum(openapi.values())
+            tally.five_hundreds += sum(v for k, v in openapi.items() if k[0] == "5")
+        with httpx.Client(base_url=base_url, timeout=60) as client:
+            if "bodies" in kinds:
+                counts["bodies"] = fuzz_bodies(client, tally, rng, examples)
+            if "suites" in kinds:
+                counts["suites"] = fuzz_suites(client, base, tally, rng)
+            if "configurable" in kinds:
+                counts["configurable"] = fuzz_configurable(client, tally, rng)
+            if "paths" in kinds:
+                counts["paths"] = fuzz_paths(client, tally, rng)
+            if "headers" in kinds:
+                counts["headers"] = fuzz_headers(client, tally)
+        peak = _peak_rss_mib(proc.pid)
+    finally:
+        proc.terminate()
+        code = proc.wait(timeout=60)
+    return {"peakHostRssMiB": peak, "hostExitOnSigterm": code}
 
 
 if __name__ == "__main__":

@@ -121,6 +121,27 @@ __all__ = [
 ]
 
 
+def message_of(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in saying it could not be made. An exception's ``__str__`` is
+    its raiser's code (an agent's, a tool's, a judge's) and may itself raise: turning it into
+    text must fail nothing but that text."""
+    try:
+        return storable(str(exc))
+    except Exception:
+        return "<the exception's str() raised>"
+
+
+def storable(text: str) -> str:
+    """``text`` with each lone surrogate (which has no UTF-8, so no store or file takes it)
+    written as its escape, ``\\ud800``."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def describe(exc: BaseException, limit: int = 500) -> str:
+    """``Type: message`` of ``exc``, at most ``limit`` characters, whatever its ``__str__`` does."""
+    return f"{type(exc).__name__}: {message_of(exc)}"[:limit]
+
+
 def unwrap(exc: BaseException) -> BaseException:
     """The one exception ``exc`` stands for: through task groups' wrappers of a single error
     (nested groups of one); a group of several is returned as it is."""

@@ -32,14 +32,16 @@ def _suite(path: Path, outputs: list[str]) -> Path:
     return path
 
 
-def _run(store: str, suite: Path, *extra: str) -> tuple[int, dict[str, object]]:
+def _run(
+    store: str, suite: Path, *extra: str, agent: str = "core.conformance.agents.scripted"
+) -> tuple[int, dict[str, object]]:
     result = CliRunner().invoke(
         app,
         [
             "run",
             str(suite),
             "--agent",
-            "core.conformance.agents.scripted",
+            agent,
             "--store",
             store,
             "--json",
@@ -51,8 +53,9 @@ def _run(store: str, suite: Path, *extra: str) -> tuple[int, dict[str, object]]:
 
 def test_compare_exits_one_only_when_regressed(tmp_path: Path) -> None:
     store = str(tmp_path / "s.db")
-    _, good = _run(store, _suite(tmp_path / "good.json", ["ok"] * 10))
-    _, bad = _run(store, _suite(tmp_path / "bad.json", ["no"] * 9 + ["ok"]))
+    suite = _suite(tmp_path / "good.json", ["ok"] * 10)
+    _, good = _run(store, suite)
+    _, bad = _run(store, suite, agent="tests.compare.agents:broken_agent")
     runner = CliRunner()
     worse = runner.invoke(
         app,

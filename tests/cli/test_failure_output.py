@@ -101,8 +101,8 @@ def test_junit_reports_crashes_as_errors_and_wrong_answers_as_failures(tmp_path:
     run_id = json.loads(ran.stdout)["runId"]
     junit = _wopeval(tmp_path, "export", run_id, "-f", "junit")
     suite = ET.fromstring(junit.stdout)
-    assert (suite.get("errors"), suite.get("failures")) == ("1", "1")
-    crash, wrong = suite.findall("testcase")
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "2")  # the task, the gate
+    crash, wrong, _gate = suite.findall("testcase")
     error = crash.find("error")
     assert error is not None
     assert "RuntimeError: the agent fell over" in (error.get("message") or "")

@@ -4,6 +4,7 @@ a throwaway directory, as a team's CI would run it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -69,18 +70,19 @@ def test_pytest_plugin_gives_one_test_per_task_with_the_failure_reason(tmp_path:
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     cases = {c.get("name"): c for c in ET.parse(tmp_path / "out.xml").iter("testcase")}
-    assert set(cases) == {"answers", "wrong-answer", "misses-fixture"}
+    assert set(cases) == {"answers", "wrong-answer", "misses-fixture", "wopeval gate (suite)"}
+    assert cases["wopeval gate (suite)"].find("failure") is not None  # 1 of 3 tasks passed
     assert cases["answers"].find("failure") is None
     wrong = cases["wrong-answer"].find("failure")
     missed = cases["misses-fixture"].find("failure")
     assert wrong is not None
     assert missed is not None
     assert "0/2 trials passed" in (wrong.text or "")
-    assert "output-mismatch" in (wrong.text or "")
-    assert "fixture-miss" in (missed.text or "")
+    assert 'output does not match (exact): expected "fine", got "not fine"' in (wrong.text or "")
+    assert "fixture miss (onMiss: fail)" in (missed.text or "")
     assert "crm:lookup-order" in (missed.text or "")
     assert "1 passed" in done.stdout
-    assert "2 failed" in done.stdout
+    assert "3 failed" in done.stdout
 
 
 def test_pytest_plugin_needs_an_agent_and_stays_out_of_the_way_without_a_suite(
@@ -98,3 +100,68 @@ def test_pytest_plugin_needs_an_agent_and_stays_out_of_the_way_without_a_suite(
     assert "1 passed" in plain.stdout
     helped = _pytest(tmp_path, "--help")
     assert "--wopeval-suite=SUITE" in helped.stdout
+
+
+def _gate_suite(tmp_path: Path) -> None:
+    """The plainest suite (one task, no trials) whose task fails while RFC 0244's suite gate
+    passes (passScore 0), and a test of the user's own next to it."""
+    from tests.cli.gate_runs import suite_doc, write_suite
+
+    write_suite(tmp_path, suite_doc([[False]], pass_score=0.0))
+    mine = "import os\n\ndef test_mine():\n    assert not os.environ.get('FAIL_MINE')\n"
+    (tmp_path / "test_mine.py").write_text(mine)
+
+
+def _gated(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _pytest(
+        tmp_path, "--wopeval-suite", "suite.json", "--wopeval-agent",
+        "core.conformance.agents.scripted", "-q", "-rA", *args,
+    )  # fmt: skip
+
+
+def test_the_session_outcome_follows_the_gate_with_each_task_still_reported(
+    tmp_path: Path,
+) -> None:
+    _gate_suite(tmp_path)
+    passed = _gated(tmp_path, "--junitxml", "suite.xml")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "FAILED suite.json::task-0" in passed.stdout  # the task's own test, still reported
+    assert "PASSED suite.json::wopeval gate (suite)" in passed.stdout
+    assert "wopeval gate suite passed (failing task tests do not fail the session)" in (
+        passed.stdout
+    )
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "suite.xml").iter("testcase")}
+    assert cases["task-0"].find("failure") is not None
+    assert cases["wopeval gate (suite)"].find("failure") is None
+    failed = _gated(tmp_path, "--wopeval-gate", "every-task")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "FAILED suite.json::wopeval gate (every-task)" in failed.stdout
+    assert "gate every-task failed: 1 task(s) did not pass: task-0" in failed.stdout
+
+
+def test_a_passing_gate_never_hides_another_failing_test(tmp_path: Path) -> None:
+    _gate_suite(tmp_path)
+    env = {**os.environ, "FAIL_MINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *_UNRELATED, "-q",
+         "--wopeval-suite", "suite.json", "--wopeval-agent", "core.conformance.agents.scripted"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 failed, 1 passed" in done.stdout
+
+
+def test_an_unknown_gate_is_a_usage_error(tmp_path: Path) -> None:
+    _gate_suite(tmp_path)
+    usage = _gated(tmp_path, "--wopeval-gate", "nope")
+    assert usage.returncode == 4  # pytest's usage error
+    assert "--wopeval-gate: 'nope' is not one of suite, every-task" in usage.stderr
+
+
+def test_the_session_follows_the_gate_with_tests_in_other_processes(tmp_path: Path) -> None:
+    """Under pytest-xdist only the reports reach the session: they name each test's part."""
+    _gate_suite(tmp_path)
+    done = _gated(tmp_path, "-n", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAILED suite.json::task-0" in done.stdout
+    assert "wopeval gate suite passed (failing task tests do not fail the session)" in done.stdout

@@ -16,6 +16,7 @@ from scipy import stats
 from tests.compare.helpers import pairs
 from wopeval.compare.methods import (
     MethodResult,
+    bootstrap_floor,
     bootstrap_resamples,
     differences,
     mcnemar,
@@ -23,6 +24,7 @@ from wopeval.compare.methods import (
     paired_bootstrap_equivalence_interval,
     paired_t,
     paired_t_tost,
+    sign_flip_floor,
     sign_test,
 )
 from wopeval.compare.pairing import PairedTask
@@ -152,7 +154,7 @@ def test_0244_F_mcnemar_without_discordant_tasks_is_undefined() -> None:
 
 
 def test_0244_F_bootstrap_is_reproducible_with_a_seed() -> None:
-    table = pairs(SIX_BASE, SIX_CAND)
+    table = pairs(SIX_BASE * 2, SIX_CAND[::-1] + SIX_CAND)
     assert paired_bootstrap(table, seed=7) == paired_bootstrap(table, seed=7)
     first, other = paired_bootstrap(table, seed=7), paired_bootstrap(table, seed=8)
     assert (first.ci_low, first.ci_high, first.p_value) != (
@@ -181,12 +183,22 @@ def _exact_bootstrap(d: list[float]) -> list[tuple[float, float]]:
 def test_0244_F_bootstrap_matches_exhaustive_enumeration() -> None:
     # n = 4 tasks → 4^4 = 256 equally likely resamples, enumerated by hand. The Monte Carlo
     # distribution of resample means and the bootstrap-t p-value must match the exact ones.
-    base, cand = [0.2, 0.4, 0.0, 0.6], [0.4, 0.4, 0.6, 1.0]  # d = 0.2, 0, 0.6, 0.4
+    # Resamples with zero spread have no t* and are left out of both counts: 18 of them here (one
+    # task four times: 4; only the two zero differences, not all one task: 2^4 − 2 = 14). The
+    # exact p, 37/119 ≈ 0.311, is above the floor 2 / 2^4 = 0.125.
+    base, cand = [0.2, 0.4, 0.0, 0.6], [0.4, 0.4, 0.6, 0.6]  # d = 0.2, 0, 0.6, 0
     d = [c - b for b, c in zip(base, cand, strict=True)]
     exact = _exact_bootstrap(d)
     mean, se = statistics.mean(d), statistics.stdev(d)
-    extreme = sum(1 for m, s in exact if abs(m - mean) * se >= abs(mean) * s * (1 - 1e-9))
-    exact_p = extreme / len(exact)
+    defined = [(m, s) for m, s in exact if s > 1e-12]
+    assert len(exact) - len(defined) == 18
+    extreme = sum(1 for m, s in defined if abs(m - mean) * se >= abs(mean) * s * (1 - 1e-9))
+    studentized = extreme / len(defined)
+    # the centred p reads every resample's mean alone: 35/256 ≈ 0.137 here
+    centred = sum(1 for m, _ in exact if abs(m - mean) >= abs(mean) * (1 - 1e-9)) / len(exact)
+    assert centred == 35 / 256
+    exact_p = max(studentized, centred)
+    assert exact_p > 0.125
     resamples = 40_000
     result = paired_bootstrap(pairs(base, cand), seed=11, resamples=resamples)
     assert result.p_value is not None
@@ -216,9 +228,69 @@ def test_0244_F_bootstrap_agrees_with_t_on_many_tasks() -> None:
 def test_0244_F_bootstrap_degenerate_cases() -> None:
     assert paired_bootstrap(pairs([0.5], [0.9])).p_value is None
     assert paired_bootstrap(pairs([0.5, 0.1], [0.5, 0.1])).p_value is None
+    # Every task shifted by 0.5: the most extreme table there is, so p is the floor: with 3 tasks
+    # the exact 2 / 2^3 = 0.25; with 12 tasks 2 / 2^12 < 1 / (999 + 1), the Monte Carlo's own.
     shifted = paired_bootstrap(pairs([0.0, 0.2, 0.4], [0.5, 0.7, 0.9]), resamples=999)
-    assert shifted.p_value == 1 / 1000
+    assert shifted.p_value == 0.25
     assert (shifted.ci_low, shifted.ci_high) == pytest.approx((0.5, 0.5))
+    many = paired_bootstrap(pairs([0.0, 0.2, 0.4] * 4, [0.5, 0.7, 0.9] * 4), resamples=999)
+    assert many.p_value == 1 / 1000
+
+
+def test_0244_F_bootstrap_needs_both_of_its_tests_to_reject() -> None:
+    # Ten single-trial tasks, two of them lost, none gained: d = (−1, −1, 0 × 8), t = −1.5.
+    # Resamples with k copies of −1, k ~ Binomial(10, 0.2): the studentized test finds |t*| ≥ 1.5
+    # only for k ≥ 5 (3.3%), of the 89% with a spread: p ≈ 0.037 alone. The centred test counts
+    # |mean* − mean| ≥ 0.2, k = 0 or k ≥ 4: p ≈ 0.23. The sign test agrees: 2 of 2, p = 0.5.
+    table = pairs([1.0, 1.0] + [1.0] * 8, [0.0, 0.0] + [1.0] * 8)
+    result = paired_bootstrap(table, seed=0)
+    assert result.p_value is not None
+    assert result.p_value == pytest.approx(0.228, abs=0.02)
+
+
+def test_0244_F_bootstrap_zero_spread_resamples_are_not_extreme() -> None:
+    # The README's scenario: every task of the candidate fails, d = (−1, −0.8, −1). Of the 27
+    # equally likely resamples of 3 tasks, 9 draw only equal differences (zero spread). Counted
+    # as extreme they made p ≈ (9/27) whatever the data; left out, the p is the floor 0.25.
+    three = paired_bootstrap(pairs([1.0, 0.8, 1.0], [0.0, 0.0, 0.0]), seed=0)
+    assert three.p_value == 0.25
+    # Seven tasks, six of them −1 and one −0.8: (6/7)^7 ≈ 34% of resamples draw only the −1s.
+    # Counted as extreme those alone would give p ≈ 0.34; left out, no resample with a spread is
+    # as extreme as the data, so p is the floor 2 / 2^7 = 1/64.
+    seven = paired_bootstrap(pairs([1.0] * 6 + [0.8], [0.0] * 7), seed=0)
+    assert seven.p_value == 2 / 2**7
+    assert seven.estimate < 0
+
+
+@pytest.mark.parametrize(
+    ("n", "resamples", "floor"),
+    [
+        (0, 10_000, 1.0),
+        (1, 10_000, 1.0),  # undefined with one task
+        (2, 10_000, 0.5),
+        (3, 10_000, 0.25),
+        (5, 10_000, 0.0625),
+        (6, 10_000, 0.03125),
+        (20, 10_000, 1 / 10_001),  # 2 / 2^20 is below the Monte Carlo's resolution
+        (20, 19, 0.05),
+    ],
+)
+def test_0244_F_bootstrap_floor_table(n: int, resamples: int, floor: float) -> None:
+    assert bootstrap_floor(n, resamples) == floor
+
+
+@pytest.mark.parametrize(("n", "floor"), [(0, 1.0), (1, 1.0), (2, 0.5), (5, 0.0625), (6, 0.03125)])
+def test_0244_F_sign_flip_floor_table(n: int, floor: float) -> None:
+    assert sign_flip_floor(n) == floor
+
+
+@given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.3, 1.0]), min_size=2, max_size=9))
+@settings(max_examples=40, deadline=None)
+def test_0244_F_no_method_reports_below_its_floor(diffs: list[float]) -> None:
+    table = pairs([0.0] * len(diffs), diffs, [True] * len(diffs), [d >= 0 for d in diffs])
+    floor = sign_flip_floor(len(diffs))
+    for result in (sign_test(table), mcnemar(table), paired_bootstrap(table, resamples=200)):
+        assert result.p_value is None or result.p_value >= floor - 1e-12
 
 
 def test_bootstrap_draws_in_slices_for_large_tables() -> None:

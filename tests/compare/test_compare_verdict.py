@@ -70,7 +70,12 @@ def test_0244_F_identical_runs_are_inconclusive(method: str) -> None:
 
 @pytest.mark.parametrize("method", METHODS)
 def test_0244_F_identical_runs_with_margin_unchanged_or_inconclusive(method: str) -> None:
-    run = summary([task("a", 0.2), task("b", 0.9), trial_task("c", 5, 3), trial_task("d", 3, 3)])
+    run = summary(
+        [
+            *(task("a", 0.2), task("b", 0.9), trial_task("c", 5, 3), trial_task("d", 3, 3)),
+            *(task("e", 0.4), task("f", 0.7)),
+        ]
+    )
     comparison = compare_summaries(run, run, RUN_ID, method=method, equivalence_margin=0.05)
     if method in WITH_EQUIVALENCE:
         assert comparison.regression.verdict == "unchanged"
@@ -186,8 +191,10 @@ def test_0244_F_block_serializes_with_the_rfc_fields() -> None:
 
 
 def test_0244_F_bootstrap_verdict_is_reproducible_with_a_seed() -> None:
-    baseline = summary([task(f"t{i}", s) for i, s in enumerate([0.2, 0.4, 0.4, 0.6, 0.2, 0.8])])
-    candidate = summary([task(f"t{i}", s) for i, s in enumerate([0.4, 0.6, 0.4, 1.0, 0.4, 0.8])])
+    base = [0.2, 0.4, 0.4, 0.6, 0.2, 0.8, 0.0, 0.6, 0.2, 0.4]
+    cand = [0.4, 0.6, 0.4, 1.0, 0.4, 0.8, 0.2, 0.4, 0.6, 0.4]
+    baseline = summary([task(f"t{i}", s) for i, s in enumerate(base)])
+    candidate = summary([task(f"t{i}", s) for i, s in enumerate(cand)])
     first = compare_summaries(baseline, candidate, RUN_ID, seed=42)
     again = compare_summaries(baseline, candidate, RUN_ID, seed=42)
     other = compare_summaries(baseline, candidate, RUN_ID, seed=43)

@@ -96,7 +96,7 @@ class Level(IntEnum):
     LOW = 1
 
 
-ODD = st.sampled_from([Level.LOW, (1, 2), 2**70, -0.0, "\ud800"])
+ODD = st.sampled_from([Level.LOW, (1, 2), 2**70, -0.0])
 
 
 @given(st.dictionaries(st.text() | st.integers(), SCALARS | ODD, max_size=5) | FINITE_JSON | ODD)
@@ -108,7 +108,12 @@ def test_a_recorded_value_is_its_json_round_trip(value: Any) -> None:
         assert recorded is not value  # a copy: the agent may change its own afterwards
 
 
-@pytest.mark.parametrize("value", [math.nan, {"x": math.inf}, {"x": object()}, [math.nan]])
+# A lone surrogate has no UTF-8: no store takes it, so it fails the trial, not the run.
+@pytest.mark.parametrize(
+    "value",
+    [math.nan, {"x": math.inf}, {"x": object()}, [math.nan], "\ud800", {"a\udfff": 1},
+     [{"x": "\ud800"}]],
+)  # fmt: skip
 def test_a_value_json_cannot_carry_is_refused(value: Any) -> None:
     with pytest.raises((TypeError, ValueError)):
         _jsonable(value)

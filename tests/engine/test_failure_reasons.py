@@ -113,8 +113,10 @@ async def test_0244_A_a_trajectory_failure_lists_missing_unexpected_and_forbidde
     ran = await run_suite(store, make_suite([scripted_task("t", script, expected)]))
     reason = reasons(ran)["t"]
     assert reason.kind == "trajectory"
-    assert "forbidden billing:refund-all" in reason.message
-    assert "missing billing:refund" in reason.message
+    assert [r.message for r in reason.every_reason] == [
+        "forbidden tool billing:refund-all",
+        "trajectory (exact): missing billing:refund",
+    ]
     diff = reason.details["trajectory"]
     assert [c["status"] for c in diff["expected"]] == ["matched", "missing"]
     assert [c["status"] for c in diff["observed"]] == ["matched", "forbidden"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tests.engine.helpers import make_suite, run_suite, scripted_task
+from wopeval.engine.agent import AgentContext
+from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service.runs import regrade, usable_baseline
@@ -21,10 +23,18 @@ def _suite(outputs: list[str]) -> Any:
 async def test_0244_F_regression_run_reports_the_verdict_and_pairs_by_task(
     store: EventStore,
 ) -> None:
-    baseline = await run_suite(store, _suite(["ok"] * 12))
-    worse = _suite(["no"] * 10 + ["ok"] * 2)
+    suite = _suite(["ok"] * 12)
+    baseline = await run_suite(store, suite)
+
+    async def worse(task_input: Any, ctx: AgentContext) -> Any:  # the same tasks, a worse agent
+        return "no"
+
+    registry = Registry()
+    registry.register_agent("test.worse", worse)
     settings = RunSettings(baseline_run_id=baseline.run_id, regression_method="sign-test")
-    candidate = await run_suite(store, worse, settings=settings)
+    candidate = await run_suite(
+        store, suite, agent_id="test.worse", registry=registry, settings=settings
+    )
     regression = candidate.done.regression
     assert regression is not None
     assert regression.baselineRunId == baseline.run_id

@@ -24,11 +24,13 @@ def test_junit_has_a_testcase_per_task_and_a_failure_per_failed_task(tmp_path: P
     made = runner.invoke(app, ["export", run_id, "--store", store, "-f", "junit", "-o", str(out)])
     assert made.exit_code == 0, made.output
     suite = ET.parse(out).getroot()
-    cases = suite.findall("testcase")
+    *cases, gate = suite.findall("testcase")
     assert [c.get("name") for c in cases] == [t["taskId"] for t in summary["tasks"]]
+    assert gate.get("name") == "wopeval gate (suite)"
+    assert (gate.find("failure") is None) == summary["passed"]
     failed = {c.get("name") for c in cases if c.find("failure") is not None}
     assert failed == {t["taskId"] for t in summary["tasks"] if not t["passed"]}
-    assert suite.get("failures") == str(len(failed))
+    assert suite.get("failures") == str(len(failed) + (0 if summary["passed"] else 1))
     for case in cases:
         failure = case.find("failure")
         if failure is not None:

@@ -90,11 +90,11 @@ async def test_0244_G_plain_suite_runs_with_every_facet_off(store_url: str) -> N
 # --- capability, modes, tasks, judge -------------------------------------------------------
 
 
-async def test_0081_eval_not_advertised_is_capability_required(store_url: str) -> None:
+async def test_0081_eval_not_advertised_is_capability_not_provided(store_url: str) -> None:
     async with running_host(store_url, host_config(eval_suite={"enabled": False})) as host:
         response = await host.create()
         discovery = (await host.client.get("/.well-known/openwop")).json()
-    details = refused(response, 422, "capability_required")
+    details = refused(response, 422, "capability_not_provided")
     assert details == {"capability": "agents.evalSuite"}
     assert "agents" not in discovery
 

@@ -71,14 +71,15 @@ def test_last_event_id_2_63_over_a_real_socket(store_url: str) -> None:
 
 @pytest.mark.parametrize(
     ("escape", "status"),
-    [("~2F", 200), ("%2F", 200), ("%252F", 200), ("%25252F", 404), ("~252F", 404)],
+    [("~2F", 200), ("%2F", 200), ("%252F", 200), ("%25252F", 400), ("~252F", 400)],
 )
 def test_run_id_path_decoding_is_single_pass_after_the_server(
     store_url: str, escape: str, status: int
 ) -> None:
     """The server percent-decodes the path once; the segment is then un-projected once, taking
     ``~XX`` and ``%XX`` alike (as the SDK's ``unproject_id``). So ``%252F`` (the server leaves
-    ``%2F``) names the run, and any further layer is an unknown run, never decoded again."""
+    ``%2F``) names the run, and any further layer is malformed (identity.md §5: ``400``),
+    never decoded again."""
     with serving(store_url) as server, httpx.Client(base_url=server.base_url) as client:
         run_id = client.post("/runs", json=eval_body(), headers=auth()).json()["runId"]
         response = client.get("/runs/" + run_id.replace("/", escape), headers=auth())
@@ -86,4 +87,4 @@ def test_run_id_path_decoding_is_single_pass_after_the_server(
     if status == 200:
         assert response.json()["runId"] == run_id
     else:
-        assert response.json() == {"error": "not_found", "message": "no run with this id"}
+        assert response.json()["details"] == {"field": "runId"}

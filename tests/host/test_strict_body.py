@@ -90,7 +90,7 @@ async def test_nesting_just_inside_the_limit_and_ordinary_numbers_are_accepted(
     metadata = {"a": 1.5, "b": -0.0, "c": 1e300, "d": 10**30, "e": "snow ☃ \U0001f600"}
     raw = create_body(
         metadata=json.dumps(metadata, ensure_ascii=True).encode(),
-        configurable=b'{"version":1,"extensions":{"deep":' + nested(MAX_DEPTH - 3) + b"}}",
+        configurable=b'{"version":1,"extensions":{"deep":{"a":' + nested(MAX_DEPTH - 4) + b"}}}",
     )
     async with running_host(store_url) as host:
         response = await post(host, raw)

@@ -54,7 +54,8 @@ async def test_cross_tenant_reads_are_identical_to_missing_runs(store_url: str) 
         missing_theirs = await _answers(host, KEY_B, "acme~2Fr0000000000000000000000000")
         garbage = await _answers(host, KEY_B, "not-a-run-id")
         still_mine = (await host.get(f"/runs/{segment(mine)}", KEY_A)).json()
-    assert foreign == missing_own == missing_theirs == garbage
+    assert foreign == missing_own == missing_theirs
+    assert {status for status, _, _ in garbage} == {400}  # malformed (identity.md §5)
     for status, body, _ in foreign:
         assert status == 404
         validate_error(httpx.Response(status, content=body).json())

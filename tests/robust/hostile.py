@@ -23,6 +23,15 @@ def _suite(**members: object) -> dict[str, object]:
             "tasks": [_task()], **members}  # fmt: skip
 
 
+def _yaml_suite(member: str) -> str:
+    """A one-task YAML suite whose input holds ``member`` (one line of YAML)."""
+    return (
+        "suiteId: core.hostile.evals.x\nversion: 1.0.0\nmodes: [golden]\ntasks:\n"
+        f"  - taskId: t\n    input:\n      {member}\n"
+        "    expected: {kind: golden, match: {strategy: exact, value: x}}\n"
+    )
+
+
 def _bomb(levels: int = 12) -> str:
     lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i in range(1, levels):
@@ -39,6 +48,8 @@ def write_hostile(directory: Path) -> dict[str, str]:
             json.dumps(_suite()).replace('"x"}', '"x", "n": ' + "9" * 5000 + "}", 1),
             "tasks[0].input.n",
         ),
+        "digits.yaml": (_yaml_suite("n: " + "9" * 5000), "tasks[0].input.n"),
+        "digits-hex.yaml": (_yaml_suite("n: -0x" + "f_" * 2000), "tasks[0].input.n"),
         "deep.json": ("[" * 2000 + "]" * 2000, "$"),
         "deepish.json": (json.dumps(_suite(tasks=[_task(_nest(100))])), "tasks[0].input"),
         "deep.yaml": ("a: " + "[" * 3000 + "]" * 3000 + "\n", "$"),

@@ -22,14 +22,16 @@ async def test_failed_authentication_is_rate_limited_per_client(store_url: str) 
     async with running_host(store_url) as host:
         codes = []
         for _ in range(MAX_AUTH_FAILURES + 3):
-            response = await host.get("/runs/acme~2Fr0", key="wrong-key-0123456789")
+            response = await host.get("/runs/acme~2Fr0123456789abcdef", key="wrong-key-0123456789")
             codes.append(response.status_code)
-        limited = await host.get("/runs/acme~2Fr0", key=KEY_A)  # even the right key, now
+        limited = await host.get("/runs/acme~2Fr0123456789abcdef", key="wrong-key-0123456789")
+        right = await host.get("/runs/acme~2Fr0123456789abcdef", key=KEY_A)  # failures only are limited
     assert codes[:MAX_AUTH_FAILURES] == [401] * MAX_AUTH_FAILURES
     assert set(codes[MAX_AUTH_FAILURES:]) == {429}
     assert limited.status_code == 429
     assert limited.json()["error"] == "rate_limited"
     assert int(limited.headers["Retry-After"]) >= 1
+    assert right.status_code == 404  # authenticated; no such run
 
 
 async def test_no_part_of_a_key_reaches_another_holder(store_url: str) -> None:

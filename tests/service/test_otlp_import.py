@@ -339,7 +339,7 @@ def test_import_otlp_grades_each_trace_on_its_own_events(
 ) -> None:
     """Linear in the number of traces: a trial is graded on its own events, never on the log
     converted so far (which made 10,000 traces take more than 15 minutes)."""
-    from wopeval.service import otlp_trials
+    from wopeval.service import otlp_score
 
     seen: list[int] = []
     collect = collect_trials
@@ -348,7 +348,7 @@ def test_import_otlp_grades_each_trace_on_its_own_events(
         seen.append(len(events))
         return collect(events)
 
-    monkeypatch.setattr(otlp_trials, "collect_trials", counting)
+    monkeypatch.setattr(otlp_score, "collect_trials", counting)
     traces = tmp_path / "many.jsonl"
     _indexed_traces(traces, list(range(40)))
     suite = _suite(tmp_path, _task("t", "ignore"))

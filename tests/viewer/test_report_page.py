@@ -33,7 +33,7 @@ def test_report_shows_the_grid_reasons_and_trajectory_diff(tmp_path: Path, chrom
             closed = page.locator("#tasks tr[data-task=closed-miss] .cell")
             assert {closed.nth(i).get_attribute("data-status") for i in range(3)} == {"fail-closed"}
             failing = page.locator('#reasons li[data-task=refund-flow][data-trial="1"]')
-            assert "forbidden billing:refund-all" in failing.inner_text()
+            assert "forbidden tool billing:refund-all" in failing.inner_text()
             observed = failing.locator("td.observed")
             marks = [observed.nth(i).get_attribute("data-status") for i in range(observed.count())]
             assert marks == ["matched", "unexpected", "forbidden"]

@@ -168,7 +168,7 @@ def test_clicking_a_failing_trial_shows_its_reason_and_trajectory_diff(
     cell.click()
     b.page.wait_for_url("**/trial?**")
     reason = b.page.locator("#reason").inner_text()
-    assert "forbidden billing:refund-all" in reason
+    assert "forbidden tool billing:refund-all" in reason
     assert "missing billing:refund" in reason
     expected = b.page.locator("#diff td.expected")
     assert [expected.nth(i).get_attribute("data-status") for i in range(expected.count())] == [
@@ -204,8 +204,13 @@ def test_comparison_shows_the_regression_verdict(site: Site, browser: Any) -> No
     assert b.page.locator("#verdict").inner_text() == want.regression.verdict
     assert b.page.locator("#method").inner_text() == "sign-test"
     assert b.page.locator("#alpha").inner_text() == "0.1"
-    assert b.page.locator("#paired").inner_text() == "2"
+    # The candidate's scripts (its tasks' inputs) differ from the baseline's: both shared tasks
+    # changed, so none is paired, and the page says which were left out.
+    assert b.page.locator("#paired").inner_text() == "0"
     assert b.page.locator("#deltas tbody tr").count() == 2
+    assert b.page.locator("#deltas tbody tr[data-changed]").count() == 2
+    assert "refund-flow" in b.page.locator("#changed").inner_text()
+    assert "lookup-only" in b.page.locator("#changed").inner_text()
     unpaired = b.page.locator("#unpaired").inner_text()
     assert "baseline only: closed-miss" in unpaired
     assert "candidate only: new-task" in unpaired

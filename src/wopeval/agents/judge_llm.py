@@ -26,7 +26,7 @@ from wopeval.agents.openai_compat import OpenAICompatAgent, user_content
 from wopeval.engine.agent import Usage
 from wopeval.engine.judge import record_judge_usage
 from wopeval.engine.sink import EventSink
-from wopeval.errors import InfrastructureError, RunError
+from wopeval.errors import InfrastructureError, RunError, describe
 from wopeval.suite.models import RubricCriterion, Task
 
 PROVIDER = "openai-compatible"
@@ -132,9 +132,7 @@ class LLMJudge:
         except Exception as exc:  # the SDK's errors, after its bounded retries
             error = self._client_owner.model_error(exc)
             failed = JudgeUnavailable if isinstance(error, InfrastructureError) else JudgeFailed
-            raise failed(
-                f"the judge model could not answer: {type(error).__name__}: {str(error)[:300]}"
-            ) from None
+            raise failed(f"the judge model could not answer: {describe(error, 340)}") from None
         await self._record_usage(completion, sink, run_id)
         return weighted_score(rubric, _verdict(completion, schema))
 

@@ -37,6 +37,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "schema": LazyCommand(
         _SUITE, "Print the JSON Schema (draft 2020-12) of a suite, a summary or an agent file."
     ),
+    "suite": LazyCommand(
+        _SUITE, "Compare suites: what changed per task between two suite files or runs."
+    ),
     "run": LazyCommand(
         _RUN,
         "Run a suite against an agent: every task × every trial. "

@@ -1,9 +1,14 @@
-"""``wopeval compare BASELINE CANDIDATE``: the paired regression verdict (RFC 0244 §F)."""
+"""``wopeval compare BASELINE CANDIDATE``: the paired regression verdict (RFC 0244 §F).
+
+Exit codes: 0 no regression, 1 ``regressed``, 2 bad input, 3 a store error, and
+:data:`EXIT_UNDECIDABLE` (4) when the method cannot reach alpha with the paired tasks at hand,
+so a gate that could not have failed never passes silently (``--accept-undecidable`` makes it 0).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 import typer
@@ -14,10 +19,13 @@ from rich.table import Table
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
 from wopeval.cli.render import fit_lines
 from wopeval.compare import Comparison, compare_summaries, registered_methods
+from wopeval.compare.report import CompareReport, RunSide
 from wopeval.events.store import RunRecord
 from wopeval.wire.summary import EvalSummary
 
 StoreOpt = Annotated[str | None, store_option()]
+EXIT_UNDECIDABLE = 4
+"""The method cannot reach alpha with the paired tasks at hand: the gate could not have failed."""
 
 
 async def _records(url: str | None, ids: tuple[str, str]) -> list[RunRecord | None]:
@@ -25,12 +33,12 @@ async def _records(url: str | None, ids: tuple[str, str]) -> list[RunRecord | No
         return [await store.get_run(run_id) for run_id in ids]
 
 
-def _summary_of(record: RunRecord | None, run_id: str, role: str) -> EvalSummary:
+def _summary_of(record: RunRecord | None, run_id: str, role: str) -> tuple[RunRecord, EvalSummary]:
     if record is None:
         fail_input(f"{role} run {run_id!r} is not in the store")
     if record.summary is None:
         fail_input(f"{role} run {run_id!r} has no summary (status {record.status})")
-    return EvalSummary.model_validate(record.summary)
+    return record, EvalSummary.model_validate(record.summary)
 
 
 def paired_table(comparison: Comparison) -> Table:
@@ -59,36 +67,35 @@ def paired_table(comparison: Comparison) -> Table:
     return table
 
 
-def _to_json(comparison: Comparison) -> dict[str, Any]:
-    result = comparison.result
-    return {
-        "regression": comparison.regression.model_dump(mode="json", exclude_none=True),
-        "statistic": result.statistic_name,
-        "estimate": result.estimate,
-        "pValue": result.p_value,
-        "ciLow": result.ci_low,
-        "ciHigh": result.ci_high,
-        "pairs": [
-            {
-                "taskId": p.task_id,
-                "baselineMean": p.baseline_mean,
-                "candidateMean": p.candidate_mean,
-                "baselinePassRate": p.baseline_pass_rate,
-                "candidatePassRate": p.candidate_pass_rate,
-                "baselinePassed": p.baseline_passed,
-                "candidatePassed": p.candidate_passed,
-            }
-            for p in comparison.pairs
-        ],
-    }
+def _print_text(report: CompareReport) -> None:
+    console = Console()
+    console.print(paired_table(report.comparison))
+    for line in report.agents_lines():
+        console.print(line, markup=False, highlight=False)
+    parts = report.verdict_parts()
+    parts[0] = f"verdict [bold]{report.comparison.regression.verdict}[/]"
+    for line in fit_lines(parts, console.width, separator="  "):
+        console.print(line)
+    for note in report.notes():
+        console.print(note, markup=False, highlight=False, style="yellow")
+
+
+def _digests(record: RunRecord) -> dict[str, str] | None:
+    digests = record.run_request.digests
+    return dict(digests.tasks) if digests is not None else None
 
 
 def compare(
     baseline: Annotated[str, typer.Argument(metavar="BASELINE", help="Baseline run id.")],
     candidate: Annotated[str, typer.Argument(metavar="CANDIDATE", help="Candidate run id.")],
     method: Annotated[
-        str, typer.Option(help=f"One of: {', '.join(registered_methods())}.")
-    ] = "paired-bootstrap",
+        str | None,
+        typer.Option(
+            help=f"One of: {', '.join(registered_methods())}. Default: chosen from the data "
+            "(mcnemar for one pass/fail outcome per task, else paired-bootstrap).",
+            show_default=False,
+        ),
+    ] = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="Significance level.")] = 0.05,
     margin: Annotated[
         float | None,
@@ -98,15 +105,31 @@ def compare(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed (the verdict is reproducible).")] = 0,
+    accept_undecidable: Annotated[
+        bool,
+        typer.Option(
+            "--accept-undecidable",
+            help=f"Exit 0, not {EXIT_UNDECIDABLE}, when the method cannot reach alpha "
+            "with the paired tasks at hand.",
+        ),
+    ] = False,
     store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON.")] = False,
+    as_markdown: Annotated[
+        bool, typer.Option("--markdown", help="A Markdown section for a CI job summary.")
+    ] = False,
 ) -> None:
-    """Compare two stored runs task by task. Exit 1 only when the verdict is 'regressed'."""
-    if method not in registered_methods():
+    """Compare two stored runs task by task. Exit 1 only when the verdict is 'regressed'.
+
+    Exit 4 when the method cannot reach alpha with the paired tasks at hand (a gate that could
+    not have failed), unless --accept-undecidable. Tasks whose input, expectation or fixtures
+    changed between the runs are named and left out.
+    """
+    if method is not None and method not in registered_methods():
         fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
-    base_record, cand_record = anyio.run(_records, store, (baseline, candidate))
-    base = _summary_of(base_record, baseline, "baseline")
-    cand = _summary_of(cand_record, candidate, "candidate")
+    records = anyio.run(_records, store, (baseline, candidate))
+    base_record, base = _summary_of(records[0], baseline, "baseline")
+    cand_record, cand = _summary_of(records[1], candidate, "candidate")
     if base.suiteId != cand.suiteId:
         fail_input(
             f"the runs are of different suites ({base.suiteId} vs {cand.suiteId}); "
@@ -121,27 +144,32 @@ def compare(
             alpha=alpha,
             seed=seed,
             equivalence_margin=margin,
+            baseline_digests=_digests(base_record),
+            candidate_digests=_digests(cand_record),
         )
     except ValueError as exc:
         fail_input(str(exc))
-    regression = comparison.regression
+    report = CompareReport(
+        RunSide(baseline, base_record.agent_id),
+        RunSide(candidate, cand_record.agent_id),
+        comparison,
+    )
     if as_json:
-        typer.echo(json.dumps(_to_json(comparison)))
+        typer.echo(json.dumps(report.to_json()))
+    elif as_markdown:
+        typer.echo(report.to_markdown(), nl=False)
     else:
-        console = Console()
-        console.print(paired_table(comparison))
-        p_value = comparison.result.p_value
-        parts = [
-            f"verdict [bold]{regression.verdict}[/]",
-            f"method {regression.method}",
-            f"alpha {regression.alpha}",
-            f"paired {regression.pairedTaskCount}",
-            f"scoreDelta {regression.scoreDelta:+.4f}",
-            f"p {'-' if p_value is None else f'{p_value:.4g}'}",
-        ]
-        for line in fit_lines(parts, console.width, separator="  "):
-            console.print(line)
-    raise typer.Exit(EXIT_FAILED if regression.verdict == "regressed" else EXIT_OK)
+        _print_text(report)
+    raise typer.Exit(exit_code(report, accept_undecidable=accept_undecidable))
+
+
+def exit_code(report: CompareReport, *, accept_undecidable: bool) -> int:
+    """1 for 'regressed', 4 when the method could not decide (unless accepted), else 0."""
+    if report.comparison.regression.verdict == "regressed":
+        return EXIT_FAILED
+    if not report.decidable and not accept_undecidable:
+        return EXIT_UNDECIDABLE
+    return EXIT_OK
 
 
 def register(app: typer.Typer) -> None:

@@ -15,6 +15,7 @@ import anyio
 import typer
 
 from wopeval.cli.common import fail_input, opened_store, store_option, write_text
+from wopeval.cli.gate_opts import StoredGateOpt, chosen_gate
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.exports.ci import junit_xml, markdown
 from wopeval.exports.eee import TrialUsage, eee_export, write_eee
@@ -22,6 +23,7 @@ from wopeval.exports.html import render_report
 from wopeval.exports.otel import write_otlp_json_lines
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.fold import TrialHook
+from wopeval.grading.gate import decide
 from wopeval.grading.views import TrialView
 from wopeval.service.runs import LOG_PAGE, Fold, fold_log, grading_options
 from wopeval.suite import parse_suite
@@ -104,17 +106,21 @@ def export(
             "-f",
             help="otel: OTLP/JSON lines, traces then logs "
             "(gen_ai.evaluation.result events); summary: the EvalSummary; "
-            "events: the event log as JSON lines; junit: JUnit XML, a testcase per task; "
-            "markdown: a table for CI job summaries; eee: Every Eval Ever "
+            "events: the event log as JSON lines; junit: JUnit XML, a testcase per task and "
+            "one for the run's gate; markdown: a table for CI job summaries, headed by the "
+            "gate's verdict; eee: Every Eval Ever "
             "aggregate + samples files into the -o directory.",
         ),
     ] = ExportFormat.otel,
     output: OutputOpt = None,
+    gate: StoredGateOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Export a stored run for other tools."""
     if fmt is ExportFormat.eee and output is None:
         fail_input("--format eee writes two files: name their directory with -o")
+    if gate is not None and fmt not in (ExportFormat.junit, ExportFormat.markdown):
+        fail_input(f"--gate: --format {fmt.value} carries no verdict (junit and markdown do)")
 
     async def go() -> None:
         async with opened_store(store, must_exist=True) as opened:
@@ -128,9 +134,10 @@ def export(
                 _write(json.dumps(record.summary, indent=2), output)
             elif fmt in (ExportFormat.junit, ExportFormat.markdown):
                 summary = _summary_of(record)
+                verdict = decide(summary, chosen_gate(gate, record.run_request.gate))
                 detail = await fold_log(opened, run_id, _detail_of(record))
                 render = junit_xml if fmt is ExportFormat.junit else markdown
-                _write(render(summary, run_id, detail), output)
+                _write(render(summary, run_id, detail, verdict), output)
             elif fmt is ExportFormat.events:
                 await _write_events(opened, run_id, output)
             else:  # streamed: the log in pages, each trial's spans written once it is scored
@@ -168,6 +175,7 @@ def report(
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
         "wopeval-report.html"
     ),
+    gate: StoredGateOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Write a self-contained HTML report of a completed run."""
@@ -179,8 +187,14 @@ def report(
             return record, summary, await fold_log(opened, run_id, _detail_of(record))
 
     record, summary, detail = anyio.run(go)
+    verdict = decide(summary, chosen_gate(gate, record.run_request.gate))
     page = render_report(
-        summary, run_id=run_id, status=record.status, created_at=record.created_at, detail=detail
+        summary,
+        run_id=run_id,
+        status=record.status,
+        created_at=record.created_at,
+        detail=detail,
+        verdict=verdict,
     )
     write_text(output, page)
     typer.echo(str(output))

@@ -31,14 +31,16 @@ def read_events(path: Path) -> list[RunEvent]:
     try:
         doc: Any = json.loads(text)
         rows = doc.get("events") if isinstance(doc, dict) else doc
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer Python will not convert (over 4,300 digits)
         rows = []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
                     rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise EventLogError(f"line {number}: not JSON ({exc.msg})") from exc
+                except ValueError as exc:
+                    huge = "an integer of more than 4,300 digits"
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else huge
+                    raise EventLogError(f"line {number}: not JSON ({why})") from exc
     if not isinstance(rows, list):
         raise EventLogError(
             'expected a JSON array of events, a poll page {"events": [...]}, or JSON lines'

@@ -16,12 +16,14 @@ import typer
 from rich.console import Console
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store
+from wopeval.cli.gate_opts import chosen_gate
 from wopeval.cli.outage import infrastructure_json, run_exit_code
 from wopeval.cli.output import failures_json
 from wopeval.cli.render import print_summary
 from wopeval.engine.registry import Registry
 from wopeval.errors import UserError
 from wopeval.grading.detail import run_detail
+from wopeval.grading.gate import decide
 from wopeval.service.runs import RunPlan, RunService, fold_log, grading_options
 from wopeval.service.shards import Merged, merge_shards, plan_shard
 from wopeval.service.slices import check_group, parse_shard, shard_size
@@ -157,7 +159,9 @@ def merge(
         bool, typer.Option("--json", help="Print machine-readable JSON only.")
     ] = False,
 ) -> None:
-    """Grade a run group's shards as one run with one summary. Exit 0 passed, 1 failed, 3 outage."""
+    """Grade a run group's shards as one run with one summary. Exit 0 passed, 1 failed, 3 outage.
+
+    It passes by the shards' gate (their --gate)."""
     try:
         check_group(group)
     except UserError as exc:
@@ -167,6 +171,7 @@ def merge(
         _merge, stores, into, group, allow_partial, list(exclude or ())
     )
     summary, run_id = merged.summary, merged.record.run_id
+    verdict = decide(summary, chosen_gate(None, merged.record.run_request.gate))
     if as_json:
         doc: dict[str, Any] = {
             "runId": run_id,
@@ -179,6 +184,7 @@ def merge(
             "missingTrials": merged.missing_trials,
             "partial": merged.partial,
             "summary": summary.to_wire(),
+            "gate": verdict.to_json(),
             "failures": failures_json(detail),
             "infrastructureFailures": infrastructure_json(detail),
         }
@@ -189,8 +195,8 @@ def merge(
         if merged.partial:
             note += f" (partial: {merged.missing_trials} trial(s) missing, counted as failed)"
         typer.echo(note)
-        print_summary(Console(), summary, run_id, suite, detail=detail)
-    raise typer.Exit(run_exit_code(run_id, summary.passed, detail))
+        print_summary(Console(), summary, run_id, suite, detail=detail, verdict=verdict)
+    raise typer.Exit(run_exit_code(run_id, verdict.passed, detail))
 
 
 def register(app: typer.Typer) -> None:

@@ -83,8 +83,10 @@ def import_otlp(
 ) -> None:
     """Grade OpenTelemetry traces (GenAI, OpenInference, pydantic-ai) with the pure grader.
 
-    The file is read twice, a line at a time (to plan the trials, then to convert and grade
-    them), so memory stays flat however many traces it holds."""
+    Tool calls are read from tool spans and from the calls model spans say were issued; a
+    trial whose trace leaves out what its task grades is unscored, with the reason. More
+    traces without a trial index than the suite's trials.count are refused. The file is read
+    twice, a line at a time, so memory stays flat however many traces it holds."""
     try:
         suite = load_suite(suite_path)
     except SuiteError as exc:

@@ -109,9 +109,10 @@ def store_outage_exits(store_url: str | None) -> Iterator[None]:
     quiet = _StoreLossFilter()
     for name in _STORE_LOGGERS:
         logging.getLogger(name).addFilter(quiet)
-    lost: StoreError | None = None
+    completed = False
     try:
         yield
+        completed = True
     except typer.Exit:  # the command already said how it ended (an inner handler's one line)
         raise
     except Exception as exc:
@@ -128,6 +129,6 @@ def store_outage_exits(store_url: str | None) -> Iterator[None]:
     finally:
         for name in _STORE_LOGGERS:
             logging.getLogger(name).removeFilter(quiet)
-        if lost is None:  # the command did not end on the store: what was held is logged
+        if completed:  # the command did not end on the store: what was held is logged
             for record in quiet.held:
                 logging.getLogger(record.name).handle(record)

@@ -52,11 +52,15 @@ __all__ = ["exit_past_blocked_agents", "failures_json", "user_output_to_stderr"]
 
 
 def failures_json(detail: RunDetail) -> list[dict[str, object]]:
-    """Each failing trial's reason, for ``--json`` (the tenant's own output)."""
+    """Each failing trial's reasons, for ``--json`` (the tenant's own output): ``kind`` the
+    failure's kind, ``reasons`` every reason most decisive first, ``message`` them on one line."""
+    from wopeval.grading.reasons import reason_line, reason_texts
+
     return [
         {"taskId": task.task_id, "trialIndex": cell.trial_index, "status": cell.status,
          "kind": cell.reason.kind if cell.reason else None,
-         "message": cell.reason.message if cell.reason else None}
+         "message": reason_line(cell.reason, cell.status) if cell.reason else None,
+         "reasons": reason_texts(cell.reason, cell.status) if cell.reason else []}
         for task in detail.tasks
         for cell in task.failures
     ]  # fmt: skip

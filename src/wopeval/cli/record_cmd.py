@@ -22,7 +22,7 @@ async def _record(
     url: str | None, run_id: str, trial: int | None, tasks: list[str] | None
 ) -> tuple[dict[str, Any], list[RecordedTask]]:
     """The run's suite with the fixtures recorded from its log, read in pages (twice), never
-    whole (issue 13 §2); one store opened for the run and its log."""
+    whole; one store opened for the run and its log."""
     async with opened_store(url, must_exist=True) as store:
         found = await store.get_run(run_id)
         if found is None:

@@ -14,9 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from wopeval.cli.gate_opts import run_passed
 from wopeval.cli.render_detail import print_detail, verdict_lines
 from wopeval.events.store import RunRecord
 from wopeval.grading.detail import RunDetail
+from wopeval.grading.gate import GateVerdict, decide
 from wopeval.grading.summary import DEFAULT_PASS_SCORE
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -74,18 +76,24 @@ _RULE_TEXT = {
 }
 
 
-def summary_footer(summary: EvalSummary, suite: AgentEvalSuite | None = None) -> str:
+def summary_footer(
+    summary: EvalSummary, suite: AgentEvalSuite | None = None, verdict: GateVerdict | None = None
+) -> str:
     """The verdict line (its parts joined by `` · ``)."""
-    return _SEPARATOR.join(footer_parts(summary, suite))
+    return _SEPARATOR.join(footer_parts(summary, suite, verdict))
 
 
 _SEPARATOR = "  ·  "
 
 
-def footer_parts(summary: EvalSummary, suite: AgentEvalSuite | None = None) -> list[str]:
-    """The verdict, then the aggregate statistics, each a short markup string."""
-    verdict = "[green]PASSED[/]" if summary.passed else "[red]FAILED[/]"
-    aggregate = f"{verdict}  aggregate {summary.aggregateScore:.3f}"
+def footer_parts(
+    summary: EvalSummary, suite: AgentEvalSuite | None = None, verdict: GateVerdict | None = None
+) -> list[str]:
+    """The gate's verdict (the suite gate's by default), then the aggregate statistics, each a
+    short markup string."""
+    verdict = verdict or decide(summary)
+    word = "[green]PASSED[/]" if verdict.passed else "[red]FAILED[/]"
+    aggregate = f"{word}  aggregate {summary.aggregateScore:.3f}"
     tasks = f"tasks {summary.passedCount}/{summary.taskCount} passed"
     if suite is not None:
         thresholds = suite.thresholds
@@ -95,7 +103,7 @@ def footer_parts(summary: EvalSummary, suite: AgentEvalSuite | None = None) -> l
         if suite.trials is not None:
             rule = suite.trial_plan.effective_pass_rule
             tasks = f"{summary.passedCount}/{summary.taskCount} tasks {_RULE_TEXT[rule]}"
-    parts = [aggregate, tasks]
+    parts = [aggregate, f"gate {verdict.gate}", tasks]
     if summary.trialStats is not None:
         st = summary.trialStats
         parts.append(f"pass@{st.k} {st.passAtK:.3f}  pass^{st.k} {st.passHatK:.3f}")
@@ -128,10 +136,12 @@ def print_summary(
     suite: AgentEvalSuite | None = None,
     *,
     detail: RunDetail | None = None,
+    verdict: GateVerdict | None = None,
 ) -> None:
-    """The task table and the verdict; with ``detail``, why, the trial grid and the reasons."""
+    """The task table and the verdict (``verdict``'s gate, the suite gate by default); with
+    ``detail``, why, the trial grid and the reasons."""
     console.print(summary_table(summary, run_id))
-    for line in fit_lines(footer_parts(summary, suite), console.width):
+    for line in fit_lines(footer_parts(summary, suite, verdict), console.width):
         console.print(line)
     if detail is None:
         return
@@ -154,7 +164,7 @@ def runs_lines(runs: Sequence[RunRecord], width: int = 80) -> list[str]:
     lines = [header + tail_header if len(header) + len(tail_header) <= width else header]
     for run in runs:
         summary = run.summary or {}
-        passed = summary.get("passed")
+        passed = run_passed(run)
         result = "-" if passed is None else ("pass" if passed else "FAIL")
         score = f"{summary['aggregateScore']:.3f}" if "aggregateScore" in summary else "-"
         created = run.created_at.replace("T", " ")[:16]

@@ -9,7 +9,9 @@ from collections import Counter
 from rich.console import Console
 from rich.markup import escape
 
+from wopeval.exports.textsafe import terminal_text
 from wopeval.grading.detail import STATUS_MARK, RunDetail, TrialCell
+from wopeval.grading.reasons import reason_texts
 
 _COLOURS = {"pass": "green", "fail": "red", "fail-closed": "magenta", "error": "yellow",
             "skipped": "dim", "missing": "dim"}  # fmt: skip
@@ -47,16 +49,20 @@ def grid_lines(detail: RunDetail, width: int) -> list[str]:
 
 
 def reason_lines(detail: RunDetail, width: int) -> list[str]:
-    """Why each failing trial failed (a few per task), one line each."""
+    """Why each failing trial failed (a few per task): its most decisive reason on the trial's
+    line, each other reason on a line of its own below."""
     lines: list[str] = []
     for task in detail.tasks:
         failures = task.failures
         for cell in failures[:MAX_REASONS_PER_TASK]:
-            why = cell.reason.message if cell.reason is not None else cell.status
-            text = f"{task.task_id} #{cell.trial_index}: {why}"
-            wrapped = textwrap.wrap(text, width, subsequent_indent="    ", break_on_hyphens=False)
-            for part in wrapped or [text]:
-                lines.append(f"[{_COLOURS[cell.status]}]{escape(part)}[/]")
+            first, *more = reason_texts(cell.reason, cell.status)
+            texts = [f"{task.task_id} #{cell.trial_index}: {first}", *(f"  · {t}" for t in more)]
+            for text in texts:
+                wrapped = textwrap.wrap(
+                    text, width, subsequent_indent="    ", break_on_hyphens=False
+                )
+                for part in wrapped or [text]:
+                    lines.append(f"[{_COLOURS[cell.status]}]{escape(part)}[/]")
         if len(failures) > MAX_REASONS_PER_TASK:
             lines.append(f"  … and {len(failures) - MAX_REASONS_PER_TASK} more failing trials")
     return (["[bold]why trials failed[/]", *lines]) if lines else []
@@ -93,4 +99,4 @@ def print_detail(console: Console, detail: RunDetail) -> None:
     """The grid, then why trials failed."""
     width = console.width
     for line in [*grid_lines(detail, width), *reason_lines(detail, width)]:
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(terminal_text(line), highlight=False, soft_wrap=True)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from contextlib import AsyncExitStack, nullcontext
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import anyio
 import typer
@@ -30,11 +31,13 @@ from wopeval.cli.agent_opts import (
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    EXIT_RUN_ERROR,
     check_finite,
     fail_input,
     opened_store,
     store_option,
 )
+from wopeval.cli.gate_opts import RunGateOpt, chosen_gate, stored_gate
 from wopeval.cli.outage import infrastructure_json, run_exit_code, store_outage_exits
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
@@ -43,6 +46,7 @@ from wopeval.engine.judge import Judge, JudgeRequired, JudgeSpend
 from wopeval.engine.registry import AgentNotFound, Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings, check_runnable
 from wopeval.errors import UserError
+from wopeval.grading.gate import DEFAULT_GATE, decide
 from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
@@ -156,10 +160,13 @@ def run(
         str | None,
         typer.Option(help="With --shard: the run group (default: from the suite and settings)."),
     ] = None,
+    gate: RunGateOpt = DEFAULT_GATE,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a suite against an agent: every task × every trial. Exit 0 passed, 1 failed, 3 outage."""
+    """Run a suite against an agent: every task × every trial. Exit 0 passed, 1 failed, 3 outage.
+
+    It passes by its gate (--gate): RFC 0244's suite gate unless told otherwise."""
     if resume is not None:
         if shard is not None or group is not None:
             fail_input("--shard/--group cannot be combined with --resume (a shard resumes as one)")
@@ -202,6 +209,7 @@ def run(
     if method not in registered_methods():
         fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
     settings = RunSettings(
+        gate=chosen_gate(gate),
         concurrency=concurrency,
         trial_timeout_s=trial_timeout,
         host_max_cost_usd=max_cost,
@@ -226,7 +234,8 @@ def run(
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
-        with user_output_to_stderr(), store_outage_exits(store):  # print() never corrupts --json
+        # an agent's print() never corrupts --json; the store's outages are one line each
+        with store_outage_exits(store), _store_away(store, as_json), user_output_to_stderr():
             run_id, summary, detail, interrupted = anyio.run(
                 _execute,
                 store,
@@ -256,7 +265,7 @@ def run(
         from wopeval.cli.judge_out import judge_spend_of
 
         spent = judge_spend_of(store, run_id)
-    _report(run_id, summary, as_json, suite, detail, spent)
+    _report(run_id, summary, as_json, suite, detail, spent, settings.gate)
 
 
 # What --resume takes: the run keeps its stored suite, agent and settings; the live tools and
@@ -291,7 +300,7 @@ def _resume(
         name, _, ref = spec.partition("=")
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
-    with user_output_to_stderr(), store_outage_exits(store):
+    with store_outage_exits(store), _store_away(store, as_json), user_output_to_stderr():
         show_progress = not as_json and sys.stderr.isatty()
         _, suite, summary, detail, interrupted = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal, show_progress
@@ -302,7 +311,7 @@ def _resume(
 
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
         report_shard(run_id, shard, summary, suite, as_json, store)
-    _report(run_id, summary, as_json, suite, detail)
+    _report(run_id, summary, as_json, suite, detail, gate=stored_gate(store, run_id))
 
 
 def _never() -> NoReturn:
@@ -408,6 +417,48 @@ async def _cancel_on_signal(handle: RunHandle) -> None:
             return
 
 
+_E = TypeVar("_E", bound=BaseException)
+
+
+@contextmanager
+def _store_away(store: str | None, as_json: bool) -> Iterator[None]:
+    """A run the store's outage stopped (a database restart): one line, exit 3; the run is
+    left unfinished, and ``--resume`` finishes it once the database is back."""
+    from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
+
+    try:
+        yield
+    except Exception as exc:
+        if not store_unreachable(exc):
+            raise
+        stopped = _first(exc, StoreUnreachableError)
+        reason = outage_reason(exc)
+        if stopped is None:
+            typer.echo(f"error: the event store is unreachable ({reason})", err=True)
+            raise typer.Exit(EXIT_RUN_ERROR) from None
+        from wopeval.events.urls import shown_url
+
+        where = f" --store {shown_url(store)}" if store else ""
+        resume = f"wopeval run --resume {stopped.run_id}{where}"
+        if as_json:
+            typer.echo(json.dumps({"runId": stopped.run_id, "status": "interrupted",
+                                   "resume": resume}))  # fmt: skip
+        typer.echo(f"run {stopped.run_id} was interrupted: {reason}; what it recorded is kept. "
+                   f"Finish it with: {resume}", err=True)  # fmt: skip
+        raise typer.Exit(EXIT_RUN_ERROR) from None
+
+
+def _first(error: BaseException, kind: type[_E]) -> _E | None:
+    """``error`` if it is a ``kind``, else the first ``kind`` inside its task groups."""
+    if isinstance(error, kind):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            if (found := _first(inner, kind)) is not None:
+                return found
+    return None
+
+
 def _stopped(run_id: str, interrupted: bool, store: str | None, as_json: bool) -> NoReturn:
     """A run stopped by a signal: cancelled (Ctrl-C), or interrupted (SIGTERM) and resumable."""
     if not interrupted:
@@ -436,12 +487,18 @@ def _report(
     suite: AgentEvalSuite,
     detail: RunDetail | None = None,
     judge: JudgeSpend | None = None,
+    gate: str = DEFAULT_GATE,
 ) -> None:
     if summary is None:
         typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
         raise typer.Exit(EXIT_FAILED)
+    verdict = decide(summary, gate)
     if as_json:
-        doc: dict[str, Any] = {"runId": run_id, "summary": summary.to_wire()}
+        doc: dict[str, Any] = {
+            "runId": run_id,
+            "summary": summary.to_wire(),
+            "gate": verdict.to_json(),
+        }
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc["failures"] = failures_json(detail)
             doc["infrastructureFailures"] = infrastructure_json(detail)
@@ -455,13 +512,13 @@ def _report(
 
         from wopeval.cli.render import print_summary
 
-        print_summary(Console(), summary, run_id, suite, detail=detail)
+        print_summary(Console(), summary, run_id, suite, detail=detail, verdict=verdict)
         if judge is not None:
             from wopeval.cli.judge_out import judge_lines
 
             for line in judge_lines(judge):
                 typer.echo(line)
-    raise typer.Exit(run_exit_code(run_id, summary.passed, detail))
+    raise typer.Exit(run_exit_code(run_id, verdict.passed, detail))
 
 
 def register(app: typer.Typer) -> None:

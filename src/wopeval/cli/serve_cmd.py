@@ -132,6 +132,7 @@ def serve(
         grace = math.ceil(host_config.shutdownGraceSeconds) + CONNECTION_GRACE_S
         settings = uvicorn.Config(
             app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=grace,
+            proxy_headers=False,  # the app believes only its trustedProxies (host/app.py)
         )  # fmt: skip
         server = _announcing_server(settings, _url(sock), app)
         with suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown, as uvicorn.run

@@ -11,11 +11,13 @@ import anyio
 import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
+from wopeval.cli.gate_opts import StoredGateOpt, chosen_gate, run_passed
 from wopeval.cli.judge_out import judge_json, judge_lines
 from wopeval.engine.judge import stored_judge_spend
 from wopeval.errors import RunNotFound
 from wopeval.events.ids import utc_now
 from wopeval.events.owners import held
+from wopeval.grading.gate import DEFAULT_GATE, decide
 from wopeval.service.runs import LOG_PAGE, fold_log, grading_options, regrade
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary
@@ -32,10 +34,12 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 def grade(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    gate: StoredGateOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored."""
+    """Re-grade a stored run from its suite and log; exit 1 if it differs from what is stored.
+    The verdict printed is the run's gate's (or --gate's)."""
 
     async def go() -> Any:
         async with opened_store(store, must_exist=True) as opened:
@@ -58,7 +62,8 @@ def grade(
         typer.echo(result.summary.to_json())  # the exit code says whether it reproduces
     else:
         suite = parse_suite(result.record.suite_document)
-        print_summary(Console(), result.summary, run_id, suite)
+        verdict = decide(result.summary, chosen_gate(gate, result.record.run_request.gate))
+        print_summary(Console(), result.summary, run_id, suite, verdict=verdict)
         same = result.reproduces_stored
         typer.echo("reproduces the stored summary exactly" if same else "DIFFERS from stored")
     raise typer.Exit(EXIT_OK if result.reproduces_stored else EXIT_FAILED)
@@ -87,7 +92,8 @@ def runs(
                 "agentId": r.agent_id,
                 "status": r.status,
                 "createdAt": r.created_at,
-                "passed": (r.summary or {}).get("passed"),
+                "passed": run_passed(r),
+                "gate": r.request.get("gate", DEFAULT_GATE),
             }
             for r in records
         ]
@@ -101,6 +107,7 @@ def runs(
 def show(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
     events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
+    gate: StoredGateOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -116,10 +123,11 @@ def show(
             record = await opened.get_run(run_id)
             if record is None:
                 fail_input(f"run {run_id!r} is not in the store")
+            chosen = chosen_gate(gate, record.run_request.gate)
             if as_json:
-                await _show_json(opened, record, events)
+                await _show_json(opened, record, events, chosen)
             else:
-                await _show_text(opened, record, events)
+                await _show_text(opened, record, events, chosen)
 
     anyio.run(go)
 
@@ -131,7 +139,7 @@ async def _pages(store: EventStore, run_id: str) -> AsyncIterator[list[RunEvent]
         after = page[-1].sequence
 
 
-async def _show_json(store: EventStore, record: RunRecord, events: bool) -> None:
+async def _show_json(store: EventStore, record: RunRecord, events: bool, gate: str) -> None:
     doc: dict[str, Any] = {
         "runId": record.run_id,
         "status": record.status,
@@ -141,6 +149,8 @@ async def _show_json(store: EventStore, record: RunRecord, events: bool) -> None
     spend = await stored_judge_spend(store, record.run_id)
     if spend.calls:  # the judge's usage, apart from the agent's efficiency (RFC 0244 §C)
         doc["judge"] = judge_json(spend)
+    if record.summary is not None:
+        doc["gate"] = decide(EvalSummary.model_validate(record.summary), gate).to_json()
     if not events:
         typer.echo(json.dumps(doc))
         return
@@ -156,7 +166,7 @@ async def _show_json(store: EventStore, record: RunRecord, events: bool) -> None
     out.flush()
 
 
-async def _show_text(store: EventStore, record: RunRecord, events: bool) -> None:
+async def _show_text(store: EventStore, record: RunRecord, events: bool, gate: str) -> None:
     from rich.console import Console
 
     from wopeval.cli.render import print_summary
@@ -180,7 +190,8 @@ async def _show_text(store: EventStore, record: RunRecord, events: bool) -> None
         options = grading_options(record.run_request)
         detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
         summary = EvalSummary.model_validate(record.summary)
-        print_summary(console, summary, record.run_id, suite, detail=detail)
+        verdict = decide(summary, gate)
+        print_summary(console, summary, record.run_id, suite, detail=detail, verdict=verdict)
         spend = await stored_judge_spend(store, record.run_id)
         for line in judge_lines(spend, console.width) if spend.calls else ():
             console.print(line, highlight=False, markup=False)

@@ -197,20 +197,56 @@ def bootstrap_resamples(
     return np.concatenate(means), np.concatenate(sds)
 
 
+def sign_flip_floor(n: int) -> float:
+    """The smallest two-sided p-value an exact test on ``n`` paired tasks can give: 2 / 2^n.
+
+    Under "no change" each task's difference is as likely to point either way, so the most
+    extreme table (every task the same way) has probability 2·(1/2)^n, two-sided. This is the
+    exact sign test's and McNemar's floor (``n`` discordant tasks at best) and, in wopeval, the
+    paired bootstrap's too: a resampling of n tasks is not let claim more than an exact test on
+    the same n tasks could. 1.0 when there is no task.
+    """
+    return 1.0 if n < 1 else min(1.0, 2.0 ** (1 - n))
+
+
+def bootstrap_floor(n: int, resamples: int) -> float:
+    """The smallest p-value :func:`paired_bootstrap` reports on ``n`` paired tasks.
+
+    The larger of the exact floor :func:`sign_flip_floor` and the Monte Carlo's own resolution
+    1 / (B + 1); 1.0 with fewer than two tasks (the test is undefined).
+    """
+    return 1.0 if n < 2 else max(sign_flip_floor(n), 1.0 / (resamples + 1))
+
+
 def _studentized_p(diffs: FloatArray, means: FloatArray, sds: FloatArray) -> float:
     """Symmetric bootstrap-t p-value for H0: mean(d) = 0 (Hall & Wilson 1991).
 
     With t = mean(d)/se and t*_b = (mean*_b − mean(d))/se*_b (the resamples centred on the
-    observed mean, i.e. drawn under H0), p = (1 + #{|t*_b| ≥ |t|}) / (B + 1) (Davison & Hinkley
-    1997, §4.2). The comparison is cross-multiplied so a resample with se*_b = 0 counts as
-    extreme rather than dividing by zero.
+    observed mean, i.e. drawn under H0), p = (1 + #{|t*_b| ≥ |t|}) / (1 + B') (Davison & Hinkley
+    1997, §4.2), where B' counts the resamples whose t*_b is defined. A resample with zero spread
+    (se*_b = 0: it drew one task, or only tasks with equal differences) has no t*_b; it is no
+    evidence either way, so it is left out of both counts rather than counted as extreme.
     """
     import numpy as np
 
     se = float(diffs.std(ddof=1))
-    observed = abs(float(diffs.mean())) * sds
-    deviation = np.abs(means - float(diffs.mean())) * se
+    defined = sds > ZERO_TOLERANCE
+    observed = abs(float(diffs.mean())) * sds[defined]
+    deviation = np.abs(means[defined] - float(diffs.mean())) * se
     extreme = int(np.count_nonzero(deviation >= observed * (1.0 - 1e-9)))
+    return (1 + extreme) / (1 + int(np.count_nonzero(defined)))
+
+
+def _centred_p(diffs: FloatArray, means: FloatArray) -> float:
+    """Centred bootstrap p-value for H0: mean(d) = 0 (Efron & Tibshirani 1993, §16.4).
+
+    The resample means shifted by the observed mean are drawn under H0; p = (1 + #{|mean*_b −
+    mean(d)| ≥ |mean(d)|}) / (B + 1). It reads no resample's spread.
+    """
+    import numpy as np
+
+    mean = float(diffs.mean())
+    extreme = int(np.count_nonzero(np.abs(means - mean) >= abs(mean) * (1.0 - 1e-9)))
     return (1 + extreme) / (means.size + 1)
 
 
@@ -228,12 +264,16 @@ def paired_bootstrap(
     mean(d); the interval is the percentile interval of the B resample means at ``confidence``
     (``numpy.quantile``, linear interpolation).
 
-    The two-sided p-value is the symmetric bootstrap-t p-value (:func:`_studentized_p`), not the
-    percentile-interval inversion 2·min(P*(mean* ≤ 0), P*(mean* ≥ 0)): with 10 to 30 tasks the
-    inversion rejects a true null more often than alpha (``bench/regression.py`` measures it),
-    the studentized form does not. Undefined with fewer than two pairs or when every difference
-    is zero; with one non-zero constant difference on every task it is 1 / (B + 1), the smallest
-    p the Monte Carlo can report.
+    The two-sided p-value is the larger of the symmetric bootstrap-t p-value
+    (:func:`_studentized_p`) and the centred bootstrap p-value (:func:`_centred_p`), from the same
+    resamples: the verdict needs both tests to reject. Either alone rejects a true null more often
+    than alpha somewhere: the centred (like the percentile-interval inversion) with 10 tasks of
+    five trials, the studentized with 10 single-trial pass/fail tasks, where most resamples have
+    a tiny spread (``bench/compare_sim.py``). It is never below
+    :func:`bootstrap_floor` (with n ≤ 5 tasks that floor is above 0.05: the bootstrap cannot
+    decide there). Undefined with fewer than two
+    pairs or when every difference is zero; with one non-zero constant difference on every task
+    (no resample has a spread) it is the floor, the most extreme p it can report.
     """
     import numpy as np
 
@@ -244,10 +284,11 @@ def paired_bootstrap(
         return MethodResult(name, estimate, None, None, None, int(diffs.size))
     means, sds = bootstrap_resamples(diffs, seed=seed, resamples=resamples)
     low, high = np.quantile(means, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
+    floor = bootstrap_floor(int(diffs.size), resamples)
     if _constant(diffs):
-        p_value = None if abs(estimate) <= ZERO_TOLERANCE else 1.0 / (resamples + 1)
+        p_value = None if abs(estimate) <= ZERO_TOLERANCE else floor
     else:
-        p_value = _studentized_p(diffs, means, sds)
+        p_value = max(floor, _studentized_p(diffs, means, sds), _centred_p(diffs, means))
     return MethodResult(name, estimate, p_value, float(low), float(high), int(diffs.size))
 
 

@@ -3,11 +3,16 @@
 A host emitting a regression ``verdict`` MUST compare only tasks present in both runs, paired by
 ``taskId``, and MUST report how many it paired. :func:`pair_tasks` is that rule and nothing else:
 every method in :mod:`wopeval.compare.methods` reads only the table it returns.
+
+When both runs stored the digests of their task definitions (:mod:`wopeval.suite.digest`), a task
+is the same task only when its ``taskId`` **and** its digest agree: a task whose input,
+expectation or fixtures changed between the runs is not present in both, so it is left out
+(:func:`changed_tasks` names it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -59,8 +64,39 @@ def _index_by_task_id(tasks: Sequence[TaskSummary], side: str) -> dict[str, Task
     return index
 
 
-def pair_tasks(baseline: EvalSummary, candidate: EvalSummary) -> list[PairedTask]:
-    """Pair the tasks of two runs by ``taskId`` (RFC 0244 §F).
+Digests = Mapping[str, str]
+"""A run's task definition digests by ``taskId``."""
+
+
+def changed_tasks(
+    baseline: EvalSummary,
+    candidate: EvalSummary,
+    baseline_digests: Digests | None,
+    candidate_digests: Digests | None,
+) -> tuple[str, ...]:
+    """The ``taskId`` s in both runs whose definitions differ, in the candidate's suite order.
+
+    Empty when either run has no digests (nothing can be checked). A task missing from a run's
+    digests counts as changed: a definition that cannot be shown unchanged is not compared.
+    """
+    if baseline_digests is None or candidate_digests is None:
+        return ()
+    base_ids = {task.taskId for task in baseline.tasks}
+    return tuple(
+        task.taskId
+        for task in candidate.tasks
+        if task.taskId in base_ids
+        and (
+            task.taskId not in candidate_digests
+            or baseline_digests.get(task.taskId) != candidate_digests[task.taskId]
+        )
+    )
+
+
+def pair_tasks(
+    baseline: EvalSummary, candidate: EvalSummary, changed: Sequence[str] = ()
+) -> list[PairedTask]:
+    """Pair the tasks of two runs by ``taskId`` (RFC 0244 §F), leaving out ``changed`` ones.
 
     Only tasks present in both runs are paired; the result follows the candidate's suite order.
     ``len(result)`` is the ``pairedTaskCount`` to report. A summary listing the same ``taskId``
@@ -68,10 +104,11 @@ def pair_tasks(baseline: EvalSummary, candidate: EvalSummary) -> list[PairedTask
     """
     base = _index_by_task_id(baseline.tasks, "baseline")
     _index_by_task_id(candidate.tasks, "candidate")
+    left_out = set(changed)
     pairs: list[PairedTask] = []
     for cand in candidate.tasks:
         old = base.get(cand.taskId)
-        if old is None:
+        if old is None or cand.taskId in left_out:
             continue
         pairs.append(
             PairedTask(

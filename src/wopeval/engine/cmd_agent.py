@@ -37,7 +37,9 @@ from wopeval.errors import InfrastructureError, RunError, UserError, require_ext
 
 URL_ENV = "WOPEVAL_MCP_URL"
 TOKEN_ENV = "WOPEVAL_MCP_TOKEN"
-_STDERR_TAIL = 2000
+# The end of stderr a failure keeps: short enough that the reason (at most 300 characters,
+# the exit status before it) still ends with the last line, where a traceback's exception is.
+_STDERR_TAIL = 200
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -182,7 +184,8 @@ class CommandAgent:
             name = _signal_name(-code)
             raise CommandDied(f"the agent command {self.argv[0]!r} was killed by {name} mid-run")
         if code != 0:
-            tail = chunks["stderr"].decode("utf-8", "replace")[-_STDERR_TAIL:]
+            text = chunks["stderr"].decode("utf-8", "replace").rstrip()
+            tail = text if len(text) <= _STDERR_TAIL else "…" + text[-_STDERR_TAIL:]
             raise CommandFailed(f"the agent command exited with status {code}: {tail}")
         return _answer(chunks["stdout"].decode("utf-8", "replace"))
 

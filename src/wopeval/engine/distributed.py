@@ -53,7 +53,7 @@ from wopeval.engine.budget import CostMeter
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.trial import TrialEnv, record_skipped, run_trial, settle
-from wopeval.errors import RunError, UserError
+from wopeval.errors import RunError, UserError, describe
 from wopeval.events.emit import EmitsTyped
 from wopeval.events.ids import new_event_id, utc_now
 from wopeval.events.schema import dumps_json
@@ -341,7 +341,7 @@ def _ship(env: TrialEnv) -> Any:
     except Exception as exc:  # cloudpickle's errors vary by what could not be pickled
         raise NotDistributable(
             "the agent, its registry (agents and live tools) or the judge cannot be sent to Ray "
-            f"workers: {type(exc).__name__}: {exc}"[:500]
+            f"workers: {describe(exc)}"[:500]
         ) from exc
 
 

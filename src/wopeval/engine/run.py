@@ -25,9 +25,11 @@ from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
 from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
-from wopeval.errors import unwrap
+from wopeval.errors import describe, unwrap
+from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import EventStore
+from wopeval.grading.gate import check_gate
 from wopeval.grading.summary import GradingOptions, pass_score_of
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import AgentEvalSuite, EvalMode
@@ -41,7 +43,7 @@ from wopeval.wire.events import (
     RunFailed,
     RunStarted,
 )
-from wopeval.wire.request import Executor, RunRequest
+from wopeval.wire.request import DEFAULT_GATE, Executor, RunRequest
 from wopeval.wire.summary import EvalSummary
 from wopeval.wire.vocab import INTERNAL_ERROR_CODE
 
@@ -69,6 +71,10 @@ class RunSettings:
     tags: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
+    gate: str = DEFAULT_GATE  # decides pass/fail in every output (wopeval.grading.gate)
+
+    def __post_init__(self) -> None:
+        check_gate(self.gate)  # an unknown gate is refused before anything is recorded
 
     def to_request(self, agent_id: str) -> RunRequest:
         """The typed request stored with the run (re-grades read it back)."""
@@ -87,6 +93,7 @@ class RunSettings:
             tags=list(self.tags),
             metadata=dict(self.metadata),
             executor=self.executor,
+            gate=self.gate,
         )
 
 
@@ -173,6 +180,10 @@ async def execute_run(
         if lost is not None:  # another process took the run over: its end is theirs
             finished = True
             raise lost from None
+        if store_unreachable(exc):  # nothing can be recorded: left unfinished, to be resumed
+            finished = True
+            message = f"the event store is unreachable ({outage_reason(exc)})"
+            raise StoreUnreachableError(run_id, message) from exc
         with anyio.CancelScope(shield=True):
             log.error(
                 "run %s failed: %s", run_id, _describe(exc), exc_info=exc, extra={"runId": run_id}
@@ -205,7 +216,7 @@ def _claim_lost(exc: BaseException) -> ClaimLostError | None:
 def _describe(exc: BaseException) -> str:
     """The failure's own message, not the task group's wrapper around a single error."""
     exc = unwrap(exc)
-    return f"{type(exc).__name__}: {exc}"[:500]
+    return describe(exc)
 
 
 def _suite_ceiling(suite: AgentEvalSuite) -> float | None:

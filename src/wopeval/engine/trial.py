@@ -38,6 +38,7 @@ from wopeval.engine.outage import (
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
+from wopeval.errors import describe, message_of, storable
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
 from wopeval.events.schema import dumps_json
@@ -118,9 +119,18 @@ def _new_id(prefix: str) -> str:
 def _plain(value: Any) -> bool:
     """A JSON scalar that is its own round trip (not a subclass: ``IntEnum`` becomes ``int``)."""
     cls = type(value)
-    if cls is str or cls is int or cls is bool or value is None:
+    if cls is str:
+        return value.isascii() or _utf8(value)
+    if cls is int or cls is bool or value is None:
         return True
     return cls is float and math.isfinite(value)
+
+
+def _utf8(text: str) -> bool:
+    """True; a text with a lone surrogate, which no UTF-8 store or file can hold, raises
+    ``UnicodeEncodeError`` (a ``ValueError``: the output is not JSON, the trial fails)."""
+    text.encode("utf-8")
+    return True
 
 
 def _jsonable(value: Any) -> Any:
@@ -129,9 +139,13 @@ def _jsonable(value: Any) -> Any:
     new dict of the same items; other containers go through the C encoder."""
     if _plain(value):
         return value
-    if type(value) is dict and all(type(k) is str and _plain(v) for k, v in value.items()):
+    if type(value) is dict and all(type(k) is str and _plain(k) and _plain(v)
+                                   for k, v in value.items()):  # fmt: skip
         return dict(value)
-    return json.loads(dumps_json(value))
+    text = dumps_json(value)
+    if not text.isascii():
+        _utf8(text)
+    return json.loads(text)
 
 
 @dataclass
@@ -394,8 +408,8 @@ def _failure_of(exc: BaseException) -> Failure:
     text = "".join(traceback.format_exception(exc))
     return Failure(
         exceptionType=type(exc).__qualname__,
-        message=str(exc)[:2000],
-        traceback=text[-_TRACEBACK_LIMIT:],
+        message=message_of(exc)[:2000],
+        traceback=storable(text[-_TRACEBACK_LIMIT:]),
     )
 
 
@@ -432,12 +446,10 @@ async def _grade(
             trial.log.info("%s: grading failed for infrastructure", trial.ids)
             label = INFRASTRUCTURE_LABEL
         else:
-            trial.log.warning(
-                "%s: grading failed: %s: %s", trial.ids, type(exc).__name__, exc, exc_info=exc
-            )
+            trial.log.warning("%s: grading failed: %s", trial.ids, describe(exc), exc_info=exc)
             label = "grader-error"
         failed = TrialGrade(0.0, False, True, label, _evaluator(env, task), None)
-        return failed, f"{type(exc).__name__}: {exc}"[:500]
+        return failed, describe(exc)
 
 
 def _evaluator(env: TrialEnv, task: Task) -> EvaluatorType:

@@ -1,5 +1,5 @@
 """The run registry half of the store: creating, finding and listing runs, marking them
-interrupted, and the owner/lease claims several hosts share one store by (issue 14).
+interrupted, and the owner/lease claims several hosts share one store by.
 
 A mixin of :class:`~wopeval.events.store.EventStore`, which provides the connections.
 """
@@ -131,7 +131,7 @@ class RunRegistry:
 
     async def unfinished_runs(self, *, request_key: str | None = None) -> list[str]:
         """The ids of every non-terminal eval run (with ``request_key``: whose stored ``request``
-        has that member), sorted; read only (resume at host start-up, issue 13)."""
+        has that member), sorted; read only (resume at host start-up)."""
         stmt = select(runs.c.run_id, runs.c.request).where(
             runs.c.status.not_in(TERMINAL_STATUSES), runs.c.kind == "eval"
         )

@@ -498,4 +498,5 @@ class EventStore(EmitsTyped, RunRegistry, BatchWrites):
         self._check_open()
         async with self._write_lock:
             self._check_open()
+            await self._mend_writer()
             return await run_to_completion(operation(self._writer))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable, Coroutine
+from contextlib import suppress
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
@@ -121,6 +122,14 @@ class BatchWrites:
             self._drainer = None
             self._hurried = False
 
+    async def _mend_writer(self) -> None:
+        """After the database dropped the writer's connection (a restart, a failover),
+        SQLAlchemy has invalidated it and refuses every statement until its dead transaction
+        is rolled back; rolled back, the next statement connects afresh."""
+        if self._writer.invalidated:
+            with suppress(Exception):  # the database may still be away: the statement says so
+                await self._writer.rollback()
+
     def _hurry(self) -> None:
         """An appender waits for a queued event: the writer writes now, lingering no more."""
         self._hurried = True
@@ -145,6 +154,7 @@ class BatchWrites:
         failure: BaseException = StoreClosedError("the event store is closed")
         for _ in range(APPEND_ATTEMPTS if not self._closed else 0):
             try:
+                await self._mend_writer()
                 staged = await self._stage(batch)
                 ends = _ends(batch)
                 if ends:  # a terminal event appended like any other (an imported log's end)
@@ -182,6 +192,7 @@ class BatchWrites:
             guard = guard.where(runs.c.owner == self.owner)
         for attempt in range(APPEND_ATTEMPTS):
             try:
+                await self._mend_writer()
                 async with transaction(self._writer):
                     staged = await self._stage([item])
                     if item.error is not None:

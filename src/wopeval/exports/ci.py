@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from wopeval.exports.textsafe import markdown_text, xml_text
 from wopeval.grading.detail import RunDetail, TaskDetail
+from wopeval.grading.gate import GateVerdict, decide
+from wopeval.grading.reasons import reason_line, reason_texts
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
 
@@ -35,30 +38,42 @@ def _reasons(task: TaskDetail | None) -> tuple[bool, str, str]:
         return False, "", ""
     crashed = all(cell.status == "error" for cell in task.failures)
     lines = [
-        f"trial {cell.trial_index} {cell.status}: "
-        + (cell.reason.message if cell.reason else "no reason recorded")
+        f"trial {cell.trial_index} {cell.status}: {reason_line(cell.reason, cell.status)}"
         for cell in task.failures
     ]
     return crashed, lines[0], "\n".join(lines)
 
 
-def junit_xml(summary: EvalSummary, run_id: str, detail: RunDetail | None = None) -> str:
+def gate_case_name(gate: str) -> str:
+    """The name of the JUnit test case that carries the gate's verdict."""
+    return f"wopeval gate ({gate})"
+
+
+def junit_xml(
+    summary: EvalSummary,
+    run_id: str,
+    detail: RunDetail | None = None,
+    verdict: GateVerdict | None = None,
+) -> str:
     """JUnit XML: a ``testsuite`` per run, a ``testcase`` per task; ``failure`` for a wrong
-    answer, ``error`` for a task whose failing trials crashed (needs ``detail``)."""
+    answer, ``error`` for a task whose failing trials crashed (needs ``detail``). A last case,
+    ``wopeval gate (NAME)``, carries the run's verdict by ``verdict``'s gate (the suite gate by
+    default): a pipeline reads that case, not the count of failing tasks."""
+    gated = verdict or decide(summary)
     details = {t.task_id: t for t in detail.tasks} if detail is not None else {}
     verdicts = {t.taskId: _reasons(details.get(t.taskId)) for t in summary.tasks if not t.passed}
     errors = sum(1 for crashed, _, _ in verdicts.values() if crashed)
     suite = ET.Element(
         "testsuite",
         name=f"{summary.suiteId}@{summary.suiteVersion}",
-        tests=str(summary.taskCount),
-        failures=str(len(verdicts) - errors),
+        tests=str(summary.taskCount + 1),
+        failures=str(len(verdicts) - errors + (0 if gated.passed else 1)),
         errors=str(errors),
         time=f"{sum((t.latencyMs or 0) for t in summary.tasks) / 1000:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
     for name, value in (("runId", run_id), ("aggregateScore", f"{summary.aggregateScore:.6f}"),
-                        ("passed", str(summary.passed).lower())):  # fmt: skip
+                        ("passed", str(gated.passed).lower()), ("gate", gated.gate)):  # fmt: skip
         ET.SubElement(properties, "property", name=name, value=value)
     for task in summary.tasks:
         case = ET.SubElement(suite, "testcase", classname=summary.suiteId, name=task.taskId,
@@ -69,19 +84,37 @@ def junit_xml(summary: EvalSummary, run_id: str, detail: RunDetail | None = None
             element = ET.SubElement(
                 case,
                 "error" if crashed else "failure",
-                message=f"{first} ({stats})" if first else stats,
+                message=xml_text(f"{first} ({stats})" if first else stats),
                 type="wopeval.trial-error" if crashed else "wopeval.task",
             )
-            element.text = every or None
+            element.text = xml_text(every) or None
+    _gate_case(suite, summary, gated)
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode")
 
 
-def markdown(summary: EvalSummary, run_id: str, detail: RunDetail | None = None) -> str:
-    """A Markdown table, e.g. for ``$GITHUB_STEP_SUMMARY``."""
-    verdict = "✅ passed" if summary.passed else "❌ failed"
+def _gate_case(suite: ET.Element, summary: EvalSummary, verdict: GateVerdict) -> None:
+    case = ET.SubElement(suite, "testcase", classname=summary.suiteId,
+                         name=gate_case_name(verdict.gate), time="0.000")  # fmt: skip
+    if not verdict.passed:
+        failure = ET.SubElement(case, "failure", message=verdict.headline(), type="wopeval.gate")
+        failure.text = "\n".join(
+            f.why if f.task_id is None else f"{f.task_id}: {f.why}" for f in verdict.failures
+        )
+
+
+def markdown(
+    summary: EvalSummary,
+    run_id: str,
+    detail: RunDetail | None = None,
+    verdict: GateVerdict | None = None,
+) -> str:
+    """A Markdown table, e.g. for ``$GITHUB_STEP_SUMMARY``; the heading gives ``verdict``'s
+    (the suite gate's by default)."""
+    gated = verdict or decide(summary)
+    word = "✅ passed" if gated.passed else "❌ failed"
     lines = [
-        f"### {summary.suiteId}@{summary.suiteVersion}: {verdict}",
+        f"### {summary.suiteId}@{summary.suiteVersion}: {word} (gate `{gated.gate}`)",
         "",
         f"Run `{run_id}` · aggregate {summary.aggregateScore:.3f} · "
         f"tasks {summary.passedCount}/{summary.taskCount} passed",
@@ -89,6 +122,8 @@ def markdown(summary: EvalSummary, run_id: str, detail: RunDetail | None = None)
     if summary.trialStats is not None:
         st = summary.trialStats
         lines[-1] += f" · pass@{st.k} {st.passAtK:.3f} · pass^{st.k} {st.passHatK:.3f}"
+    if not gated.passed:
+        lines += ["", f"**{gated.headline()}**"]
     lines += ["", "| task | result | score | trials | pass@k | pass^k | path |",
               "| --- | --- | ---: | ---: | ---: | ---: | --- |"]  # fmt: skip
     for task in summary.tasks:
@@ -110,9 +145,9 @@ def _markdown_reasons(detail: RunDetail) -> list[str]:
         return []
     lines = ["", "#### Why trials failed", ""]
     for task, cell in failing[:50]:
-        why = cell.reason.message if cell.reason else cell.status
-        lines.append(f"- `{task.task_id}` trial {cell.trial_index} ({cell.status}): "
-                     + why.replace("|", "\\|").replace("\n", " "))  # fmt: skip
+        first, *more = (markdown_text(why) for why in reason_texts(cell.reason, cell.status))
+        lines.append(f"- `{task.task_id}` trial {cell.trial_index} ({cell.status}): {first}")
+        lines += [f"  - {why}" for why in more]
     if len(failing) > 50:
         lines.append(f"- … and {len(failing) - 50} more")
     return lines

@@ -1,6 +1,6 @@
 """A self-contained HTML report of one run (jinja2): the content-free summary, and with the run's
 :class:`~wopeval.grading.detail.RunDetail` (the tenant's own view) the tasks × trials grid, each
-failing trial's reason, its trajectory diff (expected calls matched or missing, observed calls
+failing trial's reasons, its trajectory diff (expected calls matched or missing, observed calls
 matched, unexpected or forbidden) and an agent error's traceback. No script, no external asset:
 ``wopeval view`` is the browsable version of the same run."""
 
@@ -12,6 +12,8 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from wopeval.grading.detail import STATUS_MARK, RunDetail
+from wopeval.grading.gate import GateVerdict, decide
+from wopeval.grading.reasons import reason_line, reason_texts
 from wopeval.wire.summary import EvalSummary
 
 
@@ -19,6 +21,8 @@ def _environment() -> Environment:
     env = Environment(autoescape=select_autoescape(default=True), undefined=StrictUndefined)
     env.filters["pct"] = lambda v: f"{float(v) * 100:.1f}%"
     env.filters["num"] = lambda v, d=3: f"{float(v):.{d}f}"
+    env.globals["reason_texts"] = reason_texts
+    env.globals["reason_line"] = reason_line
     return env
 
 
@@ -29,8 +33,10 @@ def render_report(
     status: str,
     created_at: str,
     detail: RunDetail | None = None,
+    verdict: GateVerdict | None = None,
 ) -> str:
-    """The report page. Pass rates drive the bars; reasons appear only with ``detail``."""
+    """The report page. Pass rates drive the bars; reasons appear only with ``detail``; the
+    verdict is ``verdict``'s (the suite gate's by default)."""
     details = {t.task_id: t for t in detail.tasks} if detail is not None else {}
     source = resources.files("wopeval.data.templates").joinpath("report.html.j2").read_text()
     rows: list[dict[str, Any]] = []
@@ -51,5 +57,6 @@ def render_report(
             detail=detail,
             failing=failing,
             marks=STATUS_MARK,
+            gate=verdict or decide(summary),
         )
     )

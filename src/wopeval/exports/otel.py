@@ -16,7 +16,7 @@ events are being deprecated). The trial spans carry ``openwop.eval.task_id`` and
 lines of at most :data:`LINE_ITEMS` spans or records each (as they fill, so the two kinds may
 interleave), the file format a collector's ``otlpjsonfile`` receiver reads. It streams: the log
 is read once, in order, and a trial's spans are written and forgotten once it is scored, so
-memory stays flat however long the run (issue 13 §2); :func:`otlp_json_lines` is the same text
+memory stays flat however long the run; :func:`otlp_json_lines` is the same text
 as one string.
 
 Content-free like the wire: tool names and ids only, never arguments, outputs or prompts.

@@ -17,7 +17,7 @@ calls a fixture served are recorded as served. The trial used is the one asked f
 task's lowest trial index that ran; :class:`RecordedTask` says which.
 
 The log is read twice, in order, and never held: once for which trials ran (each trial's view
-is dropped once it is closed), once for the chosen trials' calls (issue 13 §2). So ``events``
+is dropped once it is closed), once for the chosen trials' calls. So ``events``
 may be a paged reader of a stored log (:func:`wopeval.service.runs.fold_log`) as well as a list.
 """
 

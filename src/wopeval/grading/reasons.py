@@ -1,111 +1,65 @@
-"""Why a trial did not pass (pure): one short message and the details behind it.
+"""Why a trial did not pass (pure): every reason, most decisive first, and the one wording of it.
 
-:func:`trajectory_diff` marks every expected call matched or missing and every observed call
-matched, unexpected or forbidden, from the same maximum matching as ``matchedCount``.
 :func:`explain` turns a trial's view and grade into a :class:`~wopeval.wire.events.TrialFailed`
-payload, in this order of precedence: budget skip, not run, fixture miss (the missed tool and
-the fixture entries left unconsumed), agent error (exception, message, traceback), timeout,
-cancellation, non-JSON output, judge or grader error, trajectory (missing, unexpected and
-forbidden calls), output mismatch, score below ``passScore``.
+payload listing each reason that holds, in this order:
 
-The engine records the result as ``wopeval.trial-failed`` after the trial's ``eval.scored``; a
-re-grade or an imported log gets the same answer from the same function. Its content stays in
-the tenant's log and views: no ``eval.*`` event or summary carries any of it (RFC 0244 §H).
+1. each forbidden tool called (``forbidden tool X``): whatever else happened, calling it fails;
+2. the fixture miss that failed the trial closed: the missed tool, and which ``toolResponses``
+   entries were still unconsumed at the moment of that call;
+3. the agent's failure: error (exception, message, traceback), timeout, cancellation, non-JSON
+   output; or the judge's or grader's error;
+4. the rest of a failed trajectory (:mod:`wopeval.grading.trajectory_diff`): a call whose tool
+   matched but whose arguments did not (the differing key paths, expected against observed),
+   the calls missing or unexpected, or the order;
+5. the output: a mismatch (expected against got) or a judge score below ``passScore``, also
+   when the trajectory failed too.
+
+A budget skip or a trial never run has that one reason. The payload's ``kind`` classifies the
+trial (it decides its status in every view) in this precedence: budget skip, not run, fixture
+miss, agent failure, judge or grader error, trajectory, output — so a forbidden call that also
+missed a fixture is a trial failed closed, its forbidden call listed first. Its ``message`` and
+``details`` are that reason's; ``details`` also carry the whole trajectory diff when there is
+one.
+
+:func:`reason_texts` is the one wording every output shows (CLI, ``--json``, Markdown, JUnit,
+the pytest plugin, the viewer, the HTML report). The engine records the payload as
+``wopeval.trial-failed`` after the trial's ``eval.scored``; a re-grade or an imported log gets
+the same answer from the same function. Its content stays in the tenant's log and views: no
+``eval.*`` event or summary carries any of it (RFC 0244 §H).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from wopeval.grading.matching import build
-from wopeval.grading.patterns import compiled
-from wopeval.grading.trajectory import (
-    ObservedCall,
-    class_matching,
-    observed_trajectory,
+from wopeval.grading.argdiff import ArgDifference, arg_differences, shown
+from wopeval.grading.output import match_output
+from wopeval.grading.trajectory import ObservedCall
+from wopeval.grading.trajectory_diff import (
+    MAX_LISTED,
+    TrajectoryDiff,
+    TrajectoryReasons,
+    trajectory_diff,
+    trajectory_reasons,
 )
 from wopeval.grading.views import TrialView
-from wopeval.suite.models import Task, TrajectoryExpectation
-from wopeval.wire.events import FailureKind, TrialFailed
+from wopeval.suite.models import Task, ToolResponse
+from wopeval.wire.events import FailureKind, FailureReason, TrialFailed
 from wopeval.wire.vocab import ERROR_LABELS
 
-ExpectedStatus = Literal["matched", "missing"]
-ObservedStatus = Literal["matched", "unexpected", "forbidden"]
-_MAX_LISTED = 5
+__all__ = [
+    "REASON_SEPARATOR",
+    "TrajectoryDiff",
+    "Verdict",
+    "explain",
+    "reason_line",
+    "reason_texts",
+    "trajectory_diff",
+]
 
-
-@dataclass(frozen=True)
-class TrajectoryDiff:
-    """Expected against observed calls, each marked from the maximum matching."""
-
-    mode: str
-    expected: list[dict[str, Any]]  # {tool, args?, argsMatch, status}
-    observed: list[dict[str, Any]]  # {tool, inputs, agentId, status}
-
-    @property
-    def missing(self) -> list[dict[str, Any]]:
-        return [call for call in self.expected if call["status"] == "missing"]
-
-    @property
-    def unexpected(self) -> list[dict[str, Any]]:
-        return [call for call in self.observed if call["status"] == "unexpected"]
-
-    @property
-    def forbidden(self) -> list[dict[str, Any]]:
-        return [call for call in self.observed if call["status"] == "forbidden"]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode, "expected": self.expected, "observed": self.observed}
-
-
-def trajectory_diff(
-    expectation: TrajectoryExpectation, calls: Sequence[ObservedCall], target_agent_id: str
-) -> TrajectoryDiff:
-    """Mark each call; a forbidden tool's call is ``forbidden`` even when also expected."""
-    observed = observed_trajectory(expectation, calls, target_agent_id)
-    graph = build(compiled(expectation), observed)  # the index its trials' grading built
-    _, used_left, used_right = class_matching(graph)
-    expected_rows: list[dict[str, Any]] = []
-    for want, slot in zip(expectation.calls, graph.left_of, strict=True):
-        status: ExpectedStatus = "matched" if used_left[slot] > 0 else "missing"
-        used_left[slot] -= 1 if used_left[slot] > 0 else 0
-        row: dict[str, Any] = {"tool": want.tool, "argsMatch": want.args_match, "status": status}
-        if want.args_match != "ignore":
-            row["args"] = want.args
-        expected_rows.append(row)
-    forbidden = expectation.forbidden_tools
-    observed_rows: list[dict[str, Any]] = []
-    for call, slot in zip(observed, graph.right_of, strict=True):
-        taken = used_right[slot] > 0
-        used_right[slot] -= 1 if taken else 0
-        mark: ObservedStatus = (
-            "forbidden" if call.tool in forbidden else "matched" if taken else "unexpected"
-        )
-        observed_rows.append(
-            {"tool": call.tool, "inputs": call.inputs, "agentId": call.agent_id, "status": mark}
-        )
-    return TrajectoryDiff(expectation.match, expected_rows, observed_rows)
-
-
-def _listed(rows: Sequence[dict[str, Any]]) -> str:
-    names = [str(row["tool"]) for row in rows[:_MAX_LISTED]]
-    more = f" and {len(rows) - _MAX_LISTED} more" if len(rows) > _MAX_LISTED else ""
-    return ", ".join(names) + more
-
-
-def _trajectory_message(diff: TrajectoryDiff) -> str:
-    parts = []
-    if diff.forbidden:
-        parts.append(f"called forbidden {_listed(diff.forbidden)}")
-    if diff.missing:
-        parts.append(f"missing {_listed(diff.missing)}")
-    if diff.unexpected and diff.mode in ("exact", "subset"):
-        parts.append(f"unexpected {_listed(diff.unexpected)}")
-    if not parts:
-        parts.append("calls out of the expected order" if diff.mode != "subset" else "unmatched")
-    return f"trajectory ({diff.mode}): " + "; ".join(parts)
+REASON_SEPARATOR = " · "
+_NO_REASON = {"missing": "planned but not in this log"}
 
 
 @dataclass(frozen=True)
@@ -127,32 +81,83 @@ def explain(
     target_agent_id: str,
     grader_error: str | None = None,
 ) -> TrialFailed | None:
-    """The reason a trial did not pass, or None when it passed."""
+    """Why a trial did not pass (every reason, most decisive first), or None when it passed."""
     if verdict.passed:
         return None
-    kind, message, details = _reason(task, view, verdict, target_agent_id, grader_error)
+    single = _single(view, verdict)
+    if single is not None:
+        return _payload(task, view, [single], single, {})
+    trajectory = _trajectory(task, view, verdict, target_agent_id)
+    forbidden = trajectory.forbidden if trajectory is not None else []
+    failure = _failure(task, view, verdict, grader_error)
+    rest = trajectory.others if trajectory is not None else []
+    output = _output(task, view, verdict) if _output_graded(task, view, failure) else []
+    miss = [_fixture_miss(task, view)] if view.failed_closed else []
+    ranked = [*miss, *failure, *forbidden, *rest, *output]  # the precedence of ``kind``
+    if not ranked:
+        ranked = [_fallback(task, view, verdict)]
+    extra = {"trajectory": trajectory.diff.to_json()} if trajectory is not None else {}
+    return _payload(task, view, [*forbidden, *[r for r in ranked if r not in forbidden]],
+                    ranked[0], extra)  # fmt: skip
+
+
+def reason_texts(reason: TrialFailed | None, status: str = "fail") -> list[str]:
+    """Why a trial did not pass, one text per reason, most decisive first: the wording every
+    output shows. Without a recorded reason, what the trial's ``status`` says."""
+    if reason is None:
+        return [_NO_REASON.get(status, "no reason recorded")]
+    return [item.message for item in reason.every_reason]
+
+
+def reason_line(reason: TrialFailed | None, status: str = "fail") -> str:
+    """:func:`reason_texts` on one line."""
+    return REASON_SEPARATOR.join(reason_texts(reason, status))
+
+
+def _payload(
+    task: Task,
+    view: TrialView,
+    ordered: list[FailureReason],
+    primary: FailureReason,
+    extra: dict[str, Any],
+) -> TrialFailed:
     return TrialFailed(
         taskId=task.taskId,
         trialIndex=view.trial_index,
-        kind=kind,
-        message=message[:300],
-        details=details,
+        kind=primary.kind,
+        message=primary.message,
+        details={**primary.details, **extra},
+        reasons=ordered if len(ordered) > 1 else None,
     )
 
 
 def _reason(
-    task: Task,
-    view: TrialView,
-    verdict: Verdict,
-    target: str,
-    grader_error: str | None,
-) -> tuple[FailureKind, str, dict[str, Any]]:
+    kind: FailureKind, message: str, details: dict[str, Any] | None = None
+) -> FailureReason:
+    return FailureReason(kind=kind, message=message[:300], details=details or {})
+
+
+def _single(view: TrialView, verdict: Verdict) -> FailureReason | None:
     if verdict.label == "skipped-budget":
-        return "skipped-budget", "not run: a cost ceiling was exceeded before it started", {}
+        return _reason("skipped-budget", "not run: a cost ceiling was exceeded before it started")
     if not view.ran and view.scored is None:
-        return "not-run", "planned but never run (no events recorded for it)", {}
-    if view.failed_closed:
-        return _fixture_miss(task, view)
+        return _reason("not-run", "planned but never run (no events recorded for it)")
+    return None
+
+
+def _trajectory(
+    task: Task, view: TrialView, verdict: Verdict, target: str
+) -> TrajectoryReasons | None:
+    expectation = task.expected.trajectory
+    if expectation is None or verdict.trajectory_matched is not False:
+        return None
+    return trajectory_reasons(trajectory_diff(expectation, view.calls, target))
+
+
+def _failure(
+    task: Task, view: TrialView, verdict: Verdict, grader_error: str | None
+) -> list[FailureReason]:
+    """The agent's failure (its invocation's label), else the judge's or grader's."""
     failure = view.failure
     if view.error_label in ERROR_LABELS:
         details: dict[str, Any] = failure.model_dump(exclude_none=True) if failure else {}
@@ -160,58 +165,138 @@ def _reason(
         raised = view.error_label in ("agent-error", "infrastructure")
         if raised and failure is not None and failure.exceptionType:
             text = f"{failure.exceptionType}: {failure.message}"
-        return view.error_label, f"{view.error_label}: {text}"[:300], details  # type: ignore[return-value]
+        kind: FailureKind = view.error_label  # type: ignore[assignment]
+        return [_reason(kind, f"{view.error_label}: {text}", details)]
     if grader_error is not None or verdict.label in ("grader-error", "unscored"):
-        kind: FailureKind = "judge-error" if task.expected.kind == "rubric" else "grader-error"
+        kind = "judge-error" if task.expected.kind == "rubric" else "grader-error"
         kind = "infrastructure" if verdict.label == "infrastructure" else kind
-        return kind, f"{kind}: {grader_error or 'no score was recorded'}", {}
-    expectation = task.expected.trajectory
-    if expectation is not None and verdict.trajectory_matched is False:
-        diff = trajectory_diff(expectation, view.calls, target)
-        return "trajectory", _trajectory_message(diff), {"trajectory": diff.to_json()}
+        return [_reason(kind, f"{kind}: {grader_error or 'no score was recorded'}")]
+    return []
+
+
+def _output_graded(task: Task, view: TrialView, failure: list[FailureReason]) -> bool:
+    """The output was graded on its own: the agent finished and a rubric score is the judge's
+    (a trial failed closed is scored 0 whatever the judge would say)."""
+    if failure or task.expected.kind == "trajectory":
+        return False
+    return not (task.expected.kind == "rubric" and view.failed_closed)
+
+
+def _output(task: Task, view: TrialView, verdict: Verdict) -> list[FailureReason]:
     if task.expected.kind == "rubric":
-        return (
-            "below-pass-score",
-            f"judge score {verdict.score:.3g} is below passScore {verdict.pass_score:.3g}",
-            {"score": verdict.score, "passScore": verdict.pass_score},
-        )
+        if verdict.score >= verdict.pass_score:
+            return []
+        return [_below(verdict)]
     match = task.expected.match
     if match is None:
-        return "grader-error", "no expectation to grade against", {}
+        return []
     if not view.has_output:
-        return "output-mismatch", "the agent gave no output", {"expected": match.value}
-    return (
+        return [_reason("output-mismatch", "the agent gave no output", {"expected": match.value})]
+    try:
+        if match_output(match, view.output):
+            return []
+    except (TypeError, ValueError):  # an output the strategy cannot read does not match
+        pass
+    return [_mismatch(task, view)]
+
+
+def _fallback(task: Task, view: TrialView, verdict: Verdict) -> FailureReason:
+    """The trial failed and nothing above says why (a recorded score the log does not
+    explain): its expectation's own reason, as a wrong answer."""
+    if task.expected.kind == "rubric":
+        return _below(verdict)
+    match = task.expected.match
+    if match is None:
+        return _reason("grader-error", "no expectation to grade against")
+    if not view.has_output:
+        return _reason("output-mismatch", "the agent gave no output", {"expected": match.value})
+    return _mismatch(task, view)
+
+
+def _below(verdict: Verdict) -> FailureReason:
+    return _reason(
+        "below-pass-score",
+        f"judge score {verdict.score:.3g} is below passScore {verdict.pass_score:.3g}",
+        {"score": verdict.score, "passScore": verdict.pass_score},
+    )
+
+
+def _mismatch(task: Task, view: TrialView) -> FailureReason:
+    match = task.expected.match
+    assert match is not None  # only golden tasks get here
+    return _reason(
         "output-mismatch",
-        f"output does not match ({match.strategy}): expected {_short(match.value)}, "
-        f"got {_short(view.output)}",
+        f"output does not match ({match.strategy}): expected {shown(match.value)}, "
+        f"got {shown(view.output)}",
         {"strategy": match.strategy, "expected": match.value, "output": view.output},
     )
 
 
-def _fixture_miss(task: Task, view: TrialView) -> tuple[FailureKind, str, dict[str, Any]]:
-    """The missed tools, and the ``toolResponses`` entries this trial left unconsumed."""
+def _fixture_miss(task: Task, view: TrialView) -> FailureReason:
+    """Each missed tool, with the ``toolResponses`` entries unconsumed at the moment of its
+    call (``fixturesLeft``: the entries left at the end of the trial)."""
     entries = (task.fixtures.toolResponses or []) if task.fixtures else []
+    missed = view.missed_tools
+    served_at: list[int] = view.miss_served
+    positions: list[int | None] = view.miss_calls
+    if len(served_at) != len(missed) or len(positions) != len(missed):  # not read from a log
+        served_at, positions = [len(view.fixture_indexes)] * len(missed), [None] * len(missed)
+    misses = [
+        {"tool": tool, "left": _left_then(entries, set(view.fixture_indexes[:count]), tool,
+                                          view.calls[at] if at is not None else None)}
+        for tool, count, at in zip(missed, served_at, positions, strict=True)
+    ]  # fmt: skip
+    clauses = [_miss_clause(miss, bool(entries)) for miss in misses[:3]]
+    if len(misses) > 3:
+        clauses.append(f"and {len(misses) - 3} more misses")
+    if not clauses:
+        clauses.append("no unconsumed fixture matched a call")
     served = set(view.fixture_indexes)
-    left = [
-        {"index": index, "tool": entry.tool}
-        for index, entry in enumerate(entries)
-        if index not in served
-    ]
-    missed = ", ".join(dict.fromkeys(view.missed_tools)) or "a tool"
-    message = f"fixture miss (onMiss: fail): no unconsumed fixture matches {missed}"
-    if left:
-        message += "; left: " + ", ".join(f"#{e['index']} {e['tool']}" for e in left[:5])
-    else:
-        message += "; every fixture entry was already consumed"
-    details = {"missedTools": view.missed_tools, "fixturesServed": view.fixture_indexes}
-    return "fixture-miss", message, {**details, "fixturesLeft": left}
+    left_at_end = [{"index": i, "tool": e.tool} for i, e in enumerate(entries) if i not in served]
+    details = {
+        "missedTools": view.missed_tools,
+        "fixturesServed": view.fixture_indexes,
+        "fixturesLeft": left_at_end,
+        "misses": misses,
+    }
+    return _reason("fixture-miss", "fixture miss (onMiss: fail): " + "; ".join(clauses), details)
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    import json
+def _left_then(
+    entries: list[ToolResponse], served: set[int], tool: str, call: ObservedCall | None
+) -> list[dict[str, Any]]:
+    """The entries not served before the missed ``call``; for one of its tool, where the call's
+    arguments differ from the entry's (under its ``argsMatch``)."""
+    left = []
+    for index, entry in enumerate(entries):
+        if index in served:
+            continue
+        row: dict[str, Any] = {"index": index, "tool": entry.tool}
+        if call is not None and entry.tool == tool:
+            differences = arg_differences(entry.args_match, entry.args, call.inputs)
+            if differences:
+                row["differences"] = [d.to_json() for d in differences]
+        left.append(row)
+    return left
 
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+def _miss_clause(miss: dict[str, Any], any_entries: bool) -> str:
+    left: list[dict[str, Any]] = miss["left"]
+    text = f"no unconsumed fixture matched the call to {miss['tool']}"
+    if not any_entries:
+        return text + " (the task has no toolResponses)"
+    if not left:
+        return text + " (every entry was consumed by then)"
+    names = ", ".join(
+        f"#{e['index']} {e['tool']}" + _differing(e.get("differences", []))
+        for e in left[:MAX_LISTED]
+    )
+    more = f" and {len(left) - MAX_LISTED} more" if len(left) > MAX_LISTED else ""
+    return f"{text} (unconsumed then: {names}{more})"
+
+
+def _differing(rows: list[dict[str, Any]]) -> str:
+    """`` (key: expected …, got …)`` for the first differences of an entry, else nothing."""
+    if not rows:
+        return ""
+    return " (" + "; ".join(ArgDifference.of_json(row).text() for row in rows[:2]) + ")"

@@ -62,6 +62,12 @@ class TrialView:
     failed_closed: bool = False
     missed_tools: list[str] = field(default_factory=list)
     fixture_indexes: list[int] = field(default_factory=list)
+    # For each miss (one per missed tool): how many fixture entries had been served by then,
+    # and the position of the missed call in ``calls`` (None: its call event was not seen).
+    miss_served: list[int] = field(default_factory=list)
+    miss_calls: list[int | None] = field(default_factory=list)
+    # The calls not returned yet: callId → position in ``calls``.
+    open_calls: dict[str, int] = field(default_factory=dict)
     output: Any = None
     has_output: bool = False
     outcome: str | None = None
@@ -274,11 +280,15 @@ class _Positional:
 def _apply(view: TrialView, event: RunEvent) -> None:
     payload = event.typed
     if isinstance(payload, ToolCalled):
+        view.open_calls[payload.callId] = len(view.calls)
         view.calls.append(ObservedCall(payload.toolName, payload.inputs, payload.agentId))
     elif isinstance(payload, ToolReturned):
+        position = view.open_calls.pop(payload.callId, None)
         if payload.fixture in ("miss-failed", "miss-live"):
             view.fixture_misses += 1
             view.missed_tools.append(payload.toolName)
+            view.miss_served.append(len(view.fixture_indexes))
+            view.miss_calls.append(position)
         if payload.fixture == "miss-failed":
             view.failed_closed = True
         if payload.fixture_index is not None:

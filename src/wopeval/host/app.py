@@ -4,7 +4,9 @@ The lifespan opens the event store (the same SQLite file or PostgreSQL database 
 fails the host-created runs a previous host process left unfinished (``wopeval.interrupted``;
 runs of the CLI are left alone), and runs the :class:`RunManager` task group that executes eval
 runs. Every response carries ``OpenWOP-Version``; a request naming another protocol major is
-refused ``406``.
+refused ``406``. ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed only from the peers
+``trustedProxies`` lists (``wopeval serve`` turns uvicorn's own proxy-header handling off, which
+would trust loopback).
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ from contextlib import asynccontextmanager
 from typing import Any, cast
 
 from fastapi import FastAPI
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from wopeval.engine.agent import AgentFn
 from wopeval.engine.gateway import LiveTool
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry, import_object
-from wopeval.errors import WopevalError
+from wopeval.errors import StoreError, WopevalError
 from wopeval.events.store import EventStore
-from wopeval.host import discovery, events_api, otlp_api, runs
+from wopeval.host import discovery, events_api, health, otlp_api, runs
 from wopeval.host.auth import KeyRing
 from wopeval.host.config import HostConfig
 from wopeval.host.errors import (
@@ -41,6 +45,7 @@ from wopeval.host.errors import (
 from wopeval.host.lifecycle import draining, keep_leases
 from wopeval.host.manager import RunManager
 from wopeval.host.pages import mount_pages
+from wopeval.host.sessions import SessionBook
 from wopeval.host.state import HostState
 from wopeval.host.suites import SuiteCatalog
 from wopeval.host.workflows import WorkflowCatalog
@@ -159,12 +164,18 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
         openapi_url="/openapi.json",  # generated from the wire/api.py models
     )
     app.include_router(discovery.router)
+    app.include_router(health.router)  # /healthz (liveness), /readyz (the store answers)
     app.include_router(events_api.router)  # before runs: /runs/{id}/events* ahead of /runs/{id}
     app.include_router(runs.router)
-    mount_pages(app)  # the viewer's pages under /view, same keys and tenancy
+    sessions = SessionBook(config.viewerSessions.idleSeconds, config.viewerSessions.absoluteSeconds)
+    mount_pages(app, sessions)  # the viewer's pages under /view, same keys and tenancy
     app.include_router(otlp_api.router)
     app.add_exception_handler(HostError, host_error_handler)
     app.add_exception_handler(WopevalError, wopeval_error_handler)
+    for failure in (StoreError, SQLAlchemyError, OSError):  # 503 while the store is away
+        app.add_exception_handler(failure, health.store_error_handler)
     app.add_exception_handler(StarletteHTTPException, http_error_handler)
     app.add_middleware(VersionMiddleware)
+    if config.trustedProxies:  # outermost: every layer sees the forwarded client and scheme
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(config.trustedProxies))
     return app

@@ -6,10 +6,14 @@ The subject is the run owner on the wire (run-snapshot ``owner.subject``); it ca
 configured ``subjectId``, else ``key-<n>`` (the key's position among its tenant's keys in the
 configuration), never the key nor any part or digest of it.
 
-Failed authentication is rate-limited per client address: more than
-:data:`MAX_AUTH_FAILURES` failures within :data:`AUTH_WINDOW_S` seconds and the client's
-requests are answered ``429 rate_limited`` with ``Retry-After`` until the window has passed,
-whether their key is right or not (a guesser learns nothing from the 429 itself).
+Failed authentication is rate-limited per client address: once a client has
+:data:`MAX_AUTH_FAILURES` failures within :data:`AUTH_WINDOW_S` seconds, its further failures are
+answered ``429 rate_limited`` with ``Retry-After`` until the window has passed. Only failures are
+limited: a valid key always authenticates, so one careless client behind a shared proxy or NAT
+address never locks the other tenants out (keys of at least 16 characters make guessing hopeless;
+the limit keeps a misbehaving client's noise cheap and visible). The client address is the
+socket's peer, or what a configured proxy forwarded (``trustedProxies``, applied by
+:func:`wopeval.host.app.create_app`); a forwarded header from anyone else is ignored.
 """
 
 from __future__ import annotations
@@ -92,6 +96,21 @@ class KeyRing:
         return found
 
     def authenticate(self, request: Request) -> Principal:
+        """The caller of ``request`` by its ``Authorization`` header; a failure is counted
+        against the client (:meth:`failed`)."""
+        return self.check(request, request.headers.get("authorization"), "Authorization")
+
+    def check(self, request: Request, authorization: str | None, field: str) -> Principal:
+        """The principal of ``authorization``, or the refusal of a failure (``401``, or
+        ``429`` naming ``field`` once the client is over the limit)."""
+        try:
+            return self.principal(authorization)
+        except HostError as refused:
+            raise self.failed(request, field) or refused from None
+
+    def failed(self, request: Request, field: str) -> HostError | None:
+        """Count a failed authentication of ``request``'s client: the ``429`` to answer when
+        it is over the limit, else None (the caller's own refusal stands)."""
         client = request.client.host if request.client is not None else "?"
         now = time.monotonic()
         failures = self._failures.get(client)
@@ -100,17 +119,14 @@ class KeyRing:
                 failures.popleft()
             if len(failures) >= MAX_AUTH_FAILURES:
                 wait = max(1, math.ceil(failures[0] + AUTH_WINDOW_S - now))
-                raise HostError(
+                return HostError(
                     "rate_limited",
                     f"too many failed authentications from this client; retry in {wait} s",
-                    {"field": "Authorization"},
+                    {"field": field},
                     headers={"Retry-After": str(wait)},
                 )
-        try:
-            return self.principal(request.headers.get("authorization"))
-        except HostError:
-            self._record_failure(client, now)
-            raise
+        self._record_failure(client, now)
+        return None
 
     def _record_failure(self, client: str, now: float) -> None:
         failures = self._failures.pop(client, None) or deque(maxlen=MAX_AUTH_FAILURES)

@@ -24,6 +24,8 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
     store: postgresql://wopeval@db/wopeval
     judge: mypkg.judges:rubric_judge    # enables rubric tasks
     conformanceSeed: true               # seed the OpenWOP workflow fixtures (host/workflows.py)
+    trustedProxies: [10.0.0.5]          # whose X-Forwarded-For/-Proto are believed (none)
+    viewerSessions: {idleSeconds: 1800, absoluteSeconds: 43200}   # the viewer's sign-in
 
 A facet switched off is not advertised, and a suite using it is refused at create (RFC 0244
 §G), never graded as if the field were absent. Every member is optional; without a file the
@@ -32,13 +34,22 @@ host runs :func:`default_config` (one dev key of tenant ``local``, all implement
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import secrets
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from wopeval.errors import UserError
 from wopeval.events.ids import TENANT_PATTERN
@@ -141,6 +152,23 @@ class TenantLimits(_Closed):
     streamsPerTenant: Annotated[int, Field(ge=1)] = 64
 
 
+class ViewerSessions(_Closed):
+    """How long a viewer sign-in lasts (host/sessions.py): unused, and at most."""
+
+    idleSeconds: Annotated[float, Field(gt=0)] = 1800.0
+    absoluteSeconds: Annotated[float, Field(gt=0)] = 43200.0
+
+
+def _proxy(value: str) -> str:
+    """An address or network (``10.0.0.5``, ``10.0.0.0/8``, ``::1``) or ``*`` (any peer)."""
+    if value != "*":
+        try:
+            ipaddress.ip_network(value)  # strict, as uvicorn reads it: 10.0.0.0/8, not 10.0.0.5/8
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IP address, a network or '*'") from None
+    return value
+
+
 class HostConfig(_Closed):
     apiKeys: list[ApiKey] = Field(default_factory=list)
     suiteDirectories: list[Path] = Field(default_factory=list)
@@ -150,7 +178,7 @@ class HostConfig(_Closed):
     otlpTraces: Literal["loopback", "any", "off"] = "loopback"
     otlpMaxBodyBytes: Annotated[int, Field(ge=1024)] = 16 * 1024 * 1024
     concurrency: Annotated[int, Field(ge=1)] = 4
-    resumeInterrupted: bool = True  # at start-up, resume runs a crashed host left (issue 13)
+    resumeInterrupted: bool = True  # at start-up, resume runs a crashed host left
     trialConcurrency: Annotated[int, Field(ge=1)] = 8
     trialTimeoutSeconds: Annotated[float, Field(gt=0)] = 300.0
     store: str | None = None
@@ -170,6 +198,18 @@ class HostConfig(_Closed):
     # On SIGTERM: stop taking runs, let streams end, interrupt what is still running after this.
     shutdownGraceSeconds: Annotated[float, Field(ge=0, le=3600)] = 10.0
     limits: TenantLimits = TenantLimits()
+    # The peers (reverse proxies) whose X-Forwarded-For and X-Forwarded-Proto are believed:
+    # the client address that failed authentications are counted against, and https (the
+    # viewer's Secure cookie). Anyone else's forwarded headers are ignored.
+    trustedProxies: list[Annotated[str, AfterValidator(_proxy)]] = Field(default_factory=list)
+    viewerSessions: ViewerSessions = ViewerSessions()
+
+    @field_validator("trustedProxies")
+    @classmethod
+    def _any_alone(cls, value: list[str]) -> list[str]:
+        if "*" in value and len(value) > 1:
+            raise ValueError("'*' trusts every peer: give it alone")
+        return value
 
     @model_validator(mode="after")
     def _unique_keys(self) -> HostConfig:

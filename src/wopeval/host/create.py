@@ -11,7 +11,7 @@ Every refusal names its field (``details.field``). The order of checks, first re
 3. ``mode``: absent with the ``workflowId`` of a seeded workflow fixture starts a fixture run
    (:mod:`wopeval.host.workflows`; its inputs are checked there); absent with any other
    ``workflowId`` is ``404 not_found`` naming it; ``mode: "eval"`` without ``agents.evalSuite``
-   advertised is ``422 capability_required``;
+   advertised is ``422 capability_not_provided`` (runs.md §Refusals);
 4. ``baselineRunId`` (RFC 0251), the suite reference (unknown → ``404 not_found``), the suite
    itself, the agent, the modes, ``maxTasksPerSuite``, the RFC 0244 §G facets, the judge,
    ``fixtureRuns`` (RFC 0252, :mod:`wopeval.host.fixture_runs`).
@@ -32,6 +32,7 @@ from wopeval.engine.run import RunSettings
 from wopeval.events.ids import RUN_ID_PATTERN
 from wopeval.host.auth import Principal
 from wopeval.host.config import HostConfig
+from wopeval.host.configurable import check_configurable
 from wopeval.host.errors import HostError, invalid, invalid_suite
 from wopeval.host.fixture_runs import check_fixture_runs, with_recorded_fixtures
 from wopeval.host.jsonbody import loads_strict
@@ -48,7 +49,6 @@ ALLOWED_KEYS: tuple[str, ...] = (
     "evalSuiteRef", "agentId", "configurable", "tags", "metadata", "evalModes",
     "baselineRunId", "fixtureRuns",
 )  # fmt: skip
-CONFIGURABLE_SECTIONS = frozenset({"version", "run", "ai", "distillation", "budget", "extensions"})
 EVAL_MODES: tuple[EvalMode, ...] = ("golden", "rubric", "adversarial", "regression", "live-shadow")
 _AGENT_ID_RE = re.compile(AGENT_ID_PATTERN)
 _WORKFLOW_ID_RE = re.compile(WORKFLOW_ID_PATTERN)
@@ -99,20 +99,6 @@ def _object(body: dict[str, Any], key: str) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         raise invalid(key, "must be an object")
     return value
-
-
-def _check_configurable(value: dict[str, Any] | None) -> None:
-    if value is None:
-        return
-    for key in value:
-        if key not in CONFIGURABLE_SECTIONS:
-            raise invalid(f"configurable.{key}", "unknown member of configurable")
-    version = value.get("version")
-    if type(version) is not int or version != 1:  # True == 1 and 1.0 == 1 in Python
-        raise invalid("configurable.version", "must be the integer 1")
-    for key, section in value.items():
-        if key != "version" and not isinstance(section, dict):
-            raise invalid(f"configurable.{key}", "must be an object")
 
 
 def _check_tags(body: dict[str, Any]) -> list[str]:
@@ -169,7 +155,8 @@ def check_body(
     _check_unhonoured(body, principal, workflow=seeded)
     workflow_id = _string(body, "workflowId", _WORKFLOW_ID_RE)
     _string(body, "scopeId", _SCOPE_ID_RE)
-    _check_configurable(_object(body, "configurable"))
+    if (configurable := _object(body, "configurable")) is not None:
+        check_configurable(configurable)
     _object(body, "metadata")
     _check_tags(body)
     if seeded:
@@ -189,7 +176,7 @@ def check_body(
         raise invalid("mode", 'the only mode is "eval"')
     if not config.evalSuite.enabled:
         raise HostError(
-            "capability_required",
+            "capability_not_provided",
             "mode: eval runs need agents.evalSuite, which this host does not advertise",
             {"capability": "agents.evalSuite"},
         )

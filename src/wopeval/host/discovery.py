@@ -64,7 +64,8 @@ def eval_suite_facet(config: HostConfig) -> dict[str, Any]:
 def capabilities(
     config: HostConfig, catalog: SuiteCatalog, workflows: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """The root; ``fixtures`` lists the served eval-suite fixtures and the seeded workflow ids."""
+    """The root; ``fixtures`` lists the seeded workflow ids and, when eval runs are on, the
+    served eval-suite fixtures (never a fixture the host would refuse to run)."""
     doc: dict[str, Any] = {
         "protocolVersions": list(PROTOCOL_VERSIONS),
         "preferredVersion": PROTOCOL_VERSIONS[0],
@@ -72,7 +73,8 @@ def capabilities(
         "engineVersion": ENGINE_VERSION,
         "eventLogSchemaVersion": EVENT_LOG_SCHEMA_VERSION,
     }
-    fixtures = sorted({*catalog.fixture_ids(), *workflows})
+    suites = catalog.fixture_ids() if config.evalSuite.enabled else []
+    fixtures = sorted({*suites, *workflows})
     if fixtures:
         doc["fixtures"] = fixtures
     if config.evalSuite.enabled:

@@ -35,6 +35,7 @@ STATUS_OF: dict[str, int] = {
     "idempotency_key_mismatch": 409,
     "payload_too_large": 413,
     "unsupported_media_type": 415,
+    "capability_not_provided": 422,
     "capability_required": 422,
     "rate_limited": 429,
     "internal_error": 500,

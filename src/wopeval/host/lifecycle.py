@@ -6,7 +6,8 @@ lease of ``leaseSeconds``; :func:`keep_leases` renews it every third of that whi
 runs, and takes over the runs whose owner stopped renewing (a host that crashed or was
 killed): they are failed ``wopeval.interrupted``, terminal event and status in one commit. A
 host never touches a run another live host owns; the store refuses any event after a run's
-terminal event whoever sends it (migration 3's triggers).
+terminal event whoever sends it (migration 3's triggers). The same loop notices the store
+answering again after an outage and resumes the runs the outage stopped.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import anyio
 
 from wopeval.events.owners import owner_id
+from wopeval.events.reach import outage_reason, store_unreachable
 from wopeval.events.store import EventStore
 from wopeval.host.manager import (
     HOST_REQUEST_KEY,
@@ -31,12 +33,14 @@ from wopeval.host.state import HostState
 log = logging.getLogger("wopeval.host")
 # How much longer than the grace period leaving waits for the drain (its interruptions).
 DRAIN_MARGIN_S = 10.0
+# How often the store is tried while runs wait for it to answer again (stranded runs).
+STRANDED_CHECK_S = 1.0
 
 
 async def reap(
     store: EventStore, manager: RunManager | None = None, resume: bool = False
 ) -> list[str]:
-    """The host runs no live host owns: adopted and resumed (``resume``, issue 13), or failed
+    """The host runs no live host owns: adopted and resumed (``resume``), or failed
     ``wopeval.interrupted``; logged either way."""
     if resume and manager is not None:
         adopted = await store.adopt_runs(await store.abandoned_runs(HOST_REQUEST_KEY))
@@ -68,9 +72,16 @@ async def keep_leases(
 
     async def renew() -> None:
         while True:
-            await anyio.sleep(lease_seconds / 3)
+            stranded = manager is not None and manager.stranded
+            await anyio.sleep(min(lease_seconds / 3, STRANDED_CHECK_S) if stranded else
+                              lease_seconds / 3)  # fmt: skip
             try:
                 await store.renew_leases()
+                if manager is not None and manager.stranded:  # the store answers again
+                    resumed = manager.resume_stranded()
+                    if resumed:
+                        log.warning("the event store answers again; resuming %d run(s): %s",
+                                    len(resumed), ", ".join(resumed))  # fmt: skip
                 lost = await store.check_claims()
                 if lost:
                     log.error("another process took over run(s) %s", ", ".join(sorted(lost)))
@@ -78,8 +89,11 @@ async def keep_leases(
                         manager.stop_lost(sorted(lost))
                 if manager is None or not manager.draining:  # no run adopted while draining
                     await reap(store, manager, resume)
-            except Exception:  # a busy or restarting database: try again at the next turn
-                log.exception("could not renew the host's run leases")
+            except Exception as exc:  # a busy or restarting database: try again at the next turn
+                if store_unreachable(exc):
+                    log.warning("the event store is unreachable (%s); retrying", outage_reason(exc))
+                else:
+                    log.exception("could not renew the host's run leases")
 
     async with anyio.create_task_group() as group:
         group.start_soon(renew)

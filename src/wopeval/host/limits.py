@@ -1,4 +1,4 @@
-"""Per-tenant limits: work a tenant may hold at once on this host (issue 14).
+"""Per-tenant limits: work a tenant may hold at once on this host.
 
 ``limits.activeRunsPerTenant`` runs executing or queued, and ``limits.streamsPerTenant`` open
 event streams and waiting long-polls, per tenant and host process. Beyond them a request is

@@ -6,6 +6,10 @@ executed by the engine exactly as ``wopeval run`` executes it (:func:`execute_ru
 and the summary are the CLI's. Cancellation goes through the run's :class:`RunHandle`, which
 leaves the log consistent (``run.cancelled`` last).
 
+A run whose execution fails while the store is unreachable (a database restart) is not failed,
+which could not be recorded anyway: it is kept as *stranded* and resumed from its log once the
+store answers again (:meth:`RunManager.resume_stranded`, called by the host's lease keeper).
+
 Shutdown cancels the task group. A run it interrupts is recorded as failed with
 ``wopeval.interrupted`` (``run.failed`` appended, every earlier event kept), the same mark a
 restart gives runs a crashed host left behind (:func:`interrupt_leftovers`). Only runs a host
@@ -22,11 +26,13 @@ from dataclasses import dataclass, field
 
 import anyio
 from anyio.abc import TaskGroup
+from sqlalchemy.exc import SQLAlchemyError
 
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle
-from wopeval.errors import RunNotFound, UserError
+from wopeval.errors import RunNotFound, UserError, describe
+from wopeval.events.reach import outage_reason, store_unreachable
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import (
     INTERRUPTED_ERROR_CODE,
@@ -35,6 +41,7 @@ from wopeval.events.store import (
     StoreError,
 )
 from wopeval.host.errors import HostError
+from wopeval.host.health import store_answers
 from wopeval.service.runs import RunHeld, RunPlan, RunService
 from wopeval.wire.events import ErrorObject, RunCancelled, RunFailed
 
@@ -71,6 +78,8 @@ class RunManager:
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._jobs: dict[str, _Job] = {}
         self._interrupted: list[str] = []
+        # Runs stopped because the store became unreachable: resumed once it answers again.
+        self.stranded: list[str] = []
         self._closing = False
         self.draining = False
         self._group: TaskGroup | None = None
@@ -164,6 +173,16 @@ class RunManager:
                 await _record_interrupted(self.store, run_id)
         return [run_id for run_id, _ in left]
 
+    def resume_stranded(self) -> list[str]:
+        """The store answers again: resume the runs its outage stopped (each from its log,
+        scored trials kept, :meth:`RunService.resume`). Returns their ids."""
+        if self.draining or self._group is None:
+            return []
+        run_ids = [run_id for run_id in dict.fromkeys(self.stranded) if not self.owns(run_id)]
+        self.stranded.clear()
+        resume_leftovers(self, run_ids)
+        return run_ids
+
     def active_of(self, tenant: str) -> int:
         """The tenant's runs in this process (executing or waiting for a slot)."""
         prefix = f"{tenant}/"
@@ -201,9 +220,16 @@ class RunManager:
                 with anyio.CancelScope(shield=True):
                     await _ensure_failed(self.store, run_id, RuntimeError("cancelled"))
         except Exception as exc:
-            log.exception("run %s failed", run_id)
             with anyio.CancelScope(shield=True):
-                await _ensure_failed(self.store, run_id, exc)
+                if store_unreachable(exc) or not await store_answers(self.store):
+                    # Nothing can be recorded now; what was recorded is kept and resumed.
+                    log.warning("run %s stopped: the event store is unreachable (%s); it "
+                                "resumes when the store answers again", run_id,
+                                outage_reason(exc))  # fmt: skip
+                    self.stranded.append(run_id)
+                else:
+                    log.exception("run %s failed", run_id)
+                    await _ensure_failed(self.store, run_id, exc)
         finally:
             del self._jobs[run_id]
             job.done.set()
@@ -215,7 +241,7 @@ async def _record_cancelled_before_start(store: EventStore, run_id: str) -> None
 
 async def _ensure_failed(store: EventStore, run_id: str, exc: Exception) -> None:
     """A run whose execution raised before the engine recorded an end: fail it now."""
-    error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+    error = {"code": "internal_error", "message": describe(exc)}
     await _fail_unless_terminal(store, run_id, error)
 
 
@@ -237,7 +263,7 @@ async def _fail_unless_terminal(store: EventStore, run_id: str, error: dict[str,
         return  # it ended meanwhile (its own end, or another host's mark)
     except ClaimLostError:
         log.warning("run %s was taken over by another process: its end is theirs", run_id)
-    except (StoreError, RunNotFound):
+    except (StoreError, RunNotFound, SQLAlchemyError, OSError):
         log.exception("could not record the failure (%s) of run %s", error["code"], run_id)
 
 

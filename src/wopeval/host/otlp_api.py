@@ -11,7 +11,9 @@ The spans are converted and scored by :func:`wopeval.service.otlp_trials.import_
 ``wopeval import-otlp`` path) and stored as a completed eval run of the key's tenant, with its
 summary; the answer is the OTLP ``ExportTraceServiceResponse`` (``{}``, or ``partialSuccess``
 counting the spans of traces that name no task of the suite), with the run in
-``OpenWOP-Run-Id``. Config ``otlpTraces``: ``loopback`` (the default: only loopback clients,
+``OpenWOP-Run-Id``. A body none of whose traces is a trial of the suite is refused (``400``
+naming ``openwop.eval.task_id``, with what was rejected), and no run is stored. Config
+``otlpTraces``: ``loopback`` (the default: only loopback clients,
 others get ``404``), ``any``, or ``off`` (``404``).
 """
 
@@ -30,6 +32,7 @@ from wopeval.host.create import load_suite_ref
 from wopeval.host.errors import HostError, invalid
 from wopeval.host.runs import read_bounded
 from wopeval.host.state import HostState, state_of
+from wopeval.service.otlp_plan import TASK_ATTR
 from wopeval.service.otlp_read import OtlpError, OtlpSpan, read_otlp
 from wopeval.service.otlp_trials import Imported, import_spans
 from wopeval.service.runs import summarize
@@ -129,6 +132,19 @@ def _convert(
         raise invalid("$", str(exc)) from exc
 
 
+def _nothing_graded(suite: AgentEvalSuite, imported: Imported) -> HostError:
+    """``400`` naming what was rejected, when no trace is a trial of the suite: no run."""
+    named = f"; they name {', '.join(repr(t) for t in imported.unknown_tasks[:5])}" * bool(
+        imported.unknown_tasks
+    )
+    return invalid(
+        TASK_ATTR,
+        f"no trace is a trial of a task of {suite.suiteId} ({imported.spans} span(s) rejected, "
+        f"{imported.unattributed} trace(s) naming no task{named}); nothing was stored",
+        rejectedSpans=imported.spans,
+    )
+
+
 @router.post("/v1/traces")
 async def post_traces(request: Request) -> Response:
     state = state_of(request)
@@ -141,6 +157,8 @@ async def post_traces(request: Request) -> Response:
     agent = request.headers.get(AGENT_HEADER) or suite.targetAgentId or "imported.agent"
     # The pure conversion and grading, off the event loop: a large body would stall it.
     imported, events = await anyio.to_thread.run_sync(_convert, suite, spans, agent)
+    if not imported.trials:
+        raise _nothing_graded(suite, imported)
     run_id = await _store(state, principal.tenant, suite, agent, events)
     body: dict[str, Any] = {}
     if imported.rejected_spans:

@@ -50,9 +50,12 @@ LEGACY_SUBJECT = {
 
 
 async def load_run(state: HostState, principal: Principal, segment: str) -> RunRecord:
-    """The caller's run named by a path segment, or the one ``404 not_found``."""
+    """The caller's run named by a path segment; ``400`` naming ``runId`` for a malformed
+    segment (:mod:`wopeval.host.ids`), else the one ``404 not_found``."""
     run_id = run_id_from_path(segment)
-    if run_id is None or tenant_of(run_id) != principal.tenant:
+    if run_id is None:
+        raise invalid("runId", "not the path projection of a run id (<tenant>~2F<id>)")
+    if tenant_of(run_id) != principal.tenant:
         raise run_not_found()
     record = await state.store.get_run(run_id)
     if record is None or record.tenant != principal.tenant:
@@ -218,7 +221,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "unauthenticated"),
         (404, "not_found (a run of another tenant answers exactly like a missing one)"),
         (409, "a state conflict"),
-        (422, "capability_required"),
+        (422, "capability_not_provided (mode: eval on a host without agents.evalSuite)"),
         (429, "rate_limited (Retry-After)"),
     )
 }

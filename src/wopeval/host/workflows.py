@@ -41,7 +41,7 @@ from typing import Any, Literal
 import anyio
 
 from wopeval.engine.run import RunHandle
-from wopeval.errors import RunError
+from wopeval.errors import RunError, describe
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.host.auth import Principal
@@ -244,7 +244,7 @@ async def execute_fixture(store: EventStore, handle: RunHandle, run: FixtureRun)
             await _end(store, run_id, "completed", RUN_COMPLETED, completed)
             finished = True
     except Exception as exc:
-        error = {"code": "internal_error", "message": f"{type(exc).__name__}: {exc}"[:500]}
+        error = {"code": "internal_error", "message": describe(exc)}
         await _end(store, run_id, "failed", RUN_FAILED, {"error": error})
         finished = True
         raise

@@ -11,6 +11,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
 from wopeval.errors import RunError
 from wopeval.events.store import EventStore
+from wopeval.grading.gate import DEFAULT_GATE, GateVerdict, decide
 from wopeval.service.runs import RunService
 from wopeval.suite import load_suite
 from wopeval.suite.models import AgentEvalSuite
@@ -21,10 +22,16 @@ from wopeval.wire.summary import EvalSummary
 class EvalResult:
     run_id: str
     summary: EvalSummary
+    gate: str = DEFAULT_GATE  # the run's gate (RunSettings.gate)
+
+    @property
+    def verdict(self) -> GateVerdict:
+        """The run's gate's verdict: what ``wopeval run`` exits by and every output shows."""
+        return decide(self.summary, self.gate)
 
     @property
     def passed(self) -> bool:
-        return self.summary.passed
+        return self.verdict.passed
 
 
 async def evaluate(
@@ -55,11 +62,12 @@ async def evaluate(
     opened = store if isinstance(store, EventStore) else await EventStore.open(store)
     try:
         service = RunService(opened, registry, judge)
-        plan = await service.plan(loaded, chosen, settings or RunSettings())
+        settings = settings or RunSettings()
+        plan = await service.plan(loaded, chosen, settings)
         record, summary = await service.run(plan)
         if summary is None:
             raise RunError(f"run {record.run_id} did not complete")
-        return EvalResult(run_id=record.run_id, summary=summary)
+        return EvalResult(run_id=record.run_id, summary=summary, gate=settings.gate)
     finally:
         if not isinstance(store, EventStore):
             await opened.close()

@@ -21,6 +21,7 @@ import anyio
 
 from wopeval.engine.run import RunHandle
 from wopeval.events.owners import owner_id
+from wopeval.events.reach import store_unreachable
 from wopeval.events.records import LEASE_SECONDS, ClaimLostError, claim_lost_message
 from wopeval.events.store import EventStore
 
@@ -103,8 +104,11 @@ async def holding_runs(
             try:
                 await store.drained()  # its last events (scores) are written before it lets go
                 await store.release_leases()
-            except Exception:  # the claim then lapses with its lease; the outcome stands
-                log.warning("could not release this process's claim on its run", exc_info=True)
+            except Exception as exc:  # the claim then lapses with its lease; the outcome stands
+                away = store_unreachable(exc)  # expected then: the run's own error says so
+                level = logging.DEBUG if away else logging.WARNING
+                log.log(level, "could not release this process's claim on its run",
+                        exc_info=not away)  # fmt: skip
             store.owner = None
 
 

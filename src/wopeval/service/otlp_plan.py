@@ -2,7 +2,8 @@
 
 The rules (``wopeval.service.otlp_trials`` states them): one trial is one root agent span's
 spans (an agent span with no agent ancestor in its trace), or a whole trace with no agent span;
-spans outside every agent are no trial when the trace has one. Trials are ordered by their first
+a tool or model span outside every agent joins its trace's one root agent's trial (several:
+refused), other spans outside every agent are no trial. Trials are ordered by their first
 span's start (ties: the file's order of their traces, then of their first spans), and each
 takes its task id and trial index from its root's attributes, then its spans' (in start order),
 then their resources'.
@@ -12,7 +13,7 @@ line), never the spans: a trace's shape is only known once its last span is read
 exported when it ends, before its parent), so the plan is made when the pass ends. It says,
 for each trial, the last unit (line) holding one of its spans, so a second pass
 (:func:`trials_in_order`) can hand each trial over as soon as it and every trial before it are
-complete, holding only the trials that are read but not yet due (issue 13 §2).
+complete, holding only the trials that are read but not yet due.
 """
 
 from __future__ import annotations
@@ -32,7 +33,23 @@ _HEX = re.compile(r"[0-9a-f]+")
 _START_OFFSET, _RANK_STEP = 1 << 65, 1 << 67
 _NEVER = 3 * _RANK_STEP
 
-__all__ = ["TASK_ATTR", "TRIAL_ATTR", "Plan", "SpanSource", "TrialPlan", "plan"]
+# A span's role in the plan (what ``role(span)`` answers; a bool is OTHER or AGENT).
+OTHER, AGENT, SET_ASIDE, GRADED = 0, 1, 2, 3
+_NO_TRIAL = -(2**31)
+
+__all__ = [
+    "AGENT",
+    "GRADED",
+    "OTHER",
+    "SET_ASIDE",
+    "TASK_ATTR",
+    "TRIAL_ATTR",
+    "Plan",
+    "SpanSource",
+    "TrialPlan",
+    "merged",
+    "plan",
+]
 
 
 class SpanSource(Protocol):
@@ -81,7 +98,7 @@ class _Reader:
         self.parent_key = array("i")  # -1: no parent
         self.start: array[int] | list[int] = array("q")
         self.unit = array("i")
-        self.agent = bytearray()
+        self.agent = bytearray()  # each span's role
         # (trace, span id) → key: a 16-digit hex span id as a number with the trace above its
         # bits (36 bytes, not a 98-byte string); any other id as text.
         self.keys: dict[int | str, int] = {}
@@ -106,7 +123,7 @@ class _Reader:
             key = self.keys[name] = len(self.keys)
         return key
 
-    def add(self, span: OtlpSpan, unit: int, is_agent: bool) -> None:
+    def add(self, span: OtlpSpan, unit: int, role: int) -> None:
         position = len(self.start)
         trace = self.traces.get(span.trace_id)
         if trace is None:
@@ -123,7 +140,7 @@ class _Reader:
             self.start = list(self.start)
             self.start.append(span.start_ns)
         self.unit.append(unit)
-        self.agent.append(is_agent)
+        self.agent.append(role)
         found = [
             values.get(name, _UNSET)
             for values in (span.attributes, span.resource)
@@ -166,19 +183,22 @@ class _Reader:
                 current = parent[current]
             above = top[current] if current >= 0 and top[current] != walking else -1
             for member in reversed(chain):
-                if above == -1 and self.agent[member]:
+                if above == -1 and self.agent[member] in (AGENT, SET_ASIDE):
                     above = member
                 top[member] = above
         return top
 
 
-def plan(source: SpanSource, is_agent: Callable[[OtlpSpan], bool]) -> Plan:
-    """The trials of ``source`` in order (``is_agent(span)``: is it an agent span), with the
-    task and index attributes each would take; :func:`_assign` in ``otlp_trials`` decides."""
+def plan(source: SpanSource, role: Callable[[OtlpSpan], int]) -> Plan:
+    """The trials of ``source`` in order, with the task and index attributes each would take
+    (:func:`_assign` in ``otlp_trials`` decides). ``role(span)``: ``AGENT``; ``SET_ASIDE``, an
+    attempt whose spans are in no trial; ``GRADED``, a tool or model span, which is never left
+    out: outside every agent span, it belongs to its trace's one root agent span's trial (a
+    trace with several is refused: which trial made the call is not said); else ``OTHER``."""
     reader = _Reader()
     for unit, spans in enumerate(source.units()):
         for span in spans:
-            reader.add(span, unit, bool(is_agent(span)))
+            reader.add(span, unit, int(role(span)))
     parent = reader.parents()
     del reader.keys
     top = reader.roots(parent)
@@ -187,37 +207,90 @@ def plan(source: SpanSource, is_agent: Callable[[OtlpSpan], bool]) -> Plan:
     member_group = array("i", [0]) * len(top)
     has_agent = bytearray(len(reader.trace_ids))
     last, key = reader.last, reader.key
+    roots: dict[int, set[int]] = {}  # trace → its root agent spans' groups
+    outside: list[int] = []  # graded spans outside every agent span
     for position, root in enumerate(top):
         trace = reader.trace[position]
         if root >= 0:  # a repeated root (a batch exported twice): its copies are one trial
             root = last[key[root]]
+        if root >= 0 and reader.agent[root] == SET_ASIDE:
+            member_group[position] = _NO_TRIAL
+            continue
         group = root if root >= 0 else -1 - trace
         member_group[position] = group
         if root >= 0:
             has_agent[trace] = 1
-        found = trials.get(group)
-        if found is None:
-            trials[group] = TrialPlan(
-                trace_id=reader.trace_ids[trace],
-                root=root,
-                first=position,
-                trace_first=reader.trace_first[trace],
-                start_ns=reader.start[position],
-                last_unit=reader.unit[position],
-                spans=1,
-            )
-        else:
-            found.start_ns = min(found.start_ns, reader.start[position])
-            found.last_unit = max(found.last_unit, reader.unit[position])
-            found.spans += 1
+            roots.setdefault(trace, set()).add(root)
+        elif reader.agent[position] == GRADED:
+            outside.append(position)
+        _join(trials, group, reader, position, root)
     for group in list(trials):
         if group < 0 and has_agent[-1 - group]:  # spans outside every agent: no trial
             del trials[group]
+    for position in outside:
+        trace = reader.trace[position]
+        if not has_agent[trace]:
+            continue
+        if len(roots[trace]) > 1:
+            raise OtlpError(
+                f"trace {reader.trace_ids[trace]}: a tool or model span outside its "
+                f"{len(roots[trace])} root agent spans is of no trial (which one made the "
+                "call is not said); put it under its agent's span"
+            )
+        (group,) = roots[trace]
+        member_group[position] = group
+        _join(trials, group, reader, position, group)
     _attributes(reader, member_group, trials)
     ordered = sorted(trials.items(), key=lambda item: item[1].order)
     number = {group: index for index, (group, _) in enumerate(ordered)}
     group_of = array("i", (number.get(group, -1) for group in member_group))
     return Plan([trial for _, trial in ordered], group_of, len(group_of))
+
+
+def merged(planned: Plan, parts: list[tuple[TrialPlan, TrialPlan]]) -> Plan:
+    """``planned`` with each pair's second trial merged into its first (the same trial in
+    several traces: ``_assign`` in ``otlp_trials`` decides), trials in order again."""
+    if not parts:
+        return planned
+    number = {id(trial): index for index, trial in enumerate(planned.trials)}
+    into: dict[int, TrialPlan] = {}
+    for keep, part in parts:
+        into[number[id(part)]] = keep
+        keep.start_ns = min(keep.start_ns, part.start_ns)
+        keep.last_unit = max(keep.last_unit, part.last_unit)
+        keep.trace_first = min(keep.trace_first, part.trace_first)
+        keep.first = min(keep.first, part.first)
+        keep.spans += part.spans
+    kept = sorted(
+        (trial for index, trial in enumerate(planned.trials) if index not in into),
+        key=lambda trial: trial.order,
+    )
+    renumber = {id(trial): index for index, trial in enumerate(kept)}
+    new = [renumber[id(into.get(index, trial))] for index, trial in enumerate(planned.trials)]
+    group_of = array("i", (new[group] if group >= 0 else -1 for group in planned.group_of))
+    return Plan(kept, group_of, planned.span_count)
+
+
+def _join(
+    trials: dict[int, TrialPlan], group: int, reader: _Reader, position: int, root: int
+) -> None:
+    """Count the span at ``position`` into the trial ``group`` (made on its first span)."""
+    found = trials.get(group)
+    if found is None:
+        trace = reader.trace[position]
+        trials[group] = TrialPlan(
+            trace_id=reader.trace_ids[trace],
+            root=root,
+            first=position,
+            trace_first=reader.trace_first[trace],
+            start_ns=reader.start[position],
+            last_unit=reader.unit[position],
+            spans=1,
+        )
+    else:
+        found.start_ns = min(found.start_ns, reader.start[position])
+        found.last_unit = max(found.last_unit, reader.unit[position])
+        found.spans += 1
 
 
 def _attributes(reader: _Reader, member_group: array[int], trials: dict[int, TrialPlan]) -> None:

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from wopeval.errors import UserError
 
+_HUGE = "an integer of more than 4,300 digits"
 STATUS_ERROR = 2  # STATUS_CODE_ERROR
 
 __all__ = [
@@ -140,7 +141,7 @@ def read_otlp(data: bytes, *, protobuf: bool | None = None) -> list[OtlpSpan]:
 
 class OtlpInput:
     """The spans of an OTLP input, read again from ``open()`` on every pass (re-iterable), a
-    line at a time, so a pass holds one line's spans, never the input's (issue 13 §2).
+    line at a time, so a pass holds one line's spans, never the input's.
 
     :meth:`units` yields each line's spans (a *unit*: OTLP/JSON lines); a whole document, a
     pretty-printed one or protobuf, is one unit. Every pass yields the same units.
@@ -197,6 +198,8 @@ class OtlpInput:
             return json.loads(self._read().decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise OtlpError(f"not an OTLP/JSON document ({exc})") from exc
+        except ValueError as exc:  # an integer Python will not convert
+            raise OtlpError(f"not an OTLP/JSON document ({_HUGE})") from exc
 
     def _first_byte(self) -> bytes:
         with self._open() as data:
@@ -271,5 +274,7 @@ def _line_units(lines: Iterable[str]) -> Iterator[list[OtlpSpan]]:
             except json.JSONDecodeError as exc:
                 error = _FirstLineNotJson if first else OtlpError
                 raise error(f"line {number}: not JSON ({exc.msg}, column {exc.colno})") from exc
+            except ValueError as exc:  # an integer Python will not convert
+                raise OtlpError(f"line {number}: not JSON ({_HUGE})") from exc
             first = False
             yield list(_spans_of_docs([doc]))

@@ -24,10 +24,14 @@ are numbered per task in start order. A nested agent span is a delegate: its too
 agent id (``includeDelegates``). A span with an error status is a tool error (or, on the root,
 a failed invocation). Model-call spans with token usage become ``provider.usage``.
 
-**Fail closed on missing content.** Argument capture is opt-in in these instrumentations; a tool
-span without arguments is recorded with no ``inputs`` and marked. A task that compares arguments
-(any expected call with ``argsMatch`` ≠ ``ignore``) is then *unscored* for that trial
-(``scoreLabel: unscored``, score 0, with the reason), never passed on tool names alone.
+Calls the model issued that no tool span stands for (a plain ``openai`` loop has none) are read
+from the model spans' output (:mod:`wopeval.service.otlp_calls`, which also names the target
+under a workflow root and reads a tool span's arguments honestly).
+
+**Fail closed on missing content.** Content capture is opt-in in these instrumentations. A trial
+whose trace leaves out what its task grades (the calls a model span reports, the target agent,
+arguments a task compares) is *unscored* (``scoreLabel: unscored``, score 0, with the reason:
+:mod:`wopeval.service.otlp_score`), never passed on what is left out.
 """
 
 from __future__ import annotations
@@ -35,30 +39,42 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from functools import cache, partial
+from typing import Any, get_args
 
-from wopeval.grading.reasons import Verdict, explain
-from wopeval.grading.summary import GradingOptions, pass_score_of
-from wopeval.grading.trial import LABEL_UNSCORED, grade_trial
-from wopeval.grading.views import collect_trials
+from wopeval.service.otlp_assign import UnusableTraces, assign, check_count
+from wopeval.service.otlp_calls import (
+    REDACTED,
+    IssuedCall,
+    agent_name,
+    classify,
+    in_issue_order,
+    is_model,
+    targets_of,
+    tool_arguments,
+    tool_schemas,
+    uncovered,
+)
 from wopeval.service.otlp_plan import (
-    TRIAL_ATTR,
+    AGENT,
+    GRADED,
+    OTHER,
+    SET_ASIDE,
     Plan,
     SpanSource,
-    TrialPlan,
+    merged,
     plan,
     trials_in_order,
 )
-from wopeval.service.otlp_read import OtlpError, OtlpSpan
-from wopeval.suite.models import AgentEvalSuite, Task
+from wopeval.service.otlp_read import OtlpSpan
+from wopeval.service.otlp_score import Gaps, score_trial
+from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
     Decided,
     ErrorObject,
-    EvalScored,
     InvocationCompleted,
     InvocationStarted,
     Payload,
@@ -66,7 +82,6 @@ from wopeval.wire.events import (
     RunEvent,
     ToolCalled,
     ToolReturned,
-    TrialFailed,
 )
 from wopeval.wire.vocab import (
     ERROR_LABELS,
@@ -79,7 +94,6 @@ from wopeval.wire.vocab import (
     FixtureOutcome,
 )
 
-Kind = Literal["agent", "tool", "model", "other"]
 IMPORTED_RUN = "imported/otlp"
 _ARGS = ("gen_ai.tool.call.arguments", "input.value", "tool_arguments")
 _RESULT = ("gen_ai.tool.call.result", "output.value", "tool_response")
@@ -95,29 +109,6 @@ __all__ = [
     "classify",
     "import_spans",
 ]
-
-
-def classify(span: OtlpSpan) -> Kind:
-    """Which dialect role a span plays (see the module table). An attempt wopeval's export
-    marks superseded (a resumed run ran the trial again) is no agent: no trial is read from it
-    (only its model usage, which is the run's cost: :func:`import_spans`).
-    """
-    attrs = span.attributes
-    if attrs.get(OTEL_SUPERSEDED) is True:
-        return "other"
-    operation = attrs.get("gen_ai.operation.name")
-    kind = str(attrs.get("openinference.span.kind", "")).upper()
-    name = span.name
-    if operation == "invoke_agent" or kind == "AGENT" or name == "agent run":
-        return "agent"
-    if name.startswith("invoke_agent") and operation is None:
-        return "agent"
-    if operation == "execute_tool" or kind == "TOOL" or name.startswith("running tool"):
-        return "tool"
-    usage = ("gen_ai.usage.input_tokens", "llm.token_count.prompt")
-    if any(key in attrs for key in usage) and kind != "AGENT":
-        return "model"
-    return "other"
 
 
 def _json(value: Any) -> Any:
@@ -142,67 +133,17 @@ class ImportedTrial:
     trial_index: int | None
     root: OtlpSpan | None
     spans: list[OtlpSpan]
-    missing_args: list[str] = field(default_factory=list)  # tools whose arguments were absent
+    gaps: Gaps = field(default_factory=Gaps)
+    targets: set[int] = field(default_factory=set)  # id() of the spans that are the target
 
 
 def _agent_of(span: OtlpSpan, target: str) -> str:
-    name = span.attributes.get("gen_ai.agent.name") or span.attributes.get("agent_name")
-    return _UNSAFE.sub("-", f"{target}.{name or span.span_id}")[:128]
+    return _UNSAFE.sub("-", f"{target}.{agent_name(span) or span.span_id}")[:128]
 
 
 def _ts(ns: int) -> str:
     stamp = datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
-
-
-def _assign(trials: list[TrialPlan], mapping: Mapping[str, str]) -> None:
-    """Task id and trial index of each trial; two traces claiming one trial are refused.
-
-    Explicit indices are taken first, so a trial without one is numbered after every index
-    the task's other traces name, never onto one of them.
-    """
-    explicit: dict[str, int] = defaultdict(int)
-    pending: list[TrialPlan] = []
-    seen: dict[tuple[str, int], str] = {}
-    for trial in trials:
-        task, trace = trial.task_attr, trial.trace_id
-        trial.task_id = str(task) if task else mapping.get(trace) or mapping.get("*")
-        index = trial.index_attr
-        if trial.task_id is None:
-            continue
-        if index is None:
-            pending.append(trial)
-            continue
-        trial.trial_index = _index(index, trace)
-        key = (trial.task_id, trial.trial_index)
-        if key in seen:
-            raise UnusableTraces(
-                f"traces {seen[key]} and {trace} both claim trial {key[1]} of task {key[0]!r} "
-                f"({TRIAL_ATTR}); each trial must come from one trace"
-            )
-        seen[key] = trace
-        explicit[trial.task_id] = max(explicit[trial.task_id], trial.trial_index + 1)
-    for trial in pending:
-        assert trial.task_id is not None
-        trial.trial_index = explicit[trial.task_id]
-        explicit[trial.task_id] += 1
-
-
-def _index(value: Any, trace: str) -> int:
-    try:
-        index = int(value)
-    except (TypeError, ValueError):
-        index = -1
-    fractional = isinstance(value, float) and not value.is_integer()
-    if index < 0 or isinstance(value, bool) or fractional:
-        raise UnusableTraces(
-            f"trace {trace}: {TRIAL_ATTR} must be a non-negative integer, got {value!r}"
-        )
-    return index
-
-
-class UnusableTraces(OtlpError):
-    """Traces that read well but cannot be trials: two claim one trial, or a bad index."""
 
 
 class _Log:
@@ -247,14 +188,26 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
         ),
         start,
     )
+    if trial.root is not None:
+        trial.targets, trial.gaps.unidentified = targets_of(trial.root, trial.spans)
+    kinds = {id(span): classify(span) for span in trial.spans}
+    tools = [span for span in trial.spans if kinds[id(span)] == "tool"]
+    names = [_tool_name(span) for span in tools]
+    coverage = uncovered(trial.spans, tools, names)
+    trial.gaps.blind_models = len(coverage.blind)
+    trial.gaps.unordered_calls = coverage.unordered
+    issued = coverage.left
+    schemas = cache(partial(tool_schemas, trial.spans))  # only a bare argument needs them
     models = 0
-    for span in trial.spans:
-        kind = classify(span)
+    for number, span in enumerate(in_issue_order(trial.spans, tools, coverage)):
+        kind = kinds[id(span)]
         if kind == "tool":
-            _emit_tool(log, trial, span, target, root)
+            _emit_tool(log, trial, span, target, root, schemas)
         elif kind == "model":
             log.add(_usage(span), span.end_ns, root)
             models += 1
+        for serial, call in enumerate(issued.get(number, ())):
+            _emit_issued(log, trial, span, serial, call, (target, root))
     if not models and trial.root is not None:  # the usage added up on the agent span instead
         for usage in _agent_usage(trial.root):
             log.add(usage, trial.root.end_ns, root)
@@ -275,12 +228,41 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
     log.add(completed, end, root)
 
 
-def _emit_tool(log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, root: str) -> None:
+def _tool_name(span: OtlpSpan) -> str:
     _, name = _first(span.attributes, _TOOL_NAME)
-    tool = str(name or span.name.removeprefix("execute_tool ").removeprefix("running tool: "))
-    has_args, args = _first(span.attributes, _ARGS)
-    if not has_args:
-        trial.missing_args.append(tool)
+    return str(name or span.name.removeprefix("execute_tool ").removeprefix("running tool: "))
+
+
+def _emit_issued(
+    log: _Log, trial: ImportedTrial, span: OtlpSpan, serial: int, call: IssuedCall,
+    where: tuple[str, str],
+) -> None:  # fmt: skip
+    """A call the model issued that no tool span stands for: called, with no known result."""
+    target, root = where
+    if not call.captured:
+        trial.gaps.missing_args.append(call.name)
+    agent = _delegate(trial, span, target) if trial.root is not None else target
+    called = ToolCalled(
+        agentId=agent, toolName=call.name, callId=f"otlp-{span.span_id}-{serial}",
+        inputs=call.args,
+    )  # fmt: skip
+    log.add(called, span.end_ns, root)
+
+
+def _emit_tool(
+    log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, root: str,
+    schemas: Callable[[], Mapping[str, Mapping[str, Any]]],
+) -> None:  # fmt: skip
+    tool = _tool_name(span)
+    key = next((k for k in _ARGS if k in span.attributes), None)
+    raw = span.attributes.get(key) if key is not None else None
+    mime = span.attributes.get("input.mime_type")
+    parsed = tool_arguments(raw, key is not None, mime, lambda: schemas().get(tool))
+    args = parsed.value
+    if not parsed.captured:
+        trial.gaps.missing_args.append(tool)
+    elif not parsed.comparable:
+        trial.gaps.uncomparable_args.append(tool)
     agent = target
     if trial.root is not None:
         agent = _delegate(trial, span, target)
@@ -292,6 +274,7 @@ def _emit_tool(log: _Log, trial: ImportedTrial, span: OtlpSpan, target: str, roo
         log.add(ToolReturned(**base, status="error", error=error, **served), span.end_ns, root)
     else:
         _, result = _first(span.attributes, _RESULT)
+        result = None if result == REDACTED else result
         log.add(ToolReturned(**base, status="ok", outcome=result, **served), span.end_ns, root)
 
 
@@ -311,7 +294,7 @@ def _delegate(trial: ImportedTrial, span: OtlpSpan, target: str) -> str:
     by_id = {s.span_id: s for s in trial.spans}
     current = by_id.get(span.parent_span_id or "")
     seen: set[int] = set()  # a chain that loops (repeated ids) ends where it meets itself
-    while current is not None and current is not trial.root and id(current) not in seen:
+    while current is not None and id(current) not in trial.targets and id(current) not in seen:
         if classify(current) == "agent":
             return _agent_of(current, target)
         seen.add(id(current))
@@ -355,64 +338,6 @@ def _cost(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value) and value >= 0
 
 
-def compares_args(task: Task) -> bool:
-    trajectory = task.expected.trajectory
-    return trajectory is not None and any(c.args_match != "ignore" for c in trajectory.calls)
-
-
-def _score(log: _Log, suite: AgentEvalSuite, trial: ImportedTrial, target: str) -> None:
-    """``eval.scored`` (+ ``wopeval.trial-failed``) for one trial, as the engine records them:
-    graded on its own events, ``log.events`` (the whole log so far made an import quadratic:
-    10,000 traces took more than 15 minutes)."""
-    task = suite.task(str(trial.task_id))
-    views = collect_trials(log.events)
-    view = views[(str(trial.task_id), int(trial.trial_index or 0))]
-    end = max(s.end_ns for s in trial.spans)
-    pass_score = pass_score_of(suite, GradingOptions(target_agent_id=target))
-    if trial.missing_args and compares_args(task):
-        scored = EvalScored(
-            taskId=task.taskId,
-            score=0.0,
-            passed=False,
-            trialIndex=trial.trial_index,
-            scoreLabel=LABEL_UNSCORED,
-            evaluatorType="deterministic",
-        )
-        log.add(scored, end, view.root_event_id)
-        missing = sorted(set(trial.missing_args))
-        message = (
-            f"unscored: the trace carries no arguments for {', '.join(missing)}"
-            " (wopeval's own export never does; an instrumentation only with content capture"
-            " on), and this task compares "
-            "arguments (argsMatch is not ignore); it is never passed on tool names alone"
-        )
-        failed = TrialFailed(
-            taskId=task.taskId,
-            trialIndex=int(trial.trial_index or 0),
-            kind="grader-error",
-            message=message[:300],
-            details={"missingArguments": missing},
-        )
-        log.add(failed, end, view.root_event_id)
-        return
-    grade = grade_trial(task, view, target_agent_id=target, pass_score=pass_score)
-    scored = EvalScored(
-        taskId=task.taskId,
-        score=grade.score,
-        passed=grade.passed,
-        latencyMs=view.latency_ms,
-        trialIndex=trial.trial_index,
-        scoreLabel=grade.label,
-        evaluatorType=grade.evaluator_type,
-    )
-    log.add(scored, end, view.root_event_id)
-    matched = grade.trajectory.matched if grade.trajectory is not None else None
-    verdict = Verdict(grade.passed, grade.score, grade.label, matched, pass_score)
-    reason = explain(task, view, verdict, target_agent_id=target)
-    if reason is not None:
-        log.add(reason, end, view.root_event_id)
-
-
 class SpanList:
     """Spans in memory as a :class:`SpanSource` (one unit)."""
 
@@ -440,7 +365,8 @@ class _Events:
         for planned, root, spans in trials_in_order(self._source, self._plan, self._wanted):
             trial = ImportedTrial(planned.task_id, planned.trial_index, root, spans)
             _emit_trial(log, trial, self._target)
-            _score(log, self._suite, trial, self._target)
+            key = (str(planned.task_id), int(planned.trial_index or 0))
+            score_trial(log, self._suite, key, spans, trial.gaps, self._target)
             yield from log.events
             log.events = []
         # What superseded attempts spent: in no trial (as their trials are not graded), but
@@ -473,17 +399,21 @@ def import_spans(
     source = SpanList(spans) if isinstance(spans, Sequence) else spans
     superseded: list[tuple[int, ProviderUsage]] = []
 
-    def is_agent(span: OtlpSpan) -> bool:
+    def role(span: OtlpSpan) -> int:
         kind = classify(span)
         if kind == "other" and span.attributes.get(OTEL_SUPERSEDED) is True:
             superseded.extend((span.end_ns, usage) for usage in _agent_usage(span))
-        return kind == "agent"
+            return SET_ASIDE
+        if kind == "agent":
+            return AGENT
+        return GRADED if kind in ("tool", "model") or is_model(span) else OTHER
 
-    planned = plan(source, is_agent)
-    _assign(planned.trials, mapping or {})
+    planned = plan(source, role)
+    planned = merged(planned, assign(planned.trials, mapping or {}))
     known = {task.taskId for task in suite.tasks}
     wanted = [i for i, t in enumerate(planned.trials) if t.task_id in known]
     trials = planned.trials
+    check_count([trials[i] for i in wanted], suite.trial_plan.effective_count)
     unknown = sorted({str(t.task_id) for t in trials if t.task_id and t.task_id not in known})
     graded = sum(trials[i].spans for i in wanted)
     return Imported(

@@ -37,6 +37,7 @@ from wopeval.grading.live import LiveFold
 from wopeval.grading.summary import GradingOptions, build_summary
 from wopeval.service.slices import shard_state
 from wopeval.suite import parse_suite, suite_to_document
+from wopeval.suite.digest import definition_digests
 from wopeval.suite.models import AgentEvalSuite, EvalMode
 from wopeval.wire.events import RunEvent
 from wopeval.wire.request import HostRequest, RunRequest, ShardRequest
@@ -65,7 +66,7 @@ class RunPlan:
     shard: ShardRequest | None = None  # runs only its slice (service/slices.py)
 
     def request(self) -> RunRequest:
-        update = {"host": self.host, "shard": self.shard}
+        update = {"host": self.host, "shard": self.shard, "digests": definition_digests(self.suite)}
         return self.settings.to_request(self.agent_id).model_copy(update=update)
 
 
@@ -168,6 +169,8 @@ async def summarize(
         baseline_id,
         method=request.regressionMethod,
         alpha=request.alpha,
+        baseline_digests=_task_digests(baseline.run_request),
+        candidate_digests=_task_digests(request),
     )
     regression = comparison.regression
     if not request.regressionVerdict:  # RFC 0081 delta only: no §F verdict fields
@@ -175,6 +178,11 @@ async def summarize(
             baselineRunId=regression.baselineRunId, scoreDelta=regression.scoreDelta
         )
     return summary.model_copy(update={"regression": regression})
+
+
+def _task_digests(request: RunRequest) -> dict[str, str] | None:
+    """A run's task definition digests, or ``None`` for a run stored without them."""
+    return dict(request.digests.tasks) if request.digests is not None else None
 
 
 class RunHeld(UserError):
@@ -372,6 +380,7 @@ def settings_of(request: RunRequest) -> RunSettings:
         tags=tuple(request.tags),
         metadata=dict(request.metadata),
         executor=request.executor,
+        gate=request.gate,
     )
 
 

@@ -220,6 +220,11 @@ async def _check_same(shards: list[ShardRun]) -> tuple[RunRecord, AgentEvalSuite
                     f"{shard.name}: {name} is {settings[name]!r}, "
                     f"{reference.name} has {ref_settings[name]!r}"
                 )
+        if shard.request.gate != reference.request.gate:  # not in the derived group's digest
+            raise ShardMismatch(
+                f"{shard.name}: gate is {shard.request.gate!r}, "
+                f"{reference.name} has {reference.request.gate!r}"
+            )
     suite = parse_suite(ref_record.suite_document, source=f"run {reference.run_id}")
     return ref_record, suite
 

@@ -52,7 +52,19 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 class _SuiteYamlLoader(DuplicateKeyMarking):
     """``yaml.SafeLoader`` minus implicit timestamps: ``2026-10-14`` stays a string, as in JSON;
-    repeated keys are marked (:mod:`wopeval.suite.duplicates`)."""
+    repeated keys are marked (:mod:`wopeval.suite.duplicates`); an integer longer than
+    :data:`~wopeval.suite.bounds.MAX_INTEGER_DIGITS` is never converted (Python refuses to
+    convert one of more than 4,300 digits, and converting is quadratic), but left for
+    :func:`~wopeval.suite.bounds.tree_errors` to refuse by its field."""
+
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int | bounds.TooManyDigits:
+        text = str(self.construct_scalar(node)).replace("_", "").lstrip("+")
+        if len(text.lstrip("-")) > bounds.MAX_INTEGER_DIGITS:
+            return bounds.TooManyDigits(text)
+        return self.construct_yaml_int(node)
+
+
+_SuiteYamlLoader.add_constructor("tag:yaml.org,2002:int", _SuiteYamlLoader.construct_bounded_int)
 
 
 _SuiteYamlLoader.yaml_implicit_resolvers = {

@@ -1,4 +1,5 @@
-"""The comparison page: two runs of a suite paired by ``taskId`` (the regression verdict)."""
+"""The comparison page: two runs of a suite paired by ``taskId`` and definition digest (the
+regression verdict); a task whose definition changed is shown, marked, and left out."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class TaskDelta:
     candidate_rate: float
     baseline_mean: float
     candidate_mean: float
+    changed: bool = False  # its definition differs between the runs: left out of the verdict
 
     @property
     def rate_delta(self) -> float:
@@ -45,11 +47,21 @@ def compare_page(
         raise ValueError("both runs need a summary (completed eval runs)")
     base = EvalSummary.model_validate(baseline.summary)
     cand = EvalSummary.model_validate(candidate.summary)
-    comparison = compare_summaries(base, cand, baseline.run_id, method=method, alpha=alpha)
+    digests = [r.run_request.digests for r in (baseline, candidate)]
+    comparison = compare_summaries(
+        base,
+        cand,
+        baseline.run_id,
+        method=method,
+        alpha=alpha,
+        baseline_digests=digests[0].tasks if digests[0] is not None else None,
+        candidate_digests=digests[1].tasks if digests[1] is not None else None,
+    )
     base_tasks = {t.taskId: t for t in base.tasks}
+    changed = set(comparison.changed)
     deltas = [
         TaskDelta(t.taskId, task_pass_rate(base_tasks[t.taskId]), task_pass_rate(t),
-                  task_mean(base_tasks[t.taskId]), task_mean(t))
+                  task_mean(base_tasks[t.taskId]), task_mean(t), t.taskId in changed)
         for t in cand.tasks
         if t.taskId in base_tasks
     ]  # fmt: skip

@@ -16,7 +16,14 @@ from typing import Any
 
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.grading.detail import ERROR_KINDS, STATUS_MARK, run_detail
-from wopeval.grading.reasons import TrajectoryDiff, Verdict, explain, trajectory_diff
+from wopeval.grading.reasons import (
+    TrajectoryDiff,
+    Verdict,
+    explain,
+    reason_line,
+    reason_texts,
+    trajectory_diff,
+)
 from wopeval.grading.stats import pass_at_k, pass_hat_k
 from wopeval.grading.trial import trajectory_of
 from wopeval.grading.views import TrialView, collect_trials
@@ -204,7 +211,7 @@ async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:
     detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
     return [
         TaskRow(t.task_id, [Cell(c.trial_index, c.status, c.score,
-                                 c.reason.message if c.reason else None,
+                                 reason_line(c.reason, c.status) if c.reason else None,
                                  gated=c.reason is not None and c.reason.kind in GATING_KINDS)
                             for c in t.cells])
         for t in detail.tasks
@@ -222,6 +229,11 @@ class TrialPage:
     status: str
     diff: TrajectoryDiff | None
     task_input: Any
+
+    @property
+    def reason_texts(self) -> list[str]:
+        """Why it did not pass, most decisive first (the wording of every output)."""
+        return reason_texts(self.reason, self.status)
 
 
 async def trial_page(

@@ -33,7 +33,8 @@ def sparkline(
     hat = [(_x(k, n, 2, width - 4), _y(h, 2, height - 4)) for k, _, h in curve]
     title = "; ".join(f"k={k}: pass@k {a:.3f}, pass^k {h:.3f}" for k, a, h in curve[:12])
     return Markup(
-        f'<svg class="spark" width="{width}" height="{height}" role="img">'
+        f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'role="img">'
         f"<title>{Markup.escape(title)}</title>"
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#f7f8fa"/>'
         f'<path d="{_path(at)}" fill="none" stroke="{AT_COLOUR}" stroke-width="1.5"/>'
@@ -90,7 +91,8 @@ def suite_plot(
         "band: ±1 task-clustered std. error · x: k</text>"
     )
     return Markup(
-        f'<svg id="curves" width="{width}" height="{height}" role="img" '
+        f'<svg id="curves" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'role="img" '
         f'aria-label="pass@k and pass^k against k">{grid}{ticks}'
         f"{_band(at, AT_COLOUR, top, h)}{_band(hat, HAT_COLOUR, top, h)}{legend}</svg>"
     )

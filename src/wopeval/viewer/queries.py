@@ -15,7 +15,9 @@ from sqlalchemy import func, or_, select
 
 from wopeval.events.schema import events, row_event, runs
 from wopeval.events.store import EventStore
-from wopeval.wire.events import RunEvent
+from wopeval.grading.gate import GateVerdict, stored_verdict
+from wopeval.grading.reasons import reason_line
+from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.vocab import EVAL_SCORED, INVOCATION_STARTED, TRIAL_FAILED, X_TASK_ID
 
 PAGE_SIZE = 50
@@ -42,6 +44,35 @@ class RunFilter:
 
 
 @dataclass(frozen=True)
+class RowNumbers:
+    """What the runs list shows of a stored summary, read from its JSON without validating the
+    whole summary (a run may have thousands of tasks). ``trialStats`` and the cost are optional
+    in a summary (a suite without ``trials``): absent, they are None."""
+
+    passed: bool
+    passed_count: int
+    task_count: int
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    total_cost_usd: float | None
+
+    @classmethod
+    def of(cls, text: str | None) -> RowNumbers | None:
+        if text is None:
+            return None
+        doc = json.loads(text)
+        stats = doc.get("trialStats") or {}
+        return cls(
+            passed=bool(doc.get("passed")),
+            passed_count=int(doc.get("passedCount") or 0),
+            task_count=int(doc.get("taskCount") or 0),
+            pass_at_k=stats.get("passAtK"),
+            pass_hat_k=stats.get("passHatK"),
+            total_cost_usd=doc.get("totalCostUsd"),
+        )
+
+
+@dataclass(frozen=True)
 class RunRow:
     run_id: str
     kind: str
@@ -49,9 +80,11 @@ class RunRow:
     suite_id: str
     suite_version: str
     agent_id: str
-    summary: dict[str, Any] | None
+    summary: RowNumbers | None
     created_at: str
     updated_at: str
+    request: dict[str, Any] | None = None
+    verdict: GateVerdict | None = None  # by the run's own gate, from its stored summary
 
 
 @dataclass(frozen=True)
@@ -107,7 +140,8 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
     """One page of runs, newest first, matching ``chosen``; ``tenant=None`` reads every run."""
     where = _conditions(tenant, chosen)
     columns = (runs.c.run_id, runs.c.kind, runs.c.status, runs.c.suite_id, runs.c.suite_version,
-               runs.c.agent_id, runs.c.summary, runs.c.created_at, runs.c.updated_at)  # fmt: skip
+               runs.c.agent_id, runs.c.summary, runs.c.created_at, runs.c.updated_at,
+               runs.c.request)  # fmt: skip
     offset = (max(chosen.page, 1) - 1) * PAGE_SIZE
     stmt = (
         select(*columns)
@@ -124,9 +158,13 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
             suite_id=m["suite_id"],
             suite_version=m["suite_version"],
             agent_id=m["agent_id"],
-            summary=None if m["summary"] is None else json.loads(m["summary"]),
+            summary=RowNumbers.of(m["summary"]),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
+            request=(request := json.loads(m["request"])),
+            verdict=stored_verdict(
+                None if m["summary"] is None else json.loads(m["summary"]), request
+            ),
         )
         for m in (row._mapping for row in await store.read(stmt))
     ]
@@ -151,7 +189,8 @@ class Scored:
 
 @dataclass(frozen=True)
 class Reason:
-    """The grid's part of a ``wopeval.trial-failed`` payload."""
+    """The grid's part of a ``wopeval.trial-failed`` payload: its kind and every reason's text
+    on one line (:func:`~wopeval.grading.reasons.reason_line`)."""
 
     kind: str
     message: str
@@ -171,8 +210,9 @@ async def outcomes(
 ) -> tuple[dict[tuple[str, int], Outcome], int]:
     """Every trial outcome recorded after ``after_sequence``, and the last sequence read.
 
-    The payloads are read as plain JSON (the fields the grid shows), not through the typed
-    models: for a run of 10,000 trials that is most of the page's time otherwise.
+    Scores are read as plain JSON (the fields the grid shows), not through the typed models:
+    for a run of 10,000 trials that is most of the page's time otherwise. A failing trial's
+    reason goes through its model, for the one wording of every output.
     """
     stmt = (
         select(events.c.sequence, events.c.type, events.c.payload)
@@ -195,7 +235,8 @@ async def outcomes(
             scored = Scored(float(payload["score"]), bool(payload["passed"]))
             found[key] = Outcome(scored, old.reason, int(sequence))
         else:
-            reason = Reason(str(payload["kind"]), str(payload["message"]))
+            failed = TrialFailed.model_validate(payload)
+            reason = Reason(failed.kind, reason_line(failed))
             found[key] = Outcome(old.scored, reason, max(old.sequence, int(sequence)))
     return found, last
 

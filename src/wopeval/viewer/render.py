@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from wopeval.grading.gate import stored_verdict
 from wopeval.viewer.plots import sparkline, suite_plot
 
 
@@ -43,6 +44,7 @@ def environment() -> Environment:
     env.globals["sparkline"] = sparkline
     env.globals["suite_plot"] = suite_plot
     env.globals["qs"] = lambda **kw: urlencode(kw)
+    env.globals["gate_of"] = lambda record: stored_verdict(record.summary, record.request)
     return env
 
 

@@ -16,7 +16,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
+from sqlalchemy import Select, select
 
+from wopeval.events.schema import runs
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.viewer.compare import compare_page
 from wopeval.viewer.model import cell_of, run_page, trial_page
@@ -26,6 +28,11 @@ from wopeval.viewer.render import render
 StoreOf = Callable[[Request], EventStore]
 TenantOf = Callable[[Request], Awaitable[str | None]]
 LIVE_POLL_S = 10.0
+
+
+def owned_run_query(run_id: str, tenant: str) -> Select[tuple[str]]:
+    """The id of the run ``run_id`` if ``tenant`` owns it: one indexed row, no document."""
+    return select(runs.c.run_id).where(runs.c.run_id == run_id, runs.c.tenant == tenant)
 
 
 def _int(value: str | None, default: int, low: int = 0) -> int:
@@ -44,12 +51,18 @@ class _Pages:
     base: str
 
     async def visible(self, request: Request, run_id: str) -> RunRecord | None:
-        """The run if the caller may see it; another tenant's run is None, as a missing one."""
+        """The run if the caller may see it; another tenant's run is None, as a missing one.
+
+        Both are answered by the same tenant-scoped look-up of the id alone
+        (:func:`owned_run_query`), before anything of the run is read: a foreign run's suite
+        document is never loaded, so it takes as long to refuse as a missing one."""
         tenant = await self.tenant_of(request)
-        record = await self.store_of(request).get_run(run_id) if run_id else None
-        if record is None or (tenant is not None and record.tenant != tenant):
+        if not run_id:
             return None
-        return record
+        store = self.store_of(request)
+        if tenant is not None and not await store.read(owned_run_query(run_id, tenant)):
+            return None
+        return await store.get_run(run_id)
 
     def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(render(name, base=self.base, **context), status_code=status)
@@ -83,8 +96,16 @@ class _Pages:
 
     async def compare(self, request: Request) -> HTMLResponse:
         q = request.query_params
-        baseline = await self.visible(request, q.get("base", ""))
-        candidate = await self.visible(request, q.get("cand", ""))
+        ticked = q.getlist("run")
+        if ticked and not (q.get("base") or q.get("cand")):
+            if len(ticked) != 2:
+                error = f"tick two runs to compare them ({len(ticked)} ticked)"
+                return self.page("missing.html.j2", status=400, what="comparison", error=error)
+            picked = [await self.visible(request, run_id) for run_id in ticked]
+            baseline, candidate = _older_first(picked[0], picked[1])
+        else:
+            baseline = await self.visible(request, q.get("base", ""))
+            candidate = await self.visible(request, q.get("cand", ""))
         if baseline is None or candidate is None:
             return self.missing("run")
         method = q.get("method", "paired-bootstrap")
@@ -103,6 +124,22 @@ class _Pages:
         stream = _live(self.store_of(request), record.run_id, _int(q.get("after"), -1, -1))
         return StreamingResponse(stream, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})  # fmt: skip
+
+
+def _older_first(
+    one: RunRecord | None, other: RunRecord | None
+) -> tuple[RunRecord | None, RunRecord | None]:
+    """Two ticked runs as (baseline, candidate): the one created first is the baseline."""
+    if one is None or other is None:
+        return one, other
+    return (
+        (one, other)
+        if (one.created_at, one.run_id) <= (other.created_at, other.run_id)
+        else (
+            other,
+            one,
+        )
+    )
 
 
 async def _script() -> Response:

@@ -343,13 +343,28 @@ FailureKind = Literal[
     "grader-error",
     "skipped-budget",
     "not-run",
-    "interrupted",  # issue 13: a resumed run's trial that may have touched a live tool
+    "interrupted",  # a resumed run's trial that may have touched a live tool
     "infrastructure",  # a model server, MCP server or agent process failed, not the agent
 ]
 
 
+class FailureReason(BaseModel):
+    """One reason a trial did not pass: its kind, one short ``message``, the ``details``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: FailureKind
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
 class TrialFailed(ClosedPayload):
-    """Why one trial did not pass: one short ``message`` and the ``details`` behind it.
+    """Why one trial did not pass.
+
+    ``kind`` classifies the trial's failure (an agent error, a fixture miss that failed it
+    closed, a wrong answer …) and ``message``/``details`` are that reason. ``reasons``, when
+    present, lists every reason, most decisive first (it holds the ``kind`` one too); absent,
+    the trial has that one reason only (:attr:`every_reason`).
 
     Recorded after the trial's ``eval.scored``. It carries content (exception messages, tool
     names, expected and observed calls), so it lives only in the tenant's own log and views —
@@ -362,6 +377,14 @@ class TrialFailed(ClosedPayload):
     kind: FailureKind
     message: str
     details: dict[str, Any] = Field(default_factory=dict)
+    reasons: Annotated[list[FailureReason], Field(min_length=2)] | None = None
+
+    @property
+    def every_reason(self) -> list[FailureReason]:
+        """Every reason, most decisive first (never empty)."""
+        if self.reasons:
+            return list(self.reasons)
+        return [FailureReason(kind=self.kind, message=self.message, details=self.details)]
 
 
 PAYLOAD_MODELS: dict[str, type[Payload]] = {
@@ -552,6 +575,7 @@ __all__ = [
     "EvalStarted",
     "Failure",
     "FailureKind",
+    "FailureReason",
     "FixtureOutcome",
     "InvocationCompleted",
     "InvocationStarted",

@@ -15,6 +15,10 @@ from wopeval.wire.vocab import AGENT_ID_PATTERN, EvalMode
 Executor = Literal["local", "ray"]
 # A run group's name (``wopeval run --shard i/N --group NAME``): safe in URLs, file names, JSON.
 GROUP_PATTERN = r"^[A-Za-z0-9._~:-]{1,128}$"
+SHA256_HEX = r"^[0-9a-f]{64}$"
+# The gate that decides a run's pass/fail in every output (wopeval.grading.gate names them).
+DEFAULT_GATE = "suite"
+GATE_PATTERN = r"^[a-z][a-z0-9-]{0,63}$"
 
 
 class ShardRequest(BaseModel):
@@ -59,6 +63,17 @@ class HostRequest(BaseModel):
     configurable: dict[str, Any] | None = None
 
 
+class DefinitionDigests(BaseModel):
+    """SHA-256 digests of the suite a run was given and of each task's definition (its input,
+    expectation and fixtures) by ``taskId`` (wopeval.suite.digest): ``wopeval compare`` pairs a
+    task only when its digest agrees. Hex strings only, no content."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    suite: Annotated[str, Field(pattern=SHA256_HEX)]
+    tasks: dict[str, Annotated[str, Field(pattern=SHA256_HEX)]]
+
+
 class RunRequest(BaseModel):
     """A run's request as stored (``runs.request``): an eval run's agent and settings, or a
     seeded workflow fixture's ``workflowId`` and ``inputs`` (host/workflows.py)."""
@@ -81,9 +96,11 @@ class RunRequest(BaseModel):
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     executor: Executor = "local"
+    gate: Annotated[str, Field(pattern=GATE_PATTERN)] = DEFAULT_GATE
     host: HostRequest | None = None
     shard: ShardRequest | None = None
     merged: MergedShards | None = None
+    digests: DefinitionDigests | None = None
 
     @model_validator(mode="after")
     def _agent_or_workflow(self) -> RunRequest:
