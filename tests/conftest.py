@@ -140,6 +140,8 @@ SLOW_FILES = frozenset(
         "tests/agents/test_toolspec.py",
         "tests/robust/test_limits.py",
         "tests/events/test_tables.py",
+        "tests/outage/test_outage_exits.py",
+        "tests/outage/test_outage_labels.py",
     }
 )
 # Single tests that take seconds (real servers, large generated inputs): by node id prefix.

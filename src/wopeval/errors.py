@@ -4,11 +4,15 @@
 
     WopevalError                      the root: every error wopeval raises on purpose
     ├── UserError (ValueError)        the caller's mistake: a bad suite, option, agent, baseline …
-    │   └── NotFoundError (LookupError)   something named does not exist (a run, a suite, an agent)
-    │       └── RunNotFound           no stored run has that id (or it is another tenant's)
+    │   ├── NotFoundError (LookupError)   something named does not exist (a run, a suite, an agent)
+    │   │   └── RunNotFound           no stored run has that id (or it is another tenant's)
+    │   └── ExtraMissing              an optional extra a command needs is not installed
     └── RunError (RuntimeError)       a run or its infrastructure failed: recorded in the log,
         │                             the run ends ``failed``, nothing already recorded is lost
-        └── StoreError                the event store could not do what was asked
+        ├── StoreError                the event store could not do what was asked
+        └── InfrastructureError       a component the run depends on failed (a model server, an
+                                      MCP server, an agent's process): a trial it strikes is
+                                      labelled ``infrastructure``, never the agent's failure
 
 Three kinds of error, never mixed (docs/design.md): a *user* error is refused before anything is
 recorded and names the field it is about; a *run* error is recorded; a *tool* error is not an
@@ -20,6 +24,8 @@ envelope (``validation_error`` → 400, ``not_found`` → 404, ``internal_error`
 """
 
 from __future__ import annotations
+
+import importlib
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_ERROR = 3
@@ -41,12 +47,45 @@ class RunNotFound(NotFoundError):
     """No stored run has that id (or it belongs to another tenant)."""
 
 
+class ExtraMissing(UserError):
+    """An optional extra is not installed; the message names the ``pip install`` that adds it."""
+
+
 class RunError(WopevalError, RuntimeError):
     """A run, or the infrastructure under it, failed. Recorded; nothing recorded is lost."""
 
 
 class StoreError(RunError):
     """The store could not do what was asked (infrastructure failure or a state conflict)."""
+
+
+class InfrastructureError(RunError):
+    """A component the run depends on failed, not the agent: the message names the component."""
+
+
+# The packages of wopeval's optional extras: a user's module that fails to import one of them is
+# told which extra installs it.
+EXTRA_OF = {"openai": "openai", "mcp": "mcp", "agents": "openai-agents",
+            "pydantic_ai": "pydantic-ai", "langgraph": "langchain", "langchain": "langchain",
+            "ray": "ray"}  # fmt: skip
+
+
+def extra_hint(error: ImportError) -> str:
+    """``"; pip install 'wopeval[x]'"`` when the missing module is an extra's package, else
+    ``""``."""
+    missing = (error.name or "").partition(".")[0]
+    return f"; pip install 'wopeval[{EXTRA_OF[missing]}]'" if missing in EXTRA_OF else ""
+
+
+def require_extra(module: str, extra: str, needed_by: str) -> None:
+    """Import ``module`` or raise :class:`ExtraMissing` naming the ``wopeval[extra]`` to install
+    (a set-up check, so the command is refused before any trial runs)."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise ExtraMissing(
+            f"{needed_by} needs the {module} package: pip install 'wopeval[{extra}]'"
+        ) from None
 
 
 def exit_code(error: WopevalError) -> int:
@@ -66,6 +105,9 @@ def envelope_code(error: WopevalError) -> str:
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_RUN_ERROR",
+    "EXTRA_OF",
+    "ExtraMissing",
+    "InfrastructureError",
     "NotFoundError",
     "RunError",
     "RunNotFound",
@@ -74,6 +116,8 @@ __all__ = [
     "WopevalError",
     "envelope_code",
     "exit_code",
+    "extra_hint",
+    "require_extra",
 ]
 
 

@@ -84,14 +84,15 @@ async def test_a_verdict_outside_the_schema_is_a_judge_error(store: EventStore) 
     assert scored["scoreLabel"] == "grader-error"
 
 
-async def test_a_judge_server_failure_is_a_judge_error_with_its_reason(store: EventStore) -> None:
+async def test_a_judge_server_failure_is_infrastructure_with_its_reason(store: EventStore) -> None:
     failing = HttpError(503, "overloaded", {"retry-after-ms": "1"})
     with ScriptedOpenAI([failing], repeat_last=True) as server:
         ran = await _run(store, server)
     assert len(server.requests) == 2  # bounded: one call, one retry
     (reason,) = [e.payload for e in ran.of_type(TRIAL_FAILED)]
-    assert reason["kind"] == "judge-error"
-    assert "InternalServerError" in reason["message"] or "503" in reason["message"]
+    assert reason["kind"] == "infrastructure"  # the judge's server failed, not the agent
+    assert "the judge model could not answer: ModelUnavailable: " in reason["message"]
+    assert "answered HTTP 503" in reason["message"]
 
 
 async def test_0244_E_the_judge_sees_the_trajectory_only_when_asked(store: EventStore) -> None:

@@ -105,8 +105,8 @@ async def test_server_errors_are_an_infrastructure_failure_not_a_wrong_answer(
         ran = await run_agent_suite(store, server, [], "refund", agent={"maxRetries": 2})
     assert len(server.requests) == 3  # one call and the SDK's two bounded retries
     (reason,) = ran.reasons()
-    assert reason["kind"] == "agent-error"
-    assert reason["message"].startswith("agent-error: ModelUnavailable: ")
+    assert reason["kind"] == "infrastructure"
+    assert reason["message"].startswith("infrastructure: ModelUnavailable: the model server at ")
     assert "HTTP 500" in reason["message"]
 
 

@@ -21,6 +21,7 @@ from tests.engine.helpers import make_suite, run_suite, scripted_task
 from tests.engine.mcp_server_demo import COUNTER_ENV
 from wopeval.engine.gateway import TOOL_FAILED
 from wopeval.engine.mcp_tools import (
+    McpServerFailed,
     McpToolError,
     mcp_live_tools,
     parse_mcp_spec,
@@ -106,7 +107,7 @@ async def test_mcp_tool_errors_become_exceptions(tmp_path: Path) -> None:
 
 
 async def test_mcp_live_tools_missing_executable_raises_before_yielding() -> None:
-    with pytest.raises(OSError, match="no-such-mcp-server"):
+    with pytest.raises(McpServerFailed, match="no-such-mcp-server' did not start: FileNotFound"):
         async with mcp_live_tools(["/nonexistent/no-such-mcp-server"]):
             pytest.fail("a server that cannot start yields no tools")
 

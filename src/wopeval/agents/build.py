@@ -17,6 +17,7 @@ from wopeval.agents.openai_compat import OpenAICompatAgent
 from wopeval.engine.agent import AgentFn
 from wopeval.engine.cmd_agent import CommandAgent
 from wopeval.engine.registry import Registry, import_object
+from wopeval.errors import require_extra
 
 _NOT_ID = re.compile(r"[^A-Za-z0-9._~:-]")
 _OPENAI_DEFAULT = "https://api.openai.com/v1"  # the openai SDK's own default
@@ -26,6 +27,7 @@ _OPENAI_DEFAULT = "https://api.openai.com/v1"  # the openai SDK's own default
 class Installed:
     agent_id: str
     mcp: list[str] = field(default_factory=list)
+    agent: object = None
 
 
 def model_definition(model: str, base_url: str | None, api_key_env: str | None) -> AgentDefinition:
@@ -69,10 +71,22 @@ def agent_id_of(definition: AgentDefinition, target: str | None) -> str:
     return _NOT_ID.sub("-", definition.default_agent_id())[:128]
 
 
+# A framework kind's package and the extra that installs it (checked before the agent is built).
+_FRAMEWORK_EXTRAS = {
+    "openai-agents": ("agents", "openai-agents"),
+    "pydantic-ai": ("pydantic_ai", "pydantic-ai"),
+    "langgraph": ("langgraph", "langchain"),
+}
+
+
 def build_agent(
     definition: AgentDefinition, *, timeout_s: float, max_cost_usd: float | None
 ) -> AgentFn | object:
-    """The agent object a definition describes (not yet wrapped by the engine)."""
+    """The agent object a definition describes (not yet wrapped by the engine). A missing
+    extra is :class:`~wopeval.errors.ExtraMissing`, naming the ``pip install`` to run."""
+    if definition.kind in _FRAMEWORK_EXTRAS:
+        module, extra = _FRAMEWORK_EXTRAS[definition.kind]
+        require_extra(module, extra, f"a {definition.kind} agent")
     if definition.kind == "openai-compatible":
         return OpenAICompatAgent(definition, timeout_s=timeout_s, max_cost_usd=max_cost_usd)
     if definition.kind == "command":
@@ -81,6 +95,13 @@ def build_agent(
     assert definition.agent is not None
     adapted: object = adapt(import_object(definition.agent))
     return adapted
+
+
+async def preflight(agent: object) -> None:
+    """The set-up check before any trial: an OpenAI-compatible agent asks its server about its
+    model (:meth:`OpenAICompatAgent.preflight`); other agents have none."""
+    if isinstance(agent, OpenAICompatAgent):
+        await agent.preflight()
 
 
 def install_agent(
@@ -96,4 +117,4 @@ def install_agent(
     registry.register_agent(agent_id, agent)  # type: ignore[arg-type]
     for spec in definition.tool_specs() or ():
         registry.tool_specs.setdefault(spec.name, spec)
-    return Installed(agent_id, list(definition.mcp))
+    return Installed(agent_id, list(definition.mcp), agent)

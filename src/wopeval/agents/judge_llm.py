@@ -9,8 +9,9 @@ in a JSON-schema-constrained form (``response_format: json_schema``, strict): on
 Its usage is recorded outside every trial bracket (:func:`~wopeval.engine.judge.
 record_judge_usage`): it counts towards cost and is excluded from efficiency (RFC 0244 §C). The
 engine records the score once on ``eval.scored``; re-grades re-read it and never call the judge.
-A judge that cannot answer, or answers outside the schema, raises :class:`JudgeFailed`: the
-trial's ``grader-error`` with that reason.
+A judge that answers outside the schema raises :class:`JudgeFailed`: the trial's
+``judge-error`` with that reason; one whose server is unreachable or failing (after the SDK's
+retries) raises :class:`JudgeUnavailable`: the trial failed for ``infrastructure``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from wopeval.agents.openai_compat import OpenAICompatAgent, user_content
 from wopeval.engine.agent import Usage
 from wopeval.engine.judge import record_judge_usage
 from wopeval.engine.sink import EventSink
-from wopeval.errors import RunError, describe
+from wopeval.errors import InfrastructureError, RunError, describe
 from wopeval.suite.models import RubricCriterion, Task
 
 PROVIDER = "openai-compatible"
@@ -38,6 +39,10 @@ INSTRUCTIONS = (
 
 class JudgeFailed(RunError):
     """The judge gave no usable verdict; the trial is a ``grader-error`` with this reason."""
+
+
+class JudgeUnavailable(InfrastructureError):
+    """The judge's model server could not answer: the trial failed for ``infrastructure``."""
 
 
 def verdict_schema(rubric: list[RubricCriterion]) -> dict[str, Any]:
@@ -125,7 +130,9 @@ class LLMJudge:
                     **self._sampling(),
                 )
         except Exception as exc:  # the SDK's errors, after its bounded retries
-            raise JudgeFailed(f"the judge model could not answer: {describe(exc, 340)}") from None
+            error = self._client_owner.model_error(exc)
+            failed = JudgeUnavailable if isinstance(error, InfrastructureError) else JudgeFailed
+            raise failed(f"the judge model could not answer: {describe(error, 340)}") from None
         await self._record_usage(completion, sink, run_id)
         return weighted_score(rubric, _verdict(completion, schema))
 

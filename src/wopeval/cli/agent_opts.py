@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import anyio
 import typer
 
 from wopeval.cli.common import check_finite, fail_input
@@ -124,7 +125,7 @@ def install_cli_agent(
         return None
     if agent is not None:
         fail_input("--agent cannot be combined with --agent-file, --model or --agent-cmd")
-    from wopeval.agents.build import install_agent, model_server
+    from wopeval.agents.build import install_agent, model_server, preflight
 
     try:
         installed = install_agent(
@@ -134,6 +135,7 @@ def install_cli_agent(
             timeout_s=timeout_s,
             max_cost_usd=max_cost_usd,
         )
+        anyio.run(preflight, installed.agent)  # a model the server does not have: refused
     except (ValueError, ImportError) as exc:
         fail_input(str(exc))
     metadata = {}

@@ -2,7 +2,9 @@
 imported only when the command runs (:mod:`wopeval.cli.lazy`), so ``--help`` loads no engine.
 
 Exit codes, for every command: 0 success (a suite that passes), 1 a result that fails the gate
-(a failing suite, a ``regressed`` verdict, a conformance failure), 2 bad input.
+(a failing suite, a ``regressed`` verdict, a conformance failure), 2 bad input (or a set-up
+refused before any trial), 3 a run, store or infrastructure error (a run that failed with trials
+that failed for infrastructure: :mod:`wopeval.cli.outage`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "run": LazyCommand(
         _RUN,
-        "Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not.",
+        "Run a suite against an agent: every task × every trial. "
+        "Exit 0 passed, 1 failed, 3 outage.",
     ),
     "grade": LazyCommand(
         _STORED,
@@ -74,7 +77,8 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "merge": LazyCommand(
         "wopeval.cli.merge_cmd",
-        "Grade a run group's shards as one run with one summary. Exit 0 if it passes, 1 if not.",
+        "Grade a run group's shards as one run with one summary. "
+        "Exit 0 passed, 1 failed, 3 outage.",
     ),
     "import-otlp": LazyCommand(
         "wopeval.cli.otlp_cmd",

@@ -16,7 +16,8 @@ import typer
 from rich.console import Console
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store
-from wopeval.cli.gate_opts import chosen_gate, verdict_exit
+from wopeval.cli.gate_opts import chosen_gate
+from wopeval.cli.outage import infrastructure_json, run_exit_code
 from wopeval.cli.output import failures_json
 from wopeval.cli.render import print_summary
 from wopeval.engine.registry import Registry
@@ -158,7 +159,7 @@ def merge(
         bool, typer.Option("--json", help="Print machine-readable JSON only.")
     ] = False,
 ) -> None:
-    """Grade a run group's shards as one run with one summary. Exit 0 if it passes, 1 if not.
+    """Grade a run group's shards as one run with one summary. Exit 0 passed, 1 failed, 3 outage.
 
     It passes by the shards' gate (their --gate)."""
     try:
@@ -185,6 +186,7 @@ def merge(
             "summary": summary.to_wire(),
             "gate": verdict.to_json(),
             "failures": failures_json(detail),
+            "infrastructureFailures": infrastructure_json(detail),
         }
         typer.echo(json.dumps(doc))
     else:
@@ -194,7 +196,7 @@ def merge(
             note += f" (partial: {merged.missing_trials} trial(s) missing, counted as failed)"
         typer.echo(note)
         print_summary(Console(), summary, run_id, suite, detail=detail, verdict=verdict)
-    raise typer.Exit(verdict_exit(verdict))
+    raise typer.Exit(run_exit_code(run_id, verdict.passed, detail))
 
 
 def register(app: typer.Typer) -> None:

@@ -72,12 +72,14 @@ def verdict_lines(detail: RunDetail, width: int = 80) -> list[str]:
     """The numbers that decide the verdict, and which tasks pulled it down."""
     relation = "≥" if detail.aggregate_passes else "<"
     statuses = Counter(cell.status for task in detail.tasks for cell in task.cells)
+    infra = detail.infrastructure_failures()
     text = (
         f"why: gating aggregate {detail.gating_aggregate:.3f} {relation} "
         f"passScore {detail.pass_score:g}"
         + ("" if detail.within_ceilings else "; a cost or latency ceiling was exceeded")
         + (f"; {_trials(statuses['skipped'])} skipped (budget)" if statuses["skipped"] else "")
         + (f"; {_trials(statuses['missing'])} not in this log" if statuses["missing"] else "")
+        + (f"; {_trials(infra)} failed for infrastructure, not the agent" if infra else "")
     )
     lines = [escape(part) for part in textwrap.wrap(text, width, break_on_hyphens=False)]
     low = detail.below_pass_score()

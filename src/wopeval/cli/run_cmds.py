@@ -33,7 +33,8 @@ from wopeval.cli.common import (
     fail_input,
     opened_store,
 )
-from wopeval.cli.gate_opts import RunGateOpt, chosen_gate, stored_gate, verdict_exit
+from wopeval.cli.gate_opts import RunGateOpt, chosen_gate, stored_gate
+from wopeval.cli.outage import infrastructure_json, run_exit_code, store_outage_exits
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.cli.run_opts import (
@@ -117,7 +118,7 @@ def run(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a suite against an agent: every task × every trial. Exit 0 if it passes, 1 if not.
+    """Run a suite against an agent: every task × every trial. Exit 0 passed, 1 failed, 3 outage.
 
     It passes by its gate (--gate): RFC 0244's suite gate unless told otherwise."""
     if resume is not None:
@@ -184,8 +185,8 @@ def _run_suite(
     show_progress = not as_json and sys.stderr.isatty()
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
-        # an agent's print() never corrupts --json
-        with _store_away(store, as_json), user_output_to_stderr():
+        # an agent's print() never corrupts --json; the store's outages are one line each
+        with store_outage_exits(store), _store_away(store, as_json), user_output_to_stderr():
             return anyio.run(
                 _execute,
                 store,
@@ -243,7 +244,7 @@ def _resume(
         name, _, ref = spec.partition("=")
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
-    with _store_away(store, as_json), user_output_to_stderr():
+    with store_outage_exits(store), _store_away(store, as_json), user_output_to_stderr():
         show_progress = not as_json and sys.stderr.isatty()
         _, suite, summary, detail, interrupted = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal, show_progress
@@ -291,8 +292,8 @@ async def _execute(
         for prefix, command in mcp_specs:
             try:
                 tools = await stack.enter_async_context(mcp_live_tools(command, prefix=prefix))
-            except OSError as exc:
-                fail_input(f"--mcp: the MCP server {command[0]!r} could not be started: {exc}")
+            except UserError as exc:  # not installed, or did not start: before any trial
+                fail_input(f"--mcp: {exc}")
             for name, fn in tools.items():
                 if name in registry.live_tools:
                     fail_input(f"--mcp: tool {name!r} is already registered")
@@ -427,6 +428,7 @@ def _report(
         }
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc["failures"] = failures_json(detail)
+            doc["infrastructureFailures"] = infrastructure_json(detail)
         if judge is not None:  # the judge's usage, apart from the agent's efficiency
             from wopeval.cli.judge_out import judge_json
 
@@ -443,7 +445,7 @@ def _report(
 
             for line in judge_lines(judge):
                 typer.echo(line)
-    raise typer.Exit(verdict_exit(verdict))
+    raise typer.Exit(run_exit_code(run_id, verdict.passed, detail))
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager, contextmanager, suppress
@@ -32,7 +33,7 @@ import anyio
 from anyio.abc import Process, TaskGroup
 
 from wopeval.engine.agent import AgentContext, ToolResult, ToolSpec
-from wopeval.errors import RunError
+from wopeval.errors import InfrastructureError, RunError, UserError, require_extra
 
 URL_ENV = "WOPEVAL_MCP_URL"
 TOKEN_ENV = "WOPEVAL_MCP_TOKEN"
@@ -47,6 +48,11 @@ Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 class CommandFailed(RunError):
     """The agent's process exited non-zero (or could not start)."""
+
+
+class CommandDied(InfrastructureError):
+    """The agent's process was killed by a signal it did not ask for (the OOM killer, a node
+    drained): the machine failed, not the agent."""
 
 
 def tool_result_to_mcp(result: ToolResult) -> Any:
@@ -154,6 +160,9 @@ class CommandAgent:
         self.argv = shlex.split(command)
         if not self.argv:
             raise ValueError("--agent-cmd: the command is empty")
+        require_extra("mcp", "mcp", "--agent-cmd")  # its tools are served over MCP
+        if shutil.which(self.argv[0]) is None:
+            raise UserError(f"--agent-cmd: {self.argv[0]!r} is not an executable found on PATH")
         self._declared = declared
         self.__name__ = self.__qualname__ = f"command:{self.argv[0]}"
 
@@ -171,6 +180,9 @@ class CommandAgent:
             chunks: dict[str, bytes] = {"stdout": b"", "stderr": b""}
             async with anyio.create_task_group() as group:
                 code = await _communicate(group, process, stdin, chunks)
+        if code < 0:
+            name = _signal_name(-code)
+            raise CommandDied(f"the agent command {self.argv[0]!r} was killed by {name} mid-run")
         if code != 0:
             text = chunks["stderr"].decode("utf-8", "replace").rstrip()
             tail = text if len(text) <= _STDERR_TAIL else "…" + text[-_STDERR_TAIL:]
@@ -191,8 +203,10 @@ async def _communicate(
     group.start_soon(drain, "stderr", process.stderr)
     try:
         assert process.stdin is not None
-        async with process.stdin:
-            await process.stdin.send(stdin)
+        # A process that exits (or is killed) before reading its input is judged by how it ended
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
+            async with process.stdin:
+                await process.stdin.send(stdin)
         return await process.wait()
     except BaseException:
         with anyio.CancelScope(shield=True):
@@ -204,6 +218,13 @@ async def _communicate(
 def _kill(process: Process) -> None:
     with suppress(ProcessLookupError):
         process.send_signal(signal.SIGKILL)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _answer(text: str) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 
 from wopeval.engine.agent import ToolResult
 from wopeval.engine.copies import JsonCopies
-from wopeval.errors import describe
+from wopeval.errors import InfrastructureError, describe
 from wopeval.grading.jsonmatch import matches
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, FixtureOutcome
@@ -114,6 +114,8 @@ class ToolGateway:
         started = time.perf_counter()
         try:
             value = await live(args)
+        except InfrastructureError:  # the tool's server is gone: the trial's, not the agent's
+            raise
         except Exception as exc:  # a tool error the agent sees, never a crash of the run
             message = describe(exc)  # for the agent to correct itself
             failed = ToolResult(ok=False, error_code=TOOL_FAILED, error_message=message)

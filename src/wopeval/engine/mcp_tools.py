@@ -23,16 +23,28 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from wopeval.engine.agent import PERMISSIVE_SCHEMA, ToolSpec
 from wopeval.engine.gateway import LiveTool
+from wopeval.engine.outage import cause_of, waiting_on
 from wopeval.engine.toolspec import object_schema
-from wopeval.errors import RunError
+from wopeval.errors import InfrastructureError, RunError, UserError, require_extra, unwrap
 
 if TYPE_CHECKING:
     from mcp import ClientSession
     from mcp.types import CallToolResult, ContentBlock, Tool
 
 PREFIX_PATTERN = r"[A-Za-z0-9._~:/-]*"
+STARTUP_TIMEOUT_S = 60.0  # a server that has not listed its tools by then is not starting
+
+
+class McpServerFailed(UserError):
+    """An MCP server did not start (not found, exited, or never answered ``initialize``)."""
+
+
+class McpServerDied(InfrastructureError):
+    """An MCP server exited while the run was using it."""
 
 
 class McpToolError(RunError):
@@ -78,30 +90,46 @@ async def mcp_live_tools(
     *,
     env: Mapping[str, str] | None = None,
     prefix: str = "",
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
 ) -> AsyncIterator[dict[str, LiveTool]]:
     """Run an MCP server over stdio and yield ``{prefix + tool name: live tool}``.
 
     ``env`` is merged over the SDK's minimal inherited environment (``HOME``, ``PATH``, …, not the
     whole of ``os.environ``). Closing the context closes the session and stops the server (stdin
     closed, then SIGTERM/SIGKILL after the SDK's grace period). A tool must not be called after
-    the context has closed.
+    the context has closed. A server that is not found, exits, fails or has not listed its tools
+    within ``startup_timeout_s`` is :class:`McpServerFailed` (set-up: the caller refuses the
+    run); without the ``mcp`` package, :class:`~wopeval.errors.ExtraMissing`.
     """
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
     if not command:
         raise ValueError("an MCP server command needs at least the executable")
+    require_extra("mcp", "mcp", "an MCP server")
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    server = shlex.join(command)
     params = StdioServerParameters(
         command=command[0], args=list(command[1:]), env=dict(env) if env is not None else None
     )
     # The server's stderr goes to the process's real stderr, whatever sys.stderr is replaced by.
     errlog = sys.__stderr__ if sys.__stderr__ is not None else sys.stderr
-    async with (
-        stdio_client(params, errlog=errlog) as (read_stream, write_stream),
-        ClientSession(read_stream, write_stream) as session,
-    ):
-        await session.initialize()
-        tools = await _list_all_tools(session)
-        yield {prefix + tool.name: _live_tool(session, tool, prefix) for tool in tools}
+    started = False
+    try:
+        async with (
+            stdio_client(params, errlog=errlog) as (read_stream, write_stream),
+            ClientSession(read_stream, write_stream) as session,
+        ):
+            with anyio.fail_after(startup_timeout_s):
+                await session.initialize()
+                tools = await _list_all_tools(session)
+            started = True
+            yield {prefix + tool.name: McpLiveTool(session, tool, prefix, server) for tool in tools}
+    except Exception as exc:  # an exception group, too: the SDK's task groups wrap its errors
+        if started:
+            raise
+        why = _first_line(exc)
+        if cause_of(exc, TimeoutError) is not None:
+            why = f"no answer to initialize and tools/list within {startup_timeout_s:g}s"
+        raise McpServerFailed(f"the MCP server {server!r} did not start: {why}") from None
 
 
 async def _list_all_tools(session: ClientSession) -> list[Tool]:
@@ -117,10 +145,13 @@ async def _list_all_tools(session: ClientSession) -> list[Tool]:
 
 
 class McpLiveTool:
-    """One MCP tool as a live tool; ``tool_spec`` keeps the server's ``inputSchema``."""
+    """One MCP tool as a live tool; ``tool_spec`` keeps the server's ``inputSchema``. A call
+    after its server has gone raises :class:`McpServerDied` (an infrastructure failure); a
+    trial timed out while a call waits on its server failed for infrastructure too."""
 
-    def __init__(self, session: ClientSession, tool: Tool, prefix: str) -> None:
+    def __init__(self, session: ClientSession, tool: Tool, prefix: str, server: str = "") -> None:
         self._session = session
+        self._server = server or tool.name
         self.name = tool.name
         schema = dict(tool.input_schema or {})
         self.tool_spec = ToolSpec(
@@ -131,12 +162,38 @@ class McpLiveTool:
     async def __call__(self, args: Any) -> Any:
         if args is not None and not isinstance(args, Mapping):
             raise TypeError(f"MCP tool {self.name!r} takes a JSON object of arguments")
-        result = await self._session.call_tool(self.name, arguments=dict(args or {}))
+        from mcp import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
+        try:
+            with waiting_on(f"the MCP server {self._server!r}"):  # a hung server: its timeout
+                result = await self._session.call_tool(self.name, arguments=dict(args or {}))
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED:
+                raise
+            raise McpServerDied(
+                f"the MCP server {self._server!r} exited mid-run (tool {self.name!r}: "
+                f"{exc.message})"
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise McpServerDied(
+                f"the MCP server {self._server!r} exited mid-run (tool {self.name!r}: "
+                "its connection is closed)"
+            ) from None
         return tool_result_json(self.name, result)
 
 
-def _live_tool(session: ClientSession, tool: Tool, prefix: str) -> LiveTool:
-    return McpLiveTool(session, tool, prefix)
+def _first_line(exc: BaseException) -> str:
+    """What went wrong, in one line: the innermost single error of task groups, with its type
+    when its message alone would not say it."""
+    inner = unwrap(exc)
+    text = str(inner).strip().splitlines()[0][:300] if str(inner).strip() else ""
+    name = type(inner).__name__
+    if isinstance(inner, OSError) or not text:
+        return f"{name}: {text}" if text else name
+    if "closed" in text.lower():
+        return f"{text} (it exited before answering; its stderr above says why)"
+    return text
 
 
 def tool_result_json(name: str, result: CallToolResult) -> Any:

@@ -17,7 +17,7 @@ from wopeval.engine.agent import AgentFn, ToolSpec
 from wopeval.engine.gateway import LiveTool
 from wopeval.engine.syncagent import as_async_agent
 from wopeval.engine.toolspec import model_parameter, spec_of_callable
-from wopeval.errors import NotFoundError
+from wopeval.errors import NotFoundError, extra_hint
 from wopeval.suite.models import AGENT_ID_PATTERN
 
 SCRIPTED_AGENT_ID = "core.conformance.agents.scripted"
@@ -162,7 +162,9 @@ def import_object(ref: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise AgentNotFound(f"cannot import module {module_name!r} ({ref!r}): {exc}") from exc
+        raise AgentNotFound(
+            f"cannot import module {module_name!r} ({ref!r}): {exc}{extra_hint(exc)}"
+        ) from exc
     target = getattr(module, attr, None)
     if target is None:
         raise AgentNotFound(f"module {module_name!r} has no attribute {attr!r}")

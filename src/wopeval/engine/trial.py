@@ -29,6 +29,12 @@ from wopeval.engine.copies import JsonCopies
 from wopeval.engine.deadlines import TrialDeadlines
 from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.judge import Judge
+from wopeval.engine.outage import (
+    INFRASTRUCTURE_LABEL,
+    Waits,
+    infrastructure_cause,
+    timed_out_waiting,
+)
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
@@ -358,7 +364,7 @@ async def _invoke(
 ) -> tuple[str | None, Failure | None]:
     """Run the agent under the per-trial timeout; returns an error label and what happened."""
     try:
-        with env.deadlines.limit() as limit:
+        with env.deadlines.limit() as limit, Waits() as waits:
             output = await env.agent(
                 env.copies.copy(trial.task.input), TrialContext(trial, env.agent_id)
             )
@@ -366,6 +372,8 @@ async def _invoke(
             raise TimeoutError
     except TimeoutError:
         trial.log.info("%s: timed out after %ss", trial.ids, env.timeout_s)
+        if (waited := timed_out_waiting(waits, env.timeout_s)) is not None:
+            return INFRASTRUCTURE_LABEL, waited
         return "timeout", Failure(message=f"no answer within the trial timeout of {env.timeout_s}s")
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
@@ -381,6 +389,9 @@ async def _invoke(
         # The exception's type only: its message is the tenant's content (invariant 3), kept
         # in the run's log (the trial's reason), never in the process's log (a host's is the
         # operator's).
+        if (infra := infrastructure_cause(exc)) is not None:  # the run says it once, at its end
+            trial.log.info("%s: failed for infrastructure (%s)", trial.ids, type(infra).__name__)
+            return INFRASTRUCTURE_LABEL, _failure_of(infra)
         trial.log.warning("%s: the agent raised %s", trial.ids, type(exc).__name__)
         return "agent-error", _failure_of(exc)
     try:
@@ -431,8 +442,13 @@ async def _grade(
         )
         return grade, None
     except Exception as exc:
-        trial.log.warning("%s: grading failed: %s", trial.ids, describe(exc), exc_info=exc)
-        failed = TrialGrade(0.0, False, True, "grader-error", _evaluator(env, task), None)
+        if infrastructure_cause(exc) is not None:  # the judge's server: said once, at the end
+            trial.log.info("%s: grading failed for infrastructure", trial.ids)
+            label = INFRASTRUCTURE_LABEL
+        else:
+            trial.log.warning("%s: grading failed: %s", trial.ids, describe(exc), exc_info=exc)
+            label = "grader-error"
+        failed = TrialGrade(0.0, False, True, label, _evaluator(env, task), None)
         return failed, describe(exc)
 
 

@@ -24,7 +24,7 @@ from wopeval.wire.events import RunEvent, TrialFailed
 
 TrialStatus = Literal["pass", "fail", "fail-closed", "error", "skipped", "missing"]
 ERROR_KINDS = frozenset({"agent-error", "timeout", "cancelled", "output-not-json", "grader-error",
-                         "judge-error"})  # fmt: skip
+                         "judge-error", "infrastructure"})  # fmt: skip
 STATUS_MARK: dict[TrialStatus, str] = {
     "pass": "✓", "fail": "✗", "fail-closed": "!", "error": "E", "skipped": "-", "missing": "?",
 }  # fmt: skip
@@ -64,6 +64,11 @@ class RunDetail:
     aggregate_passes: bool
     within_ceilings: bool
     skipped: bool
+
+    def infrastructure_failures(self) -> int:
+        """Trials that failed because a component failed (``infrastructure``), not the agent."""
+        return sum(c.reason is not None and c.reason.kind == "infrastructure"
+                   for t in self.tasks for c in t.cells)  # fmt: skip
 
     def below_pass_score(self) -> list[TaskDetail]:
         """The tasks that pull the gating aggregate down, lowest first."""

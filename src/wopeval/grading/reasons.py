@@ -162,12 +162,14 @@ def _failure(
     if view.error_label in ERROR_LABELS:
         details: dict[str, Any] = failure.model_dump(exclude_none=True) if failure else {}
         text = failure.message if failure is not None else view.error_label
-        if view.error_label == "agent-error" and failure is not None and failure.exceptionType:
+        raised = view.error_label in ("agent-error", "infrastructure")
+        if raised and failure is not None and failure.exceptionType:
             text = f"{failure.exceptionType}: {failure.message}"
         kind: FailureKind = view.error_label  # type: ignore[assignment]
         return [_reason(kind, f"{view.error_label}: {text}", details)]
     if grader_error is not None or verdict.label in ("grader-error", "unscored"):
         kind = "judge-error" if task.expected.kind == "rubric" else "grader-error"
+        kind = "infrastructure" if verdict.label == "infrastructure" else kind
         return [_reason(kind, f"{kind}: {grader_error or 'no score was recorded'}")]
     return []
 

@@ -253,6 +253,7 @@ FailureKind = Literal[
     "skipped-budget",
     "not-run",
     "interrupted",  # a resumed run's trial that may have touched a live tool
+    "infrastructure",  # a model server, MCP server or agent process failed, not the agent
 ]
 
 

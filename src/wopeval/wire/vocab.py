@@ -102,4 +102,7 @@ OTEL_TOOL_FIXTURE = "openwop.tool.fixture"
 OTEL_TOOL_FIXTURE_INDEX = "openwop.tool.fixture_index"
 OTEL_AGENT_ERROR = "openwop.agent.error_label"
 # The labels a failed invocation carries (``x-wopeval-error``), the only ones read back.
-ERROR_LABELS = ("agent-error", "timeout", "cancelled", "output-not-json")
+# ``infrastructure``: a component the agent depends on failed (its model server unreachable or
+# failing, an MCP server or agent process that died), so the trial says nothing of the agent.
+INFRASTRUCTURE_LABEL = "infrastructure"
+ERROR_LABELS = ("agent-error", "timeout", "cancelled", "output-not-json", INFRASTRUCTURE_LABEL)
