@@ -123,3 +123,42 @@ async def test_a_ceiling_with_no_report_fails_closed(store: EventStore) -> None:
     assert "UsageNotReported: maxCostUsd" in reason["message"]
     reported = await _run(store, agent, {"answer": "late", "reports": [CALL]}, None)
     assert "UsageNotReported" not in str(reported.reasons())
+
+
+class _Ctx:
+    """Just enough of a trial context for the endpoint alone."""
+
+    budget_exceeded = False
+
+    def __init__(self) -> None:
+        self.reported: list[Any] = []
+
+    def tools(self) -> list[Any]:
+        return []
+
+    async def report_usage(self, usage: Any) -> None:
+        self.reported.append(usage)
+
+
+async def test_the_usage_route_takes_only_its_trials_token_and_bounded_bodies() -> None:
+    import httpx
+
+    from wopeval.engine.cmd_agent import trial_endpoint
+    from wopeval.engine.cmd_usage import CommandSpend
+
+    ctx = _Ctx()
+    spend = CommandSpend(ctx)  # type: ignore[arg-type]
+    async with trial_endpoint(ctx, spend) as (url, token), httpx.AsyncClient() as client:  # type: ignore[arg-type]
+        usage_url = url.removesuffix("/mcp") + "/usage"
+        good = {"authorization": f"Bearer {token}"}
+        wrong = await client.post(usage_url, json=CALL, headers={"authorization": "Bearer x"})
+        absent = await client.post(usage_url, json=CALL)
+        get = await client.get(usage_url, headers=good)
+        huge = await client.post(usage_url, content=b" " * 70_000, headers=good)
+        nan = await client.post(usage_url, content=b'{"model": "m", "inputTokens": 1, '
+                                b'"outputTokens": 1, "costUsd": NaN}', headers=good)  # fmt: skip
+        ok = await client.post(usage_url, json=CALL, headers=good)
+    assert (wrong.status_code, absent.status_code) == (401, 401)
+    assert (get.status_code, huge.status_code, nan.status_code) == (405, 413, 400)
+    assert ok.json() == {"ok": True, "trialCostUsd": 0.0, "stop": False}
+    assert len(ctx.reported) == 1
