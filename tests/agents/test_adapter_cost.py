@@ -6,6 +6,7 @@ ceilings hold for every adapter; a price or ceiling that cannot be applied is re
 from __future__ import annotations
 
 import importlib
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -201,3 +202,20 @@ def test_cli_refuses_an_unenforceable_ceiling_with_exit_2(tmp_path: Path) -> Non
     assert result.exit_code == 2, result.output
     assert "maxCostUsd" in result.output
     assert "needs price" in result.output
+
+
+def test_cli_an_agent_files_price_reaches_the_summary(tmp_path: Path) -> None:
+    suite = {"suiteId": "core.test.evals.cost", "version": "1.0.0", "modes": ["golden"],
+             "tasks": [_task()]}  # fmt: skip
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    agent = {"kind": "pydantic-ai", "agent": APPS["pydantic-ai"],
+             "price": {"inputPerMTok": 2.0, "outputPerMTok": 8.0}}  # fmt: skip
+    (tmp_path / "agent.yaml").write_text(yaml.safe_dump(agent))
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    args = ["run", str(tmp_path / "suite.yaml"), "--agent-file", str(tmp_path / "agent.yaml"),
+            "--store", store, "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["totalCostUsd"] > 0
+    assert summary["tasks"][0]["costUsd"] == summary["totalCostUsd"]
