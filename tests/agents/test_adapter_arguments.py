@@ -119,3 +119,14 @@ async def test_valid_arguments_still_reach_the_gateway(store: EventStore) -> Non
     assert called.payload["inputs"] == {"order_id": "A1"}
     (reason,) = ran.reasons()
     assert reason["kind"] == "fixture-miss"  # refund_all has no fixture: fails closed as before
+
+
+async def test_0244_D_a_refused_call_is_not_recorded_as_a_fixture(store: EventStore) -> None:
+    from wopeval.exports.record import record_suite
+
+    suite = _suite("InvalidToolArguments", forbidden=False, fixtured=False)
+    ran = await _run(store, unreadable.pydantic_agent(TRUNCATED), suite)
+    assert len(ran.of_type(TOOL_CALLED)) == 1
+    document = suite.model_dump(mode="json", exclude_none=True)
+    recorded, _ = record_suite(document, ran.events)
+    assert recorded["tasks"][0]["fixtures"] == {"onMiss": "fail", "toolResponses": []}
