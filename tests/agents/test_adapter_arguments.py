@@ -130,3 +130,15 @@ async def test_0244_D_a_refused_call_is_not_recorded_as_a_fixture(store: EventSt
     document = suite.model_dump(mode="json", exclude_none=True)
     recorded, _ = record_suite(document, ran.events)
     assert recorded["tasks"][0]["fixtures"] == {"onMiss": "fail", "toolResponses": []}
+
+
+async def test_a_langgraph_invalid_call_without_name_or_text_is_still_recorded(
+    store: EventStore,
+) -> None:
+    invalid = {"name": None, "args": None, "id": None, "error": None, "type": "invalid_tool_call"}
+    turns = [AIMessage(content="done", invalid_tool_calls=[invalid])]
+    ran = await _run(store, unreadable.langchain_agent(turns), _suite("done", forbidden=False))
+    (called,) = ran.of_type(TOOL_CALLED)
+    assert called.payload["toolName"] == "unnamed-tool"
+    assert called.payload["inputs"] == {MALFORMED_ARGUMENTS: ""}
+    assert ran.done.passed, ran.reasons()  # recorded; nothing in the suite forbids it

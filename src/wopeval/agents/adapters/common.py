@@ -48,16 +48,22 @@ async def call_with_text(ctx: AgentContext, tool: str, text: str | None) -> Tool
     ``inputs = {MALFORMED_ARGUMENTS: text}``, never executed, the error returned to the model."""
     try:
         args = parse_arguments(tool, text)
-    except InvalidToolArguments as exc:
-        return await refuse_malformed(ctx, tool, text or "", exc)
+    except InvalidToolArguments:
+        return await refuse_malformed(ctx, tool, text or "")
     return await ctx.call_tool(tool, args)
 
 
-async def refuse_malformed(
-    ctx: AgentContext, tool: str, text: str, exc: InvalidToolArguments | None = None
-) -> ToolResult:
-    """Record the attempted call with its raw argument text, marked malformed."""
-    reason = exc or InvalidToolArguments(f"the model's arguments for tool {tool!r} are not JSON")
+async def refuse_malformed(ctx: AgentContext, tool: str, text: str) -> ToolResult:
+    """Record the attempted call with its raw argument text, marked malformed; the error says
+    why, as :func:`parse_arguments` words it (or that the framework could not read it)."""
+    try:
+        parse_arguments(tool, text)
+    except InvalidToolArguments as exc:
+        reason = exc
+    else:
+        reason = InvalidToolArguments(
+            f"the framework could not read the model's arguments for tool {tool!r}: {text[:200]!r}"
+        )
     message = f"{type(reason).__name__}: {reason}"
     return await ctx.refuse_call(tool, {MALFORMED_ARGUMENTS: text}, INVALID_ARGUMENTS, message)
 

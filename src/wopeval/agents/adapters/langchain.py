@@ -143,8 +143,11 @@ async def _observe(spend: TrialSpend, message: Any) -> None:
         await spend.report(model, usage["input_tokens"], usage["output_tokens"])
     for invalid in message.invalid_tool_calls:
         args = invalid.get("args")
+        text = (
+            args if isinstance(args, str) else "" if args is None else json.dumps(args, default=str)
+        )
         name = str(invalid.get("name") or "") or UNNAMED
-        await refuse_malformed(spend.ctx, name, args or "")
+        await refuse_malformed(spend.ctx, name, text)
 
 
 def _answer(message: Any) -> Any:

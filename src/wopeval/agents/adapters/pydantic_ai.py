@@ -88,7 +88,7 @@ class GatewayToolset(WrapperToolset[Any]):
         assert self.ctx is not None
         text = _marked(tool_args)
         if text is not None:
-            return untrusted(await refuse_malformed(self.ctx, name, text, _invalid(name, text)))
+            return untrusted(await refuse_malformed(self.ctx, name, text))
         return untrusted(await self.ctx.call_tool(name, tool_args))
 
 
@@ -99,14 +99,6 @@ def _readable(tool: ToolsetTool[Any]) -> ToolsetTool[Any]:
         args_validator=_Readable(tool.args_validator),
         args_validator_func=_unless_marked(check) if check is not None else None,
     )
-
-
-def _invalid(name: str, text: str) -> InvalidToolArguments | None:
-    try:
-        parse_arguments(name, text)
-    except InvalidToolArguments as exc:
-        return exc
-    return None
 
 
 class PydanticAIAdapter:
