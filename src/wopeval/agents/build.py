@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from wopeval.agents.adapters import adapt
+from wopeval.agents.adapters import adapt, is_framework_agent
 from wopeval.agents.definition import AgentDefinition, parse_definition
 from wopeval.agents.openai_compat import OpenAICompatAgent
 from wopeval.engine.agent import AgentFn
 from wopeval.engine.cmd_agent import CommandAgent
 from wopeval.engine.registry import Registry, import_object
-from wopeval.errors import require_extra
+from wopeval.errors import UserError, require_extra
 
 _NOT_ID = re.compile(r"[^A-Za-z0-9._~:-]")
 _OPENAI_DEFAULT = "https://api.openai.com/v1"  # the openai SDK's own default
@@ -89,11 +89,22 @@ def build_agent(
         require_extra(module, extra, f"a {definition.kind} agent")
     if definition.kind == "openai-compatible":
         return OpenAICompatAgent(definition, timeout_s=timeout_s, max_cost_usd=max_cost_usd)
+    ceilings = [c for c in (max_cost_usd, definition.maxCostUsd) if c is not None]
+    ceiling = min(ceilings) if ceilings else None
     if definition.kind == "command":
         assert definition.command is not None  # the definition's own rule
-        return CommandAgent(definition.command, declared=definition.tool_specs())
+        return CommandAgent(
+            definition.command,
+            declared=definition.tool_specs(),
+            price=definition.price,
+            max_cost_usd=ceiling,
+            must_report=definition.maxCostUsd is not None,
+        )
     assert definition.agent is not None
-    adapted: object = adapt(import_object(definition.agent))
+    obj = import_object(definition.agent)
+    if not is_framework_agent(obj):
+        _refuse_cost(definition)
+    adapted: object = adapt(obj, price=definition.price, max_cost_usd=ceiling)
     return adapted
 
 
@@ -102,6 +113,18 @@ async def preflight(agent: object) -> None:
     model (:meth:`OpenAICompatAgent.preflight`); other agents have none."""
     if isinstance(agent, OpenAICompatAgent):
         await agent.preflight()
+
+
+def _refuse_cost(definition: AgentDefinition) -> None:
+    """A wopeval agent (not a framework's) reports its own usage and cost: neither a price nor
+    a per-trial ceiling can be applied to it."""
+    for name in ("maxCostUsd", "price"):
+        if getattr(definition, name) is not None:
+            raise UserError(
+                f"{name}: {definition.agent} is a wopeval agent, not a framework agent: it "
+                f"reports its own cost (Usage.cost_usd), so kind {definition.kind!r} cannot "
+                f"apply {name} to it"
+            )
 
 
 def install_agent(

@@ -117,10 +117,28 @@ def parse_definition(data: object, source: str = "<agent>") -> AgentDefinition:
     """Validate plain data; raise :class:`DefinitionError` with every error, each naming its
     field (a rule spanning fields, such as what a ``kind`` needs, is named ``$``)."""
     try:
-        return AgentDefinition.model_validate(data)
+        definition = AgentDefinition.model_validate(data)
     except ValidationError as exc:
         errors = [error for _, error in from_validation_error(exc, AgentDefinition)]
         raise DefinitionError(_root_named(errors), source) from None
+    unusable = cost_errors(definition)
+    if unusable:
+        raise DefinitionError(unusable, source)
+    return definition
+
+
+def cost_errors(definition: AgentDefinition) -> list[FieldError]:
+    """A ``maxCostUsd`` no cost could ever reach: without ``price`` a model call's cost is
+    unknown (counted as 0), so the ceiling would never stop anything. A ``python`` agent's own
+    calls are not wopeval's to price (:func:`wopeval.agents.build.build_agent` refuses both
+    when the object is not a framework agent)."""
+    if definition.maxCostUsd is not None and definition.price is None:
+        message = (
+            f"kind {definition.kind!r} needs price to enforce maxCostUsd: without it a model "
+            "call's cost is unknown and the ceiling could never be reached"
+        )
+        return [FieldError("maxCostUsd", message)]
+    return []
 
 
 def _root_named(errors: list[FieldError]) -> list[FieldError]:

@@ -17,6 +17,10 @@ from wopeval.wire.events import ProviderUsage
 Trust = Literal["untrusted"]
 
 PERMISSIVE_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
+# A call whose arguments could not be read (not JSON, not a JSON object) is recorded with
+# ``inputs = {MALFORMED_ARGUMENTS: "<the raw text>"}`` and answered with this error code.
+MALFORMED_ARGUMENTS = "x-wopeval-malformed-arguments"
+INVALID_ARGUMENTS = "wopeval.invalid_arguments"
 
 
 def _permissive() -> dict[str, Any]:
@@ -110,6 +114,12 @@ class AgentContext(Protocol):
         ...
 
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult: ...
+
+    async def refuse_call(self, tool: str, inputs: Any, code: str, message: str) -> ToolResult:
+        """Record a call no tool may receive (its arguments could not be read): the call with
+        ``inputs`` and its error, so the trajectory and ``forbidden`` see the attempt; the
+        gateway is never reached. Returns the error result."""
+        ...
 
     async def report_usage(self, usage: Usage) -> None: ...
 

@@ -13,6 +13,8 @@ Per trial, :class:`CommandAgent`
    a non-zero exit is the trial's ``agent-error`` with the end of its stderr;
 4. stops the process and the endpoint with the trial (its timeout and cancellation included).
 
+The process may report its model usage to ``WOPEVAL_USAGE_URL`` (:mod:`wopeval.engine.cmd_usage`).
+
 Needs the optional ``wopeval[mcp]`` extra (imported when a trial starts).
 """
 
@@ -27,13 +29,17 @@ import shutil
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager, contextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import Process, TaskGroup
 
 from wopeval.engine.agent import AgentContext, ToolResult, ToolSpec
+from wopeval.engine.cmd_usage import USAGE_ENV, USAGE_PATH, CommandSpend, usage_route
 from wopeval.errors import InfrastructureError, RunError, UserError, require_extra
+
+if TYPE_CHECKING:
+    from wopeval.agents.definition import Price
 
 URL_ENV = "WOPEVAL_MCP_URL"
 TOKEN_ENV = "WOPEVAL_MCP_TOKEN"
@@ -126,13 +132,18 @@ def _quiet_server_type() -> Any:
 
 
 @asynccontextmanager
-async def trial_endpoint(ctx: AgentContext) -> AsyncIterator[tuple[str, str]]:
-    """Serve the trial's gateway over MCP on loopback; yields ``(url, token)``."""
+async def trial_endpoint(
+    ctx: AgentContext, spend: CommandSpend | None = None
+) -> AsyncIterator[tuple[str, str]]:
+    """Serve the trial's gateway over MCP on loopback (and ``POST /usage`` to ``spend``);
+    yields ``(url, token)``."""
     import uvicorn
 
     quiet_server = _quiet_server_type()
     token = secrets.token_urlsafe(32)
     app = gateway_server(ctx).streamable_http_app(stateless_http=True, json_response=True)
+    if spend is not None:
+        app = usage_route(app, spend)
     config = uvicorn.Config(
         token_guard(app, token),
         host="127.0.0.1",
@@ -156,7 +167,15 @@ async def trial_endpoint(ctx: AgentContext) -> AsyncIterator[tuple[str, str]]:
 class CommandAgent:
     """Start ``command`` once per trial; its tools are the trial's gateway over MCP."""
 
-    def __init__(self, command: str, *, declared: list[ToolSpec] | None = None) -> None:
+    def __init__(
+        self,
+        command: str,
+        *,
+        declared: list[ToolSpec] | None = None,
+        price: Price | None = None,
+        max_cost_usd: float | None = None,
+        must_report: bool = False,
+    ) -> None:
         self.argv = shlex.split(command)
         if not self.argv:
             raise ValueError("--agent-cmd: the command is empty")
@@ -164,22 +183,31 @@ class CommandAgent:
         if shutil.which(self.argv[0]) is None:
             raise UserError(f"--agent-cmd: {self.argv[0]!r} is not an executable found on PATH")
         self._declared = declared
+        self.price = price
+        self.max_cost_usd = max_cost_usd
+        self.must_report = must_report
         self.__name__ = self.__qualname__ = f"command:{self.argv[0]}"
 
     def declared_tools(self) -> list[ToolSpec] | None:
         return self._declared
 
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
-        async with trial_endpoint(ctx) as (url, token):
-            env = {**os.environ, URL_ENV: url, TOKEN_ENV: token}
+        spend = CommandSpend(ctx, self.price, self.max_cost_usd)
+        async with trial_endpoint(ctx, spend) as (url, token):
+            usage_url = url.removesuffix("/mcp") + USAGE_PATH
+            env = {**os.environ, URL_ENV: url, TOKEN_ENV: token, USAGE_ENV: usage_url}
             stdin = json.dumps(task_input).encode("utf-8")
             try:
                 process = await anyio.open_process(self.argv, env=env)
             except OSError as exc:
                 raise CommandFailed(f"cannot start {self.argv[0]!r}: {exc}") from None
             chunks: dict[str, bytes] = {"stdout": b"", "stderr": b""}
+            code: int | None = None
             async with anyio.create_task_group() as group:
+                spend.on_stop = group.cancel_scope.cancel  # a ceiling passed: the process dies
                 code = await _communicate(group, process, stdin, chunks)
+        spend.outcome(self.must_report if code == 0 else False)  # stopped by its ceiling
+        assert code is not None  # not stopped: the process ended and said how
         if code < 0:
             name = _signal_name(-code)
             raise CommandDied(f"the agent command {self.argv[0]!r} was killed by {name} mid-run")

@@ -294,6 +294,14 @@ class TrialContext:
         await self._trial.record(returned)
         return result
 
+    async def refuse_call(self, tool: str, inputs: Any, code: str, message: str) -> ToolResult:
+        call_id = _new_id("call")
+        base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
+        await self._trial.record(ToolCalled.build(**base, inputs=_jsonable(inputs)))
+        error = ErrorObject(code=code, message=message)
+        await self._trial.record(ToolReturned.build(**base, status="error", error=error))
+        return ToolResult(ok=False, error_code=code, error_message=message)
+
     async def report_usage(self, usage: Usage) -> None:
         if usage.cost_usd is not None:
             self._trial.env.meter.add(usage.cost_usd)

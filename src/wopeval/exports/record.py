@@ -9,8 +9,9 @@ trial made them, as ``fixtures.toolResponses`` under ``onMiss: "fail"`` (RFC 024
 - a successful call records its ``outcome`` as ``response``; a tool error is recorded as an
   error — ``response: {"x-wopeval-toolError": {"code", "message"}}``, which the gateway serves
   back as the same tool error (:data:`~wopeval.engine.gateway.FIXTURE_ERROR_KEY`);
-- a call no tool answered (a fail-closed miss, no live tool registered, no ``tool-returned``)
-  is not recorded, so the replay misses it too and fails closed, as the source did.
+- a call no tool answered (a fail-closed miss, no live tool registered, arguments that were
+  not a JSON object, no ``tool-returned``) is not recorded, so the replay misses it too and
+  fails closed, as the source did.
 
 The source is typically a run that called live tools (unfixtured, or ``onMiss: "live"`` misses);
 calls a fixture served are recorded as served. The trial used is the one asked for, or each
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wopeval.engine.agent import INVALID_ARGUMENTS
 from wopeval.engine.gateway import FIXTURE_ERROR_KEY, TOOL_UNAVAILABLE
 from wopeval.errors import UserError
 from wopeval.grading.views import TrialCollector, TrialView, collect_trials
@@ -105,7 +107,7 @@ def _answer(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
     if returned.status == "ok":
         return RecordedCall(called.toolName, called.inputs, response=returned.outcome)
     error = returned.error
-    if error is None or error.code == TOOL_UNAVAILABLE:
+    if error is None or error.code in (TOOL_UNAVAILABLE, INVALID_ARGUMENTS):
         return None
     return RecordedCall(called.toolName, called.inputs, None, error.code, error.message)
 

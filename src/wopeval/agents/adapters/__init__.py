@@ -7,7 +7,10 @@ class's module, so recognising never imports a framework that is not already loa
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wopeval.agents.definition import Price
 
 # (framework, module, class): an instance of the class makes the object that framework's agent.
 _KINDS = (
@@ -27,19 +30,24 @@ def _framework(obj: object) -> str | None:
     return None
 
 
-def adapt(obj: Any) -> Any:
-    """``obj`` as a wopeval agent when it is a framework's agent; otherwise ``obj`` itself."""
+def is_framework_agent(obj: object) -> bool:
+    return _framework(obj) is not None
+
+
+def adapt(obj: Any, *, price: Price | None = None, max_cost_usd: float | None = None) -> Any:
+    """``obj`` as a wopeval agent when it is a framework's agent; otherwise ``obj`` itself.
+    ``price`` prices each model response's tokens; ``max_cost_usd`` bounds one trial."""
     framework = _framework(obj)
     if framework == "agents":
         from wopeval.agents.adapters.openai_agents import OpenAIAgentsAdapter
 
-        return OpenAIAgentsAdapter(obj)
+        return OpenAIAgentsAdapter(obj, price=price, max_cost_usd=max_cost_usd)
     if framework == "pydantic_ai":
         from wopeval.agents.adapters.pydantic_ai import PydanticAIAdapter
 
-        return PydanticAIAdapter(obj)
+        return PydanticAIAdapter(obj, price=price, max_cost_usd=max_cost_usd)
     if framework == "langgraph":
         from wopeval.agents.adapters.langchain import LangChainAdapter
 
-        return LangChainAdapter(obj)
+        return LangChainAdapter(obj, price=price, max_cost_usd=max_cost_usd)
     return obj

@@ -6,9 +6,13 @@ gets a tool-call wrapper that, while a wopeval trial runs the graph, replaces th
 execution with a call to that trial's gateway: the model still sees the declared tools, any
 ``wrap_tool_call`` middleware still runs around the call, but the result comes from the fixture
 (or fails closed), and the call is recorded. Outside a trial the graph behaves as before. The
-current trial is a ``ContextVar``, so concurrent trials share the graph safely. Usage is one
-``provider.usage`` per AI message with ``usage_metadata``. Needs ``langchain``/``langgraph``
-(``wopeval[langchain]``).
+current trial is a ``ContextVar``, so concurrent trials share the graph safely. The graph is
+streamed (``stream_mode`` updates and values): each new AI message with ``usage_metadata`` is one
+``provider.usage`` as it arrives (priced with the definition's ``price``), each of its
+``invalid_tool_calls`` (argument text the model integration could not parse, which no
+``ToolNode`` ever sees) is recorded as the attempted call, marked malformed, and the cost
+ceilings are checked once tools have run, before the next model call. Needs
+``langchain``/``langgraph`` (``wopeval[langchain]``).
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
-from wopeval.agents.adapters.common import prompt_of, untrusted
-from wopeval.engine.agent import AgentContext, ToolSpec, Usage
+from wopeval.agents.adapters.common import TrialSpend, prompt_of, refuse_malformed, untrusted
+from wopeval.agents.definition import Price
+from wopeval.engine.agent import AgentContext, ToolSpec
 
 PROVIDER = "langchain"
+UNNAMED = "unnamed-tool"  # an invalid call whose name did not parse either
 _TRIAL: ContextVar[AgentContext | None] = ContextVar("wopeval_trial", default=None)
 _MARK = "_wopeval_gateway_installed"
 Execute = Callable[[Any], Awaitable[Any]]
@@ -71,8 +77,16 @@ def tool_nodes(graph: CompiledStateGraph[Any, Any, Any, Any]) -> list[ToolNode]:
 class LangChainAdapter:
     """A wopeval agent running a compiled LangGraph agent graph (``create_agent``'s, or yours)."""
 
-    def __init__(self, graph: CompiledStateGraph[Any, Any, Any, Any]) -> None:
+    def __init__(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        *,
+        price: Price | None = None,
+        max_cost_usd: float | None = None,
+    ) -> None:
         self.graph = graph
+        self.price = price
+        self.max_cost_usd = max_cost_usd
         self.nodes = tool_nodes(graph)
         for node in self.nodes:
             _install(node)
@@ -88,21 +102,52 @@ class LangChainAdapter:
         return specs
 
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
+        spend = TrialSpend(ctx, PROVIDER, self.price, self.max_cost_usd)
+        prompt = {"messages": [{"role": "user", "content": prompt_of(task_input)}]}
+        state: Any = None
         token = _TRIAL.set(ctx)
         try:
-            state = await self.graph.ainvoke(
-                {"messages": [{"role": "user", "content": prompt_of(task_input)}]}
-            )
+            async for mode, chunk in self.graph.astream(prompt, stream_mode=["updates", "values"]):
+                if mode == "values":
+                    state = chunk
+                    continue
+                for message in _new_messages(chunk):
+                    await _observe(spend, message)
         finally:
             _TRIAL.reset(token)
-        messages = state["messages"]
-        for message in messages:
-            usage = getattr(message, "usage_metadata", None)
-            if isinstance(message, AIMessage) and usage:
-                model = str(message.response_metadata.get("model_name") or PROVIDER)
-                tokens = Usage(PROVIDER, model, usage["input_tokens"], usage["output_tokens"])
-                await ctx.report_usage(tokens)
-        return _answer(messages[-1])
+        return _answer(state["messages"][-1])
+
+
+def _new_messages(update: Any) -> list[Any]:
+    """The messages one step added (``{node: {"messages": [...]}}``)."""
+    found: list[Any] = []
+    for delta in update.values() if isinstance(update, dict) else ():
+        messages = delta.get("messages") if isinstance(delta, dict) else None
+        if isinstance(messages, list):
+            found.extend(messages)
+        elif messages is not None:
+            found.append(messages)
+    return found
+
+
+async def _observe(spend: TrialSpend, message: Any) -> None:
+    """Usage and unreadable calls of a new AI message; the ceilings after tools ran."""
+    if isinstance(message, ToolMessage):
+        spend.check()
+        return
+    if not isinstance(message, AIMessage):
+        return
+    usage = message.usage_metadata
+    if usage:
+        model = str(message.response_metadata.get("model_name") or PROVIDER)
+        await spend.report(model, usage["input_tokens"], usage["output_tokens"])
+    for invalid in message.invalid_tool_calls:
+        args = invalid.get("args")
+        text = (
+            args if isinstance(args, str) else "" if args is None else json.dumps(args, default=str)
+        )
+        name = str(invalid.get("name") or "") or UNNAMED
+        await refuse_malformed(spend.ctx, name, text)
 
 
 def _answer(message: Any) -> Any:

@@ -2,24 +2,76 @@
 
 The gateway toolset wraps the agent's own toolsets (so the model is offered exactly the tools it
 declares, with their schemas), but its ``call_tool`` goes through the trial's gateway instead of
-the tool function: fixtures are served, misses fail closed, and the calls are recorded. Usage is
-one ``provider.usage`` per model response (its ``RequestUsage``). Needs ``pydantic-ai-slim``
-(the ``wopeval[pydantic-ai]`` extra), imported when an adapter is built.
+the tool function: fixtures are served, misses fail closed, and the calls are recorded. Argument
+text that is not a JSON object reaches the gateway toolset as a marked value instead of a
+validation retry, so the attempted call is recorded (marked malformed, never executed) and the
+model is answered with an error. The run is stepped through (``agent.iter``): each model
+response is one ``provider.usage`` as it arrives (its ``RequestUsage``, priced with the
+definition's ``price``), and the cost ceilings are checked before each model request. Needs
+``pydantic-ai-slim`` (the ``wopeval[pydantic-ai]`` extra), imported when an adapter is built.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse
-from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, WrapperToolset
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
 
-from wopeval.agents.adapters.common import jsonable_output, prompt_of, untrusted
-from wopeval.engine.agent import AgentContext, ToolSpec, Usage
+from wopeval.agents.adapters.common import (
+    TrialSpend,
+    jsonable_output,
+    prompt_of,
+    refuse_malformed,
+    untrusted,
+)
+from wopeval.agents.definition import Price
+from wopeval.agents.openai_compat import InvalidToolArguments, parse_arguments
+from wopeval.engine.agent import MALFORMED_ARGUMENTS, AgentContext, ToolSpec
 
 PROVIDER = "pydantic-ai"
+
+
+def _marked(args: Any) -> str | None:
+    """The raw text of arguments marked malformed, or None."""
+    if isinstance(args, dict) and set(args) == {MALFORMED_ARGUMENTS}:
+        text = args[MALFORMED_ARGUMENTS]
+        return text if isinstance(text, str) else None
+    return None
+
+
+@dataclass
+class _Readable:
+    """A tool's own argument validator, except that complete text that is not a JSON object
+    comes out marked (``{MALFORMED_ARGUMENTS: text}``) rather than as a validation error."""
+
+    inner: Any
+
+    def validate_json(self, input: str | bytes | bytearray, **kwargs: Any) -> Any:
+        partial = kwargs.get("allow_partial", False)
+        if partial not in (False, "off"):  # a stream's partial text: the tool's own reading
+            return self.inner.validate_json(input, **kwargs)
+        text = input if isinstance(input, str) else bytes(input).decode("utf-8", "replace")
+        try:
+            parse_arguments("", text)
+        except InvalidToolArguments:
+            return {MALFORMED_ARGUMENTS: text}
+        return self.inner.validate_json(input, **kwargs)
+
+    def validate_python(self, input: Any, **kwargs: Any) -> Any:
+        return self.inner.validate_python(input, **kwargs)
+
+
+def _unless_marked(check: Callable[..., Any]) -> Callable[..., Any]:
+    """A tool's own ``args_validator_func``, skipped for marked arguments."""
+
+    def checked(ctx: Any, **args: Any) -> Any:
+        return None if _marked(args) is not None else check(ctx, **args)
+
+    return checked
 
 
 @dataclass
@@ -28,16 +80,40 @@ class GatewayToolset(WrapperToolset[Any]):
 
     ctx: AgentContext | None = None
 
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools = await super().get_tools(ctx)
+        return {name: _readable(tool) for name, tool in tools.items()}
+
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
         assert self.ctx is not None
+        text = _marked(tool_args)
+        if text is not None:
+            return untrusted(await refuse_malformed(self.ctx, name, text))
         return untrusted(await self.ctx.call_tool(name, tool_args))
+
+
+def _readable(tool: ToolsetTool[Any]) -> ToolsetTool[Any]:
+    check = tool.args_validator_func
+    return dataclasses.replace(
+        tool,
+        args_validator=_Readable(tool.args_validator),
+        args_validator_func=_unless_marked(check) if check is not None else None,
+    )
 
 
 class PydanticAIAdapter:
     """A wopeval agent running a pydantic-ai ``Agent``'s own loop."""
 
-    def __init__(self, agent: Agent[Any, Any]) -> None:
+    def __init__(
+        self,
+        agent: Agent[Any, Any],
+        *,
+        price: Price | None = None,
+        max_cost_usd: float | None = None,
+    ) -> None:
         self.agent = agent
+        self.price = price
+        self.max_cost_usd = max_cost_usd
         self.__name__ = self.__qualname__ = f"pydantic-ai:{agent.name or 'agent'}"
 
     def declared_tools(self) -> list[ToolSpec] | None:
@@ -46,13 +122,17 @@ class PydanticAIAdapter:
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
         own: AbstractToolset[Any] = CombinedToolset(list(self.agent.toolsets))
         gateway = GatewayToolset(wrapped=own, ctx=ctx)
+        spend = TrialSpend(ctx, PROVIDER, self.price, self.max_cost_usd)
         with self.agent.override(toolsets=[gateway], tools=[]):
-            result = await self.agent.run(prompt_of(task_input))
-        for message in result.all_messages():
-            if isinstance(message, ModelResponse):
-                usage = message.usage
-                model = message.model_name or "unknown"
-                await ctx.report_usage(
-                    Usage(PROVIDER, model, usage.input_tokens, usage.output_tokens)
-                )
+            async with self.agent.iter(prompt_of(task_input)) as run:
+                async for node in run:
+                    if Agent.is_model_request_node(node):
+                        spend.check()
+                    elif Agent.is_call_tools_node(node):
+                        response = node.model_response
+                        usage = response.usage
+                        model = response.model_name or "unknown"
+                        await spend.report(model, usage.input_tokens, usage.output_tokens)
+                result = run.result
+        assert result is not None  # the run reached its End node
         return jsonable_output(result.output)
