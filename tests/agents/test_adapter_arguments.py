@@ -72,7 +72,7 @@ def _assert_forbidden(ran: AgentRan) -> None:
     assert not ran.done.passed
     (reason,) = ran.reasons()
     assert reason["kind"] == "trajectory", reason
-    assert "called forbidden refund_all" in reason["message"]
+    assert "forbidden tool refund_all" in reason["message"]
 
 
 @pytest.mark.parametrize("text", [TRUNCATED, '["A1"]', "null", "A1"])
