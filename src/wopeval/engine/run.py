@@ -41,7 +41,7 @@ from wopeval.wire.events import (
     RunFailed,
     RunStarted,
 )
-from wopeval.wire.request import Executor, RunRequest
+from wopeval.wire.request import Executor, RunRequest, TrialLimits
 from wopeval.wire.summary import EvalSummary
 from wopeval.wire.vocab import INTERNAL_ERROR_CODE
 
@@ -69,6 +69,7 @@ class RunSettings:
     tags: Sequence[str] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
+    limits: TrialLimits = field(default_factory=TrialLimits)  # per trial: calls, sizes
 
     def to_request(self, agent_id: str) -> RunRequest:
         """The typed request stored with the run (re-grades read it back)."""
@@ -87,6 +88,7 @@ class RunSettings:
             tags=list(self.tags),
             metadata=dict(self.metadata),
             executor=self.executor,
+            limits=self.limits,
         )
 
 
@@ -149,6 +151,7 @@ async def execute_run(
         meter=CostMeter([settings.host_max_cost_usd, _suite_ceiling(suite)]),
         pass_score=pass_score_of(suite, options),
         timeout_s=settings.trial_timeout_s,
+        limits=settings.limits,
         ignore_fixtures=list(settings.modes or ()) == ["live-shadow"],
         include_trial_index=suite.trials is not None,
         judge=judge,

@@ -8,6 +8,12 @@ typed payload (:mod:`wopeval.wire.events`).
 A trial that does not pass gets its reason recorded (``wopeval.trial-failed``, after its
 ``eval.scored``): what the agent raised (type, message, traceback), the timeout, the fixture miss,
 the trajectory diff, the output mismatch, the judge's failure (:mod:`wopeval.grading.reasons`).
+
+Each trial is bounded by the run's :class:`~wopeval.wire.request.TrialLimits`: past
+``maxToolCalls`` a call is refused (not recorded), a tool result over ``maxToolResultBytes`` is
+replaced by a tool error, and an output over ``maxOutputBytes`` is not recorded; each fails the
+trial as an ``agent-error`` whose reason names the limit. A reason is clipped to
+``maxReasonChars``. So the store and the process stay bounded whatever an agent returns.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usa
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.copies import JsonCopies
 from wopeval.engine.deadlines import TrialDeadlines
-from wopeval.engine.gateway import ToolGateway
+from wopeval.engine.gateway import TOOL_RESULT_CAP, ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
@@ -50,7 +56,9 @@ from wopeval.wire.events import (
     RunEvent,
     ToolCalled,
     ToolReturned,
+    TrialFailed,
 )
+from wopeval.wire.request import TrialLimits
 
 __all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial", "settle"]
 
@@ -76,6 +84,7 @@ class TrialEnv:
     ignore_fixtures: bool = False
     include_trial_index: bool = False
     judge: Judge | None = None
+    limits: TrialLimits = field(default_factory=TrialLimits)
     # Each trial's copies of the task inputs and fixture responses (their JSON texts kept)
     copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
     # Trials returned with their score (and reason) queued, not yet known committed: see settle
@@ -128,6 +137,32 @@ def _jsonable(value: Any) -> Any:
     return json.loads(dumps_json(value))
 
 
+def _sized_json(value: Any, cap: int) -> tuple[Any, int]:
+    """:func:`_jsonable` of ``value`` and the size of its JSON text in UTF-8 bytes, exact when
+    it may exceed ``cap`` (0 when it cannot: no value is encoded only to be measured)."""
+    cls = type(value)
+    if cls is str:
+        if 6 * len(value) + 2 <= cap:  # a character is at most 6 bytes of JSON ("\u001f")
+            return value, 0
+        return value, len(dumps_json(value).encode("utf-8", "surrogatepass"))
+    if _plain(value):
+        return value, 0
+    if cls is dict and all(type(k) is str and _plain(v) for k, v in value.items()):
+        rough = sum(6 * len(k) + (6 * len(v) if type(v) is str else 32) + 6
+                    for k, v in value.items())  # fmt: skip
+        if rough + 2 <= cap:
+            return dict(value), 0
+    text = dumps_json(value)
+    size = len(text.encode("utf-8", "surrogatepass")) if 4 * len(text) > cap else 0
+    if size > cap:
+        return None, size  # never parsed back: the caller refuses it
+    return json.loads(text), size
+
+
+def _over(what: str, size: int, name: str, cap: int) -> str:
+    return f"{what} is {size} bytes of JSON, over the trial limit {name} = {cap}"
+
+
 @dataclass
 class _Trial:
     env: TrialEnv
@@ -140,6 +175,12 @@ class _Trial:
     _queued: list[Any] = field(default_factory=list)  # QueuedEvent, not yet in ``events``
     # Its queued events stand or fall in order: its score is never written without them.
     _chain: Chain = field(default_factory=Chain)
+    # The first trial limit it went past (a call, a tool result): it fails the trial.
+    over_limit: Failure | None = None
+
+    def went_over(self, failure: Failure) -> None:
+        if self.over_limit is None:
+            self.over_limit = failure
 
     async def emit(self, payload: Payload) -> RunEvent:
         """Write ``payload`` through the sink's ``emit`` once everything recorded before it is
@@ -252,11 +293,25 @@ class TrialContext:
         return merge_specs(known, fixture_tool_names([self._trial.task]))
 
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
+        trial = self._trial
+        gateway = trial.gateway
+        if not await gateway.admit():  # over the cap: refused, not recorded
+            refusal = gateway.refusal()
+            trial.went_over(Failure(exceptionType="ToolCallCap", message=refusal.error_message))
+            return refusal
         call_id = _new_id("call")
         base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await self._trial.record(ToolCalled.build(**base, inputs=_jsonable(args)))
-        served = await self._trial.gateway.call(tool, args)  # flushes before a live call
+        await trial.record(ToolCalled.build(**base, inputs=_jsonable(args)))
+        served = await gateway.call(tool, args)  # flushes before a live call
         result = served.result
+        outcome = None
+        if result.ok:
+            cap = trial.env.limits.maxToolResultBytes
+            outcome, size = _sized_json(result.value, cap)
+            if size > cap:
+                message = _over("the tool's result", size, "maxToolResultBytes", cap)
+                trial.went_over(Failure(exceptionType="ToolResultCap", message=message))
+                result = ToolResult(ok=False, error_code=TOOL_RESULT_CAP, error_message=message)
         error = None
         if not result.ok:
             error = ErrorObject(
@@ -265,13 +320,13 @@ class TrialContext:
         returned = ToolReturned.build(
             **base,
             status="ok" if result.ok else "error",
-            outcome=_jsonable(result.value) if result.ok else None,
+            outcome=outcome if result.ok else None,
             error=error,
             durationMs=served.duration_ms,
             fixture=served.fixture,
             fixture_index=served.index,
         )
-        await self._trial.record(returned)
+        await trial.record(returned)
         return result
 
     async def report_usage(self, usage: Usage) -> None:
@@ -303,7 +358,11 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     seeded = fixtures.memorySeed if fixtures else None
     seed = copy.deepcopy(list(seeded)) if seeded else []
     gateway = ToolGateway(
-        fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures, copies=env.copies
+        fixtures,
+        env.registry.tools(),
+        ignore_fixtures=env.ignore_fixtures,
+        copies=env.copies,
+        max_calls=env.limits.maxToolCalls,
     )
     trial = _Trial(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
@@ -320,6 +379,8 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     )
     try:
         label, failure = await _invoke(env, trial, ids)
+        if trial.over_limit is not None:  # the more decisive cause, whatever happened next
+            label, failure = "agent-error", trial.over_limit
     finally:
         gateway.before_live = None  # trial → gateway → trial.flush: no cycle left for the GC
     await trial.record(
@@ -369,12 +430,17 @@ async def _invoke(
         # operator's).
         trial.log.warning("%s: the agent raised %s", trial.ids, type(exc).__name__)
         return "agent-error", _failure_of(exc)
+    cap = env.limits.maxOutputBytes
     try:
-        decision = _jsonable(output)
+        decision, size = _sized_json(output, cap)
     except (TypeError, ValueError) as exc:
         message = f"the agent returned a {type(output).__name__}, not JSON: {exc}"
         trial.log.info("%s: %s", trial.ids, message)
         return "output-not-json", Failure(exceptionType=type(exc).__name__, message=message)
+    if size > cap:
+        message = _over("the agent's output", size, "maxOutputBytes", cap)
+        trial.log.info("%s: its output is over maxOutputBytes", trial.ids)
+        return "agent-error", Failure(exceptionType="OutputCap", message=message)
     await trial.record(Decided.build(agentId=env.agent_id, decision=decision))
     return None, None
 
@@ -462,7 +528,7 @@ async def _record_reason(
     )
     if reason is not None:
         trial.log.info("%s: failed (%s)", trial.ids, reason.kind)  # its message: content
-        await trial.record(reason)
+        await trial.record(clip_reason(reason, env.limits.maxReasonChars))
 
 
 async def record_skipped(env: TrialEnv, task: Task, trial_index: int) -> None:
@@ -481,3 +547,38 @@ async def record_skipped(env: TrialEnv, task: Task, trial_index: int) -> None:
     reason = explain(task, view, verdict, target_agent_id=env.agent_id)
     if reason is not None:
         await env.sink.emit(env.run_id, reason)
+
+
+def clip_reason(reason: TrialFailed, limit: int) -> TrialFailed:
+    """``reason`` with its strings and lists shortened until its JSON text is at most ``limit``
+    characters (as it was when it already fits)."""
+    doc = reason.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if len(dumps_json(doc)) <= limit:
+        return reason
+    each = limit // 4
+    clipped = doc
+    while each > 16:
+        clipped = {**doc, **_clip_texts(doc, each)}
+        if "reasons" in doc:
+            clipped["reasons"] = [{**item, **_clip_texts(item, each)} for item in doc["reasons"]]
+        if len(dumps_json(clipped)) <= limit:
+            break
+        each //= 2
+    return TrialFailed.model_validate(clipped)
+
+
+def _clip_texts(doc: dict[str, Any], each: int) -> dict[str, Any]:
+    """A reason's ``message`` and ``details`` clipped (its ids and kind are kept)."""
+    return {"message": _clip(doc["message"], each), "details": _clip(doc.get("details", {}), each)}
+
+
+def _clip(value: Any, each: int) -> Any:
+    """Every string cut to ``each`` characters and every list to ``each // 16`` items (at
+    least 2: ``reasons`` needs them)."""
+    if isinstance(value, str):
+        return value if len(value) <= each else value[: each - 10] + " [clipped]"
+    if isinstance(value, list):
+        return [_clip(item, each) for item in value[: max(2, each // 16)]]
+    if isinstance(value, dict):
+        return {key: _clip(item, each) for key, item in value.items()}
+    return value

@@ -380,6 +380,7 @@ def settings_of(request: RunRequest) -> RunSettings:
         tags=tuple(request.tags),
         metadata=dict(request.metadata),
         executor=request.executor,
+        limits=request.limits,
     )
 
 

@@ -71,6 +71,19 @@ class DefinitionDigests(BaseModel):
     tasks: dict[str, Annotated[str, Field(pattern=SHA256_HEX)]]
 
 
+class TrialLimits(BaseModel):
+    """What one trial may produce before it is failed (a hostile or broken agent cannot grow
+    the store or the process without bound): tool calls, the agent's output and each tool
+    result (bytes of their JSON text), and a failure reason's text (characters, clipped)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    maxToolCalls: Annotated[int, Field(ge=1)] = 10_000
+    maxOutputBytes: Annotated[int, Field(ge=1)] = 1_000_000
+    maxToolResultBytes: Annotated[int, Field(ge=1)] = 1_000_000
+    maxReasonChars: Annotated[int, Field(ge=256)] = 16_384
+
+
 class RunRequest(BaseModel):
     """A run's request as stored (``runs.request``): an eval run's agent and settings, or a
     seeded workflow fixture's ``workflowId`` and ``inputs`` (host/workflows.py)."""
@@ -93,6 +106,7 @@ class RunRequest(BaseModel):
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     executor: Executor = "local"
+    limits: TrialLimits = Field(default_factory=TrialLimits)
     host: HostRequest | None = None
     shard: ShardRequest | None = None
     merged: MergedShards | None = None
