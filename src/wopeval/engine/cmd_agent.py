@@ -13,6 +13,11 @@ Per trial, :class:`CommandAgent`
    a non-zero exit is the trial's ``agent-error`` with the end of its stderr;
 4. stops the process and the endpoint with the trial (its timeout and cancellation included).
 
+The command runs in its own session (a new process group): when it exits, or when its trial
+ends first, whatever is left of the group (the processes it started, which may hold its stdout)
+gets SIGTERM, then SIGKILL after a grace period; nothing it started outlives its trial. A
+command that exits without reading its input is not an error (its stdin is simply closed).
+
 Needs the optional ``wopeval[mcp]`` extra (imported when a trial starts).
 """
 
@@ -26,6 +31,7 @@ import shlex
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager, contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,6 +43,8 @@ from wopeval.errors import RunError
 URL_ENV = "WOPEVAL_MCP_URL"
 TOKEN_ENV = "WOPEVAL_MCP_TOKEN"
 _STDERR_TAIL = 2000
+# How long a process group has between SIGTERM and SIGKILL
+GRACE_S = 2.0
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -163,7 +171,7 @@ class CommandAgent:
             env = {**os.environ, URL_ENV: url, TOKEN_ENV: token}
             stdin = json.dumps(task_input).encode("utf-8")
             try:
-                process = await anyio.open_process(self.argv, env=env)
+                process = await anyio.open_process(self.argv, env=env, start_new_session=True)
             except OSError as exc:
                 raise CommandFailed(f"cannot start {self.argv[0]!r}: {exc}") from None
             chunks: dict[str, bytes] = {"stdout": b"", "stderr": b""}
@@ -184,23 +192,66 @@ async def _communicate(
         async for chunk in stream:
             chunks[name] += chunk
 
+    async def feed() -> None:
+        assert process.stdin is not None
+        # A command may exit, or close its stdin, without reading its input.
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            async with process.stdin:
+                await process.stdin.send(stdin)
+
     group.start_soon(drain, "stdout", process.stdout)
     group.start_soon(drain, "stderr", process.stderr)
+    group.start_soon(feed)
     try:
-        assert process.stdin is not None
-        async with process.stdin:
-            await process.stdin.send(stdin)
-        return await process.wait()
-    except BaseException:
+        code = await process.wait()
+    finally:
         with anyio.CancelScope(shield=True):
-            _kill(process)
-            await process.wait()
-        raise
+            await end_group(process)
+    return code
 
 
-def _kill(process: Process) -> None:
-    with suppress(ProcessLookupError):
-        process.send_signal(signal.SIGKILL)
+async def end_group(process: Process) -> None:
+    """End ``process`` and every process left in its group: SIGTERM, then SIGKILL to those
+    still there after :data:`GRACE_S`. Returns at once when the group is already empty."""
+    pgid = process.pid  # it leads its own session, so its group id is its pid
+    if not _signal_group(pgid, signal.SIGTERM):
+        await process.wait()
+        return
+    with anyio.move_on_after(GRACE_S):
+        await process.wait()
+        while _signal_group(pgid, 0):  # not our children: no event tells  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+    _signal_group(pgid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send ``signum`` to process group ``pgid``; False when no process is left in it. A
+    zombie (a leftover that exited, not yet reaped by its adoptive parent) counts as gone."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # only zombies and foreign processes are left: nothing of ours
+        return False
+    return signum != 0 or _live_member(pgid)
+
+
+def _live_member(pgid: int) -> bool:
+    """Some process of group ``pgid`` is not a zombie (``/proc``; True where it is absent)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 def _answer(text: str) -> Any:
