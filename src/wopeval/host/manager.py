@@ -66,6 +66,9 @@ class RunManager:
         self, store: EventStore, registry: Registry, judge: Judge | None, concurrency: int
     ) -> None:
         self.store = store
+        # Tenants' agents run off the host's event loop: one that blocks it (time.sleep, a CPU
+        # loop) would stall every other tenant's requests (docs/host.md).
+        registry.off_loop = True
         self.registry = registry
         self.judge = judge
         self._limiter = anyio.CapacityLimiter(concurrency)
