@@ -47,6 +47,7 @@ from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.request import TrialLimits
 from wopeval.wire.summary import EvalSummary
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
@@ -92,6 +93,10 @@ def run(
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Trials running at once.")] = 8,
     trial_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per trial.")] = 300.0,
+    max_tool_calls: Annotated[
+        int, typer.Option(min=1, help="Tool calls per trial; past it a call is refused and the "
+                          "trial fails.")  # fmt: skip
+    ] = TrialLimits().maxToolCalls,
     max_cost: Annotated[
         float | None, typer.Option(min=0, help="Run-wide cost ceiling in USD (counts every trial).")
     ] = None,
@@ -210,6 +215,7 @@ def run(
         alpha=alpha,
         executor="ray" if executor == "ray" else "local",
         metadata=dict(chosen.metadata) if chosen is not None else {},
+        limits=TrialLimits(maxToolCalls=max_tool_calls),
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
     if sharded is not None:
