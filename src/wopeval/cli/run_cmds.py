@@ -94,8 +94,7 @@ def run(
     concurrency: Annotated[int, typer.Option(min=1, help="Trials running at once.")] = 8,
     trial_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per trial.")] = 300.0,
     max_tool_calls: Annotated[
-        int, typer.Option(min=1, help="Tool calls per trial; past it a call is refused and the "
-                          "trial fails.")  # fmt: skip
+        int, typer.Option(min=1, help="Tool calls per trial (past it: refused, the trial fails).")
     ] = TrialLimits().maxToolCalls,
     max_cost: Annotated[
         float | None, typer.Option(min=0, help="Run-wide cost ceiling in USD (counts every trial).")
