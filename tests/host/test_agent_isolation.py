@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.host import hog_agents
 from tests.host.helpers import (
@@ -29,6 +32,7 @@ from tests.host.helpers import (
     segment,
     serving,
 )
+from wopeval.host.manager import favour_the_loop
 
 HOG = "test.hog"
 HOG_SUITE = {
@@ -67,6 +71,19 @@ def _create(client: httpx.Client, body: dict[str, Any], key: str) -> str:
     return str(response.json()["runId"])
 
 
+@pytest.fixture
+def favoured_loop() -> Iterator[None]:
+    """The switch interval ``wopeval serve`` sets, for this test only."""
+    before = sys.getswitchinterval()
+    favour_the_loop()
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("favoured_loop")
 def test_a_tenants_hogging_agents_do_not_stall_another_tenants_requests(tmp_path: Path) -> None:
     hog_agents.reset()
     suites = tmp_path / "suites"
