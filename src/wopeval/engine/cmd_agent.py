@@ -140,14 +140,22 @@ async def trial_endpoint(ctx: AgentContext) -> AsyncIterator[tuple[str, str]]:
         log_level="warning",
         lifespan="on",
         access_log=False,
+        timeout_graceful_shutdown=GRACE_S,
     )
     server = quiet_server(config)
+
+    async def serve() -> None:
+        # Shielded: a trial that times out stops the server (below), which then closes its
+        # socket; cancelled instead, it would leave the socket open.
+        with anyio.CancelScope(shield=True):
+            await server.serve()
+
     async with anyio.create_task_group() as group:
-        group.start_soon(server.serve)
-        while not server.started:  # uvicorn offers no event for "listening"  # noqa: ASYNC110
-            await anyio.sleep(0.005)
-        port = server.servers[0].sockets[0].getsockname()[1]
+        group.start_soon(serve)
         try:
+            while not server.started:  # uvicorn offers no event for "listening"  # noqa: ASYNC110
+                await anyio.sleep(0.005)
+            port = server.servers[0].sockets[0].getsockname()[1]
             yield f"http://127.0.0.1:{port}/mcp", token
         finally:
             server.should_exit = True

@@ -19,9 +19,7 @@ trial as an ``agent-error`` whose reason names the limit. A reason is clipped to
 from __future__ import annotations
 
 import copy
-import json
 import logging
-import math
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
@@ -35,12 +33,12 @@ from wopeval.engine.copies import JsonCopies
 from wopeval.engine.deadlines import TrialDeadlines
 from wopeval.engine.gateway import TOOL_RESULT_CAP, ToolGateway
 from wopeval.engine.judge import Judge
+from wopeval.engine.limits import clip_reason, jsonable, over_limit, sized_json
 from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
-from wopeval.events.schema import dumps_json
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
@@ -56,7 +54,6 @@ from wopeval.wire.events import (
     RunEvent,
     ToolCalled,
     ToolReturned,
-    TrialFailed,
 )
 from wopeval.wire.request import TrialLimits
 
@@ -116,51 +113,6 @@ async def settle(env: TrialEnv, *, wait: bool = True) -> None:
 def _new_id(prefix: str) -> str:
     """A call or invocation id, unique in the process (a ULID: no system call per id)."""
     return f"{prefix}-{new_event_id()}"
-
-
-def _plain(value: Any) -> bool:
-    """A JSON scalar that is its own round trip (not a subclass: ``IntEnum`` becomes ``int``)."""
-    cls = type(value)
-    if cls is str or cls is int or cls is bool or value is None:
-        return True
-    return cls is float and math.isfinite(value)
-
-
-def _jsonable(value: Any) -> Any:
-    """Round-trip through JSON (a JSON-normal copy); raises TypeError/ValueError for non-JSON
-    values. A plain scalar is its own round trip, and a flat object of them (string keys) is a
-    new dict of the same items; other containers go through the C encoder."""
-    if _plain(value):
-        return value
-    if type(value) is dict and all(type(k) is str and _plain(v) for k, v in value.items()):
-        return dict(value)
-    return json.loads(dumps_json(value))
-
-
-def _sized_json(value: Any, cap: int) -> tuple[Any, int]:
-    """:func:`_jsonable` of ``value`` and the size of its JSON text in UTF-8 bytes, exact when
-    it may exceed ``cap`` (0 when it cannot: no value is encoded only to be measured)."""
-    cls = type(value)
-    if cls is str:
-        if 6 * len(value) + 2 <= cap:  # a character is at most 6 bytes of JSON ("\u001f")
-            return value, 0
-        return value, len(dumps_json(value).encode("utf-8", "surrogatepass"))
-    if _plain(value):
-        return value, 0
-    if cls is dict and all(type(k) is str and _plain(v) for k, v in value.items()):
-        rough = sum(6 * len(k) + (6 * len(v) if type(v) is str else 32) + 6
-                    for k, v in value.items())  # fmt: skip
-        if rough + 2 <= cap:
-            return dict(value), 0
-    text = dumps_json(value)
-    size = len(text.encode("utf-8", "surrogatepass")) if 4 * len(text) > cap else 0
-    if size > cap:
-        return None, size  # never parsed back: the caller refuses it
-    return json.loads(text), size
-
-
-def _over(what: str, size: int, name: str, cap: int) -> str:
-    return f"{what} is {size} bytes of JSON, over the trial limit {name} = {cap}"
 
 
 @dataclass
@@ -301,15 +253,15 @@ class TrialContext:
             return refusal
         call_id = _new_id("call")
         base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await trial.record(ToolCalled.build(**base, inputs=_jsonable(args)))
+        await trial.record(ToolCalled.build(**base, inputs=jsonable(args)))
         served = await gateway.call(tool, args)  # flushes before a live call
         result = served.result
         outcome = None
         if result.ok:
             cap = trial.env.limits.maxToolResultBytes
-            outcome, size = _sized_json(result.value, cap)
+            outcome, size = sized_json(result.value, cap)
             if size > cap:
-                message = _over("the tool's result", size, "maxToolResultBytes", cap)
+                message = over_limit("the tool's result", size, "maxToolResultBytes", cap)
                 trial.went_over(Failure(exceptionType="ToolResultCap", message=message))
                 result = ToolResult(ok=False, error_code=TOOL_RESULT_CAP, error_message=message)
         error = None
@@ -341,7 +293,7 @@ class TrialContext:
         completed = False
         try:
             output = await agent(copy.deepcopy(task_input), TrialContext(self._trial, agent_id))
-            await self._trial.record(Decided.build(agentId=agent_id, decision=_jsonable(output)))
+            await self._trial.record(Decided.build(agentId=agent_id, decision=jsonable(output)))
             completed = True
             return output
         finally:
@@ -432,13 +384,13 @@ async def _invoke(
         return "agent-error", _failure_of(exc)
     cap = env.limits.maxOutputBytes
     try:
-        decision, size = _sized_json(output, cap)
+        decision, size = sized_json(output, cap)
     except (TypeError, ValueError) as exc:
         message = f"the agent returned a {type(output).__name__}, not JSON: {exc}"
         trial.log.info("%s: %s", trial.ids, message)
         return "output-not-json", Failure(exceptionType=type(exc).__name__, message=message)
     if size > cap:
-        message = _over("the agent's output", size, "maxOutputBytes", cap)
+        message = over_limit("the agent's output", size, "maxOutputBytes", cap)
         trial.log.info("%s: its output is over maxOutputBytes", trial.ids)
         return "agent-error", Failure(exceptionType="OutputCap", message=message)
     await trial.record(Decided.build(agentId=env.agent_id, decision=decision))
@@ -547,38 +499,3 @@ async def record_skipped(env: TrialEnv, task: Task, trial_index: int) -> None:
     reason = explain(task, view, verdict, target_agent_id=env.agent_id)
     if reason is not None:
         await env.sink.emit(env.run_id, reason)
-
-
-def clip_reason(reason: TrialFailed, limit: int) -> TrialFailed:
-    """``reason`` with its strings and lists shortened until its JSON text is at most ``limit``
-    characters (as it was when it already fits)."""
-    doc = reason.model_dump(mode="json", by_alias=True, exclude_none=True)
-    if len(dumps_json(doc)) <= limit:
-        return reason
-    each = limit // 4
-    clipped = doc
-    while each > 16:
-        clipped = {**doc, **_clip_texts(doc, each)}
-        if "reasons" in doc:
-            clipped["reasons"] = [{**item, **_clip_texts(item, each)} for item in doc["reasons"]]
-        if len(dumps_json(clipped)) <= limit:
-            break
-        each //= 2
-    return TrialFailed.model_validate(clipped)
-
-
-def _clip_texts(doc: dict[str, Any], each: int) -> dict[str, Any]:
-    """A reason's ``message`` and ``details`` clipped (its ids and kind are kept)."""
-    return {"message": _clip(doc["message"], each), "details": _clip(doc.get("details", {}), each)}
-
-
-def _clip(value: Any, each: int) -> Any:
-    """Every string cut to ``each`` characters and every list to ``each // 16`` items (at
-    least 2: ``reasons`` needs them)."""
-    if isinstance(value, str):
-        return value if len(value) <= each else value[: each - 10] + " [clipped]"
-    if isinstance(value, list):
-        return [_clip(item, each) for item in value[: max(2, each // 16)]]
-    if isinstance(value, dict):
-        return {key: _clip(item, each) for key, item in value.items()}
-    return value
