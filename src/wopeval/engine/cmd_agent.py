@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import os
 import secrets
 import shlex
@@ -140,7 +141,7 @@ async def trial_endpoint(ctx: AgentContext) -> AsyncIterator[tuple[str, str]]:
         log_level="warning",
         lifespan="on",
         access_log=False,
-        timeout_graceful_shutdown=GRACE_S,
+        timeout_graceful_shutdown=math.ceil(GRACE_S),
     )
     server = quiet_server(config)
 
