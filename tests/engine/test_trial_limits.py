@@ -14,7 +14,7 @@ import pytest
 from tests.engine.helpers import Ran, make_suite, run_suite
 from wopeval.engine.agent import AgentContext
 from wopeval.engine.gateway import TOOL_CALL_CAP, TOOL_RESULT_CAP
-from wopeval.engine.registry import Registry
+from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.schema import dumps_json
 from wopeval.events.store import EventStore
@@ -46,14 +46,16 @@ async def _run(
     task: dict[str, Any] = PLAIN,
     tools: dict[str, Any] | None = None,
     timeout_s: float = 30.0,
+    agent_id: str = "local.agent",
 ) -> Ran:
     registry = Registry()
-    registry.register_agent("local.agent", agent)
+    if agent is not None:
+        registry.register_agent(agent_id, agent)
     for name, tool in (tools or {}).items():
         registry.register_tool(name, tool)
     settings = RunSettings(trial_timeout_s=timeout_s, limits=limits)
     return await run_suite(
-        store, make_suite([task]), agent_id="local.agent", registry=registry, settings=settings
+        store, make_suite([task]), agent_id=agent_id, registry=registry, settings=settings
     )
 
 
@@ -181,3 +183,18 @@ async def test_a_long_reason_is_clipped_to_the_cap(sqlite_store: EventStore) -> 
     assert failed.payload["taskId"] == "t"
     assert failed.payload["kind"] == "output-mismatch"
     assert len(dumps_json(failed.payload)) <= 1000
+
+
+async def test_a_delegates_output_over_the_cap_is_not_stored_and_fails_the_trial(
+    sqlite_store: EventStore,
+) -> None:
+    helper = f"{SCRIPTED_AGENT_ID}.helper"
+    script = {"calls": [{"delegate": {"agentId": helper, "input": {"output": "h" * 5000}}}],
+              "output": "done"}  # fmt: skip
+    ran = await _run(sqlite_store, None, TrialLimits(maxOutputBytes=1000),
+                     task={**PLAIN, "input": script}, agent_id=SCRIPTED_AGENT_ID)  # fmt: skip
+    decided = {event.payload["agentId"]: event.payload.get("decision") for event in
+               ran.of_type(DECIDED)}  # fmt: skip
+    assert decided == {helper: None, SCRIPTED_AGENT_ID: "done"}
+    assert not ran.done.passed
+    assert f"{helper}'s output is 5002 bytes" in _reason(ran)

@@ -39,12 +39,14 @@ def jsonable(value: Any) -> Any:
 
 def sized_json(value: Any, cap: int) -> tuple[Any, int]:
     """:func:`jsonable` of ``value`` and the size of its JSON text in UTF-8 bytes, exact when
-    it may exceed ``cap`` (0 when it cannot: no value is encoded only to be measured)."""
+    it may exceed ``cap`` (0 when it cannot: no value is encoded only to be measured); over the
+    cap, None instead of the value."""
     cls = type(value)
     if cls is str:
         if 6 * len(value) + 2 <= cap:  # a character is at most 6 bytes of JSON ("\u001f")
             return value, 0
-        return value, len(dumps_json(value).encode("utf-8", "surrogatepass"))
+        size = len(dumps_json(value).encode("utf-8", "surrogatepass"))
+        return (None if size > cap else value), size
     if plain(value):
         return value, 0
     if cls is dict and all(type(k) is str and plain(v) for k, v in value.items()):

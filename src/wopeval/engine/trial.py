@@ -293,7 +293,12 @@ class TrialContext:
         completed = False
         try:
             output = await agent(copy.deepcopy(task_input), TrialContext(self._trial, agent_id))
-            await self._trial.record(Decided.build(agentId=agent_id, decision=jsonable(output)))
+            cap = self._trial.env.limits.maxOutputBytes
+            decision, size = sized_json(output, cap)
+            if size > cap:  # not recorded; the delegate's caller still gets it
+                message = over_limit(f"{agent_id}'s output", size, "maxOutputBytes", cap)
+                self._trial.went_over(Failure(exceptionType="OutputCap", message=message))
+            await self._trial.record(Decided.build(agentId=agent_id, decision=decision))
             completed = True
             return output
         finally:
