@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wopeval.engine.copies import JsonCopies
-from wopeval.engine.trial import _jsonable
+from wopeval.engine.limits import jsonable as _jsonable
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from wopeval.engine.run import RunSettings
-from wopeval.wire.request import RunRequest, RunSettingsBase
+from wopeval.wire.request import RunRequest, RunSettingsBase, TrialLimits
 
 AGENT = "core.acme.agent"
 # A value other than the default for every setting, by its Python name.
@@ -28,6 +28,7 @@ CHANGED: dict[str, Any] = {
     "metadata": {"git": "abc"},
     "executor": "ray",
     "gate": "every-task",
+    "limits": TrialLimits(maxToolCalls=5),
 }
 # The stored JSON key of each setting: runs stored before now must read back unchanged.
 STORED_KEYS = {
@@ -45,7 +46,13 @@ STORED_KEYS = {
     "metadata": "metadata",
     "executor": "executor",
     "gate": "gate",
+    "limits": "limits",
 }
+
+
+def _json(value: Any) -> Any:
+    """A setting as stored: a nested model as its members that differ from their defaults."""
+    return value.model_dump(exclude_defaults=True) if isinstance(value, BaseModel) else value
 
 
 def test_every_setting_is_tested_here() -> None:
@@ -57,9 +64,9 @@ def test_every_setting_is_tested_here() -> None:
 def test_each_setting_is_stored_under_its_key_and_read_back(name: str) -> None:
     settings = RunSettings(**{name: CHANGED[name]})
     stored = settings.to_request(AGENT).to_stored()
-    assert stored[STORED_KEYS[name]] == CHANGED[name]
+    assert stored[STORED_KEYS[name]] == _json(CHANGED[name])
     request = RunRequest.model_validate(stored)
-    assert getattr(request, name) == CHANGED[name]
+    assert _json(getattr(request, name)) == _json(CHANGED[name])
     assert RunSettings.of(request) == settings
 
 

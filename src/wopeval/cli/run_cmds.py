@@ -47,6 +47,7 @@ from wopeval.cli.run_opts import (
     JsonOpt,
     JudgeOpt,
     MaxCostOpt,
+    MaxToolCallsOpt,
     McpOpt,
     MethodOpt,
     OverrideTargetOpt,
@@ -71,7 +72,10 @@ from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
+from wopeval.wire.request import TrialLimits
 from wopeval.wire.summary import EvalSummary
+
+DEFAULT_MAX_TOOL_CALLS = TrialLimits().maxToolCalls
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
     from wopeval.cli.merge_cmd import ShardOption
@@ -91,6 +95,7 @@ def run(
     agent: AgentOpt = None,
     concurrency: ConcurrencyOpt = 8,
     trial_timeout: TrialTimeoutOpt = 300.0,
+    max_tool_calls: MaxToolCallsOpt = DEFAULT_MAX_TOOL_CALLS,
     max_cost: MaxCostOpt = None,
     judge: JudgeOpt = None,
     tool: ToolOpt = None,
@@ -145,6 +150,7 @@ def run(
         alpha=alpha,
         executor="ray" if executor == "ray" else "local",
         metadata=target.metadata,
+        limits=TrialLimits(maxToolCalls=max_tool_calls),
     )
     total = _trial_total(suite, sharded, shard)
     run_id, summary, detail, interrupted = _run_suite(

@@ -20,6 +20,9 @@ AgentOpt = Annotated[
 ]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Trials running at once.")]
 TrialTimeoutOpt = Annotated[float, typer.Option(min=0.001, help="Seconds per trial.")]
+MaxToolCallsOpt = Annotated[
+    int, typer.Option(min=1, help="Tool calls per trial (past it: refused, the trial fails).")
+]
 MaxCostOpt = Annotated[
     float | None, typer.Option(min=0, help="Run-wide cost ceiling in USD (counts every trial).")
 ]

@@ -118,6 +118,7 @@ def serve(
     import uvicorn
 
     from wopeval.host.app import create_app
+    from wopeval.host.manager import favour_the_loop
 
     host_config, printed_key = _config(config, api_key)
     sock = _listen(host, port)
@@ -129,6 +130,7 @@ def serve(
                 f"wopeval serve: dev API key (tenant {DEV_TENANT!r}): {printed_key}", err=True
             )
         app = create_app(host_config, store_url=store)
+        favour_the_loop()  # tenants' agents run in threads beside the loop
         grace = math.ceil(host_config.shutdownGraceSeconds) + CONNECTION_GRACE_S
         settings = uvicorn.Config(
             app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=grace,

@@ -15,6 +15,11 @@ Per trial, :class:`CommandAgent`
 
 The process may report its model usage to ``WOPEVAL_USAGE_URL`` (:mod:`wopeval.engine.cmd_usage`).
 
+The command runs in its own session (a new process group): when it exits, or when its trial
+ends first, whatever is left of the group (the processes it started, which may hold its stdout)
+gets SIGTERM, then SIGKILL after a grace period; nothing it started outlives its trial. A
+command that exits without reading its input is not an error (its stdin is simply closed).
+
 Needs the optional ``wopeval[mcp]`` extra (imported when a trial starts).
 """
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import os
 import secrets
 import shlex
@@ -29,6 +35,7 @@ import shutil
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager, contextmanager, suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -46,6 +53,8 @@ TOKEN_ENV = "WOPEVAL_MCP_TOKEN"
 # The end of stderr a failure keeps: short enough that the reason (at most 300 characters,
 # the exit status before it) still ends with the last line, where a traceback's exception is.
 _STDERR_TAIL = 200
+# How long a process group has between SIGTERM and SIGKILL
+GRACE_S = 2.0
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -151,14 +160,22 @@ async def trial_endpoint(
         log_level="warning",
         lifespan="on",
         access_log=False,
+        timeout_graceful_shutdown=math.ceil(GRACE_S),
     )
     server = quiet_server(config)
+
+    async def serve() -> None:
+        # Shielded: a trial that times out stops the server (below), which then closes its
+        # socket; cancelled instead, it would leave the socket open.
+        with anyio.CancelScope(shield=True):
+            await server.serve()
+
     async with anyio.create_task_group() as group:
-        group.start_soon(server.serve)
-        while not server.started:  # uvicorn offers no event for "listening"  # noqa: ASYNC110
-            await anyio.sleep(0.005)
-        port = server.servers[0].sockets[0].getsockname()[1]
+        group.start_soon(serve)
         try:
+            while not server.started:  # uvicorn offers no event for "listening"  # noqa: ASYNC110
+                await anyio.sleep(0.005)
+            port = server.servers[0].sockets[0].getsockname()[1]
             yield f"http://127.0.0.1:{port}/mcp", token
         finally:
             server.should_exit = True
@@ -198,7 +215,7 @@ class CommandAgent:
             env = {**os.environ, URL_ENV: url, TOKEN_ENV: token, USAGE_ENV: usage_url}
             stdin = json.dumps(task_input).encode("utf-8")
             try:
-                process = await anyio.open_process(self.argv, env=env)
+                process = await anyio.open_process(self.argv, env=env, start_new_session=True)
             except OSError as exc:
                 raise CommandFailed(f"cannot start {self.argv[0]!r}: {exc}") from None
             chunks: dict[str, bytes] = {"stdout": b"", "stderr": b""}
@@ -227,25 +244,67 @@ async def _communicate(
         async for chunk in stream:
             chunks[name] += chunk
 
-    group.start_soon(drain, "stdout", process.stdout)
-    group.start_soon(drain, "stderr", process.stderr)
-    try:
+    async def feed() -> None:
         assert process.stdin is not None
-        # A process that exits (or is killed) before reading its input is judged by how it ended
-        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
+        # A command may exit, or close its stdin, without reading its input.
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             async with process.stdin:
                 await process.stdin.send(stdin)
-        return await process.wait()
-    except BaseException:
+
+    group.start_soon(drain, "stdout", process.stdout)
+    group.start_soon(drain, "stderr", process.stderr)
+    group.start_soon(feed)
+    try:
+        # a process that exits (or is killed) before reading its input is judged by how it ended
+        code = await process.wait()
+    finally:
         with anyio.CancelScope(shield=True):
-            _kill(process)
-            await process.wait()
-        raise
+            await end_group(process)
+    return code
 
 
-def _kill(process: Process) -> None:
-    with suppress(ProcessLookupError):
-        process.send_signal(signal.SIGKILL)
+async def end_group(process: Process) -> None:
+    """End ``process`` and every process left in its group: SIGTERM, then SIGKILL to those
+    still there after :data:`GRACE_S`. Returns at once when the group is already empty."""
+    pgid = process.pid  # it leads its own session, so its group id is its pid
+    if not _signal_group(pgid, signal.SIGTERM):
+        await process.wait()
+        return
+    with anyio.move_on_after(GRACE_S):
+        await process.wait()
+        while _signal_group(pgid, 0):  # not our children: no event tells  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+    _signal_group(pgid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send ``signum`` to process group ``pgid``; False when no process is left in it. A
+    zombie (a leftover that exited, not yet reaped by its adoptive parent) counts as gone."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # only zombies and foreign processes are left: nothing of ours
+        return False
+    return signum != 0 or _live_member(pgid)
+
+
+def _live_member(pgid: int) -> bool:
+    """Some process of group ``pgid`` is not a zombie (``/proc``; True where it is absent)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 def _signal_name(number: int) -> str:

@@ -61,6 +61,7 @@ from wopeval.events.tables import dumps_json
 from wopeval.grading.trial import TrialGrade
 from wopeval.suite.models import Task
 from wopeval.wire.events import SCHEMA_VERSION, RunEvent
+from wopeval.wire.request import TrialLimits
 
 TrialRunner = Callable[[Task, int], Awaitable[TrialGrade | None]]
 DEFAULT_BATCH = 50  # trials per Ray task (WOPEVAL_RAY_BATCH); see docs/distributed.md
@@ -210,6 +211,7 @@ class Shipped:
     ignore_fixtures: bool
     include_trial_index: bool
     judge: Judge | None
+    limits: TrialLimits
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,7 @@ async def run_buffered(
         ignore_fixtures=shipped.ignore_fixtures,
         include_trial_index=shipped.include_trial_index,
         judge=shipped.judge,
+        limits=shipped.limits,
     )
     grade: TrialGrade | None
     if await meter.check():
@@ -335,6 +338,7 @@ def _ship(env: TrialEnv) -> Any:
         ignore_fixtures=env.ignore_fixtures,
         include_trial_index=env.include_trial_index,
         judge=env.judge,
+        limits=env.limits,
     )
     try:
         return _ray().put(shipped)

@@ -14,6 +14,12 @@ A served entry whose ``response`` is exactly ``{"x-wopeval-toolError": {"code", 
 returned as that tool error (a recorded tool error, :mod:`wopeval.exports.record`).
 
 Live results and fixture responses leave through the same :func:`_untrusted` wrapper (§H).
+
+Every call yields to the event loop first (a checkpoint), so an ``async`` agent calling
+fixture-served tools in a loop can still be cancelled at its trial's timeout and never starves
+the other trials. Past ``max_calls`` calls in the trial, a call is refused as the tool error
+``wopeval.tool_call_cap`` (no fixture consumed, no live tool reached) and the gateway is
+``capped``: the trial fails with a reason naming the cap.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import anyio.lowlevel
 
 from wopeval.engine.agent import ToolResult
 from wopeval.engine.copies import JsonCopies
@@ -36,6 +44,8 @@ TOOL_FAILED = "wopeval.tool_failed"
 # A fixture ``response`` that is exactly ``{FIXTURE_ERROR_KEY: {"code", "message"}}`` is served
 # as that tool error (a recorded tool error, :mod:`wopeval.exports.record`).
 FIXTURE_ERROR_KEY = "x-wopeval-toolError"
+TOOL_CALL_CAP = "wopeval.tool_call_cap"
+TOOL_RESULT_CAP = "wopeval.tool_result_cap"
 
 
 @dataclass(frozen=True)
@@ -63,8 +73,11 @@ class ToolGateway:
         *,
         ignore_fixtures: bool = False,
         copies: JsonCopies | None = None,
+        max_calls: int | None = None,
     ) -> None:
         self._live_tools = live_tools
+        self.max_calls = max_calls
+        self.calls = 0
         self._copies = copies if copies is not None else JsonCopies()
         self._fixtured = fixtures is not None and fixtures.fixtured and not ignore_fixtures
         self._responses = list(fixtures.toolResponses or ()) if fixtures else []
@@ -74,7 +87,25 @@ class ToolGateway:
         # resume must know the call may have reached the tool).
         self.before_live: Callable[[], Awaitable[None]] | None = None
 
+    @property
+    def capped(self) -> bool:
+        """A call was refused: the trial made more than ``max_calls``."""
+        return self.max_calls is not None and self.calls > self.max_calls
+
+    async def admit(self) -> bool:
+        """Count a call and yield to the event loop (where a trial past its timeout is
+        cancelled); False when it is over the cap: :meth:`refusal` answers it."""
+        await anyio.lowlevel.checkpoint()
+        self.calls += 1
+        return self.max_calls is None or self.calls <= self.max_calls
+
+    def refusal(self) -> ToolResult:
+        """The answer to a call over the cap."""
+        message = f"this trial made more than maxToolCalls = {self.max_calls} tool calls"
+        return ToolResult(ok=False, error_code=TOOL_CALL_CAP, error_message=message)
+
     async def call(self, tool: str, args: Any) -> Served:
+        """Serve one admitted call (see :meth:`admit`)."""
         if not self._fixtured:
             return await self._live(tool, args, "live")
         index = self._select(tool, args)

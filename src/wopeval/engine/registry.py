@@ -60,6 +60,12 @@ def _entry_point_agents() -> Mapping[str, AgentFn]:
     )
 
 
+def _own(agent: object) -> bool:
+    """wopeval's own agent (the scripted one, the LLM and command agents): trusted code."""
+    module = getattr(agent, "__module__", None) or type(agent).__module__
+    return module == "wopeval" or module.startswith("wopeval.")
+
+
 @dataclass
 class Registry:
     """Agents and live tools available to a run. Built-ins (:data:`BUILTIN_AGENTS`) and the
@@ -69,6 +75,8 @@ class Registry:
     agents: dict[str, AgentFn] = field(default_factory=dict)  # registered here
     live_tools: dict[str, LiveTool] = field(default_factory=dict)
     tool_specs: dict[str, ToolSpec] = field(default_factory=dict)
+    # Agents that are not wopeval's own run off the trials' event loop (syncagent.off_loop)
+    off_loop: bool = False
     _engine_agents: dict[int, AgentFn] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -100,7 +108,9 @@ class Registry:
         agent = self._find(ref)
         engine_agent = self._engine_agents.get(id(agent))  # one wrapper per agent: stable identity
         if engine_agent is None:
-            engine_agent = self._engine_agents[id(agent)] = as_async_agent(agent)
+            off_loop = self.off_loop and not _own(agent)
+            engine_agent = as_async_agent(agent, off_loop=off_loop)
+            self._engine_agents[id(agent)] = engine_agent
         return engine_agent
 
     def knows(self, agent_id: str) -> bool:

@@ -25,7 +25,7 @@ from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
 from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
-from wopeval.errors import describe, unwrap
+from wopeval.errors import StoreError, describe, unwrap
 from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
 from wopeval.events.records import ClaimLostError
 from wopeval.events.store import EventStore
@@ -133,6 +133,7 @@ async def execute_run(
         meter=CostMeter([settings.host_max_cost_usd, _suite_ceiling(suite)]),
         pass_score=pass_score_of(suite, options),
         timeout_s=settings.trial_timeout_s,
+        limits=settings.limits,
         ignore_fixtures=list(settings.modes or ()) == ["live-shadow"],
         include_trial_index=suite.trials is not None,
         judge=judge,
@@ -162,21 +163,36 @@ async def execute_run(
             message = f"the event store is unreachable ({outage_reason(exc)})"
             raise StoreUnreachableError(run_id, message) from exc
         with anyio.CancelScope(shield=True):
+            # A store that failed (a full disk, a lost server) says why in its message: its
+            # traceback would bury that line.
+            trace = None if isinstance(unwrap(exc), StoreError) else exc
             log.error(
-                "run %s failed: %s", run_id, _describe(exc), exc_info=exc, extra={"runId": run_id}
+                "run %s failed: %s", run_id, _describe(exc), exc_info=trace, extra={"runId": run_id}
             )
             error = ErrorObject(code=INTERNAL_ERROR_CODE, message=_describe(exc))
             dumped = error.model_dump(exclude_none=True)
-            await store.emit_end(run_id, RunFailed(error=error), error=dumped)
-        finished = True
+            await _record_end(store, run_id, RunFailed(error=error), error=dumped)
         raise
     finally:
         # Cancelled by the handle, from outside, or by a signal: recorded as cancelled, unless
         # the owner said it is stopping (it then records the interruption itself).
         if not finished and not handle.interrupted:
             with anyio.CancelScope(shield=True):
-                await store.emit_end(run_id, RunCancelled())
+                await _record_end(store, run_id, RunCancelled())
     return None
+
+
+async def _record_end(
+    store: EventStore, run_id: str, payload: RunFailed | RunCancelled, **values: Any
+) -> None:
+    """Record the run's end if the store still can: when it cannot (the write that failed the
+    run fails again), what the caller is raising already says why, and it is kept."""
+    try:
+        await store.emit_end(run_id, payload, **values)
+    except Exception as exc:
+        reason = (str(exc).strip().splitlines() or [""])[0][:300]  # a driver adds its SQL
+        log.error("run %s: its end could not be recorded: %s: %s", run_id,
+                  type(exc).__name__, reason, extra={"runId": run_id})  # fmt: skip
 
 
 def _claim_lost(exc: BaseException) -> ClaimLostError | None:

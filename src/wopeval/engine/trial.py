@@ -8,14 +8,18 @@ typed payload (:mod:`wopeval.wire.events`).
 A trial that does not pass gets its reason recorded (``wopeval.trial-failed``, after its
 ``eval.scored``): what the agent raised (type, message, traceback), the timeout, the fixture miss,
 the trajectory diff, the output mismatch, the judge's failure (:mod:`wopeval.grading.reasons`).
+
+Each trial is bounded by the run's :class:`~wopeval.wire.request.TrialLimits`: past
+``maxToolCalls`` a call is refused (not recorded), a tool result over ``maxToolResultBytes`` is
+replaced by a tool error, and an output over ``maxOutputBytes`` is not recorded; each fails the
+trial as an ``agent-error`` whose reason names the limit. A reason is clipped to
+``maxReasonChars``. So the store and the process stay bounded whatever an agent returns.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import logging
-import math
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
@@ -27,8 +31,9 @@ from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usa
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.copies import JsonCopies
 from wopeval.engine.deadlines import TrialDeadlines
-from wopeval.engine.gateway import ToolGateway
+from wopeval.engine.gateway import TOOL_RESULT_CAP, ToolGateway
 from wopeval.engine.judge import Judge
+from wopeval.engine.limits import clip_reason, jsonable, over_limit, sized_json
 from wopeval.engine.outage import (
     INFRASTRUCTURE_LABEL,
     Waits,
@@ -41,7 +46,6 @@ from wopeval.engine.toolspec import fixture_tool_names, merge_specs
 from wopeval.errors import describe, message_of, storable
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
-from wopeval.events.tables import dumps_json
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
@@ -58,6 +62,7 @@ from wopeval.wire.events import (
     ToolCalled,
     ToolReturned,
 )
+from wopeval.wire.request import TrialLimits
 
 __all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial", "settle"]
 
@@ -83,6 +88,7 @@ class TrialEnv:
     ignore_fixtures: bool = False
     include_trial_index: bool = False
     judge: Judge | None = None
+    limits: TrialLimits = field(default_factory=TrialLimits)
     # Each trial's copies of the task inputs and fixture responses (their JSON texts kept)
     copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
     # Trials returned with their score (and reason) queued, not yet known committed: see settle
@@ -116,38 +122,6 @@ def _new_id(prefix: str) -> str:
     return f"{prefix}-{new_event_id()}"
 
 
-def _plain(value: Any) -> bool:
-    """A JSON scalar that is its own round trip (not a subclass: ``IntEnum`` becomes ``int``)."""
-    cls = type(value)
-    if cls is str:
-        return value.isascii() or _utf8(value)
-    if cls is int or cls is bool or value is None:
-        return True
-    return cls is float and math.isfinite(value)
-
-
-def _utf8(text: str) -> bool:
-    """True; a text with a lone surrogate, which no UTF-8 store or file can hold, raises
-    ``UnicodeEncodeError`` (a ``ValueError``: the output is not JSON, the trial fails)."""
-    text.encode("utf-8")
-    return True
-
-
-def _jsonable(value: Any) -> Any:
-    """Round-trip through JSON (a JSON-normal copy); raises TypeError/ValueError for non-JSON
-    values. A plain scalar is its own round trip, and a flat object of them (string keys) is a
-    new dict of the same items; other containers go through the C encoder."""
-    if _plain(value):
-        return value
-    if type(value) is dict and all(type(k) is str and _plain(k) and _plain(v)
-                                   for k, v in value.items()):  # fmt: skip
-        return dict(value)
-    text = dumps_json(value)
-    if not text.isascii():
-        _utf8(text)
-    return json.loads(text)
-
-
 @dataclass
 class _Trial:
     env: TrialEnv
@@ -160,6 +134,12 @@ class _Trial:
     _queued: list[Any] = field(default_factory=list)  # QueuedEvent, not yet in ``events``
     # Its queued events stand or fall in order: its score is never written without them.
     _chain: Chain = field(default_factory=Chain)
+    # The first trial limit it went past (a call, a tool result): it fails the trial.
+    over_limit: Failure | None = None
+
+    def went_over(self, failure: Failure) -> None:
+        if self.over_limit is None:
+            self.over_limit = failure
 
     async def emit(self, payload: Payload) -> RunEvent:
         """Write ``payload`` through the sink's ``emit`` once everything recorded before it is
@@ -272,11 +252,25 @@ class TrialContext:
         return merge_specs(known, fixture_tool_names([self._trial.task]))
 
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
+        trial = self._trial
+        gateway = trial.gateway
+        if not await gateway.admit():  # over the cap: refused, not recorded
+            refusal = gateway.refusal()
+            trial.went_over(Failure(exceptionType="ToolCallCap", message=refusal.error_message))
+            return refusal
         call_id = _new_id("call")
         base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await self._trial.record(ToolCalled.build(**base, inputs=_jsonable(args)))
-        served = await self._trial.gateway.call(tool, args)  # flushes before a live call
+        await trial.record(ToolCalled.build(**base, inputs=jsonable(args)))
+        served = await gateway.call(tool, args)  # flushes before a live call
         result = served.result
+        outcome = None
+        if result.ok:
+            cap = trial.env.limits.maxToolResultBytes
+            outcome, size = sized_json(result.value, cap)
+            if size > cap:
+                message = over_limit("the tool's result", size, "maxToolResultBytes", cap)
+                trial.went_over(Failure(exceptionType="ToolResultCap", message=message))
+                result = ToolResult(ok=False, error_code=TOOL_RESULT_CAP, error_message=message)
         error = None
         if not result.ok:
             error = ErrorObject(
@@ -285,19 +279,19 @@ class TrialContext:
         returned = ToolReturned.build(
             **base,
             status="ok" if result.ok else "error",
-            outcome=_jsonable(result.value) if result.ok else None,
+            outcome=outcome if result.ok else None,
             error=error,
             durationMs=served.duration_ms,
             fixture=served.fixture,
             fixture_index=served.index,
         )
-        await self._trial.record(returned)
+        await trial.record(returned)
         return result
 
     async def refuse_call(self, tool: str, inputs: Any, code: str, message: str) -> ToolResult:
         call_id = _new_id("call")
         base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await self._trial.record(ToolCalled.build(**base, inputs=_jsonable(inputs)))
+        await self._trial.record(ToolCalled.build(**base, inputs=jsonable(inputs)))
         error = ErrorObject(code=code, message=message)
         await self._trial.record(ToolReturned.build(**base, status="error", error=error))
         return ToolResult(ok=False, error_code=code, error_message=message)
@@ -314,7 +308,12 @@ class TrialContext:
         completed = False
         try:
             output = await agent(copy.deepcopy(task_input), TrialContext(self._trial, agent_id))
-            await self._trial.record(Decided.build(agentId=agent_id, decision=_jsonable(output)))
+            cap = self._trial.env.limits.maxOutputBytes
+            decision, size = sized_json(output, cap)
+            if size > cap:  # not recorded; the delegate's caller still gets it
+                message = over_limit(f"{agent_id}'s output", size, "maxOutputBytes", cap)
+                self._trial.went_over(Failure(exceptionType="OutputCap", message=message))
+            await self._trial.record(Decided.build(agentId=agent_id, decision=decision))
             completed = True
             return output
         finally:
@@ -331,7 +330,11 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     seeded = fixtures.memorySeed if fixtures else None
     seed = copy.deepcopy(list(seeded)) if seeded else []
     gateway = ToolGateway(
-        fixtures, env.registry.tools(), ignore_fixtures=env.ignore_fixtures, copies=env.copies
+        fixtures,
+        env.registry.tools(),
+        ignore_fixtures=env.ignore_fixtures,
+        copies=env.copies,
+        max_calls=env.limits.maxToolCalls,
     )
     trial = _Trial(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
@@ -348,6 +351,8 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     )
     try:
         label, failure = await _invoke(env, trial, ids)
+        if trial.over_limit is not None:  # the more decisive cause, whatever happened next
+            label, failure = "agent-error", trial.over_limit
     finally:
         gateway.before_live = None  # trial → gateway → trial.flush: no cycle left for the GC
     await trial.record(
@@ -402,12 +407,17 @@ async def _invoke(
             return INFRASTRUCTURE_LABEL, _failure_of(infra)
         trial.log.warning("%s: the agent raised %s", trial.ids, type(exc).__name__)
         return "agent-error", _failure_of(exc)
+    cap = env.limits.maxOutputBytes
     try:
-        decision = _jsonable(output)
+        decision, size = sized_json(output, cap)
     except (TypeError, ValueError) as exc:
         message = f"the agent returned a {type(output).__name__}, not JSON: {exc}"
         trial.log.info("%s: %s", trial.ids, message)
         return "output-not-json", Failure(exceptionType=type(exc).__name__, message=message)
+    if size > cap:
+        message = over_limit("the agent's output", size, "maxOutputBytes", cap)
+        trial.log.info("%s: its output is over maxOutputBytes", trial.ids)
+        return "agent-error", Failure(exceptionType="OutputCap", message=message)
     await trial.record(Decided.build(agentId=env.agent_id, decision=decision))
     return None, None
 
@@ -498,7 +508,7 @@ async def _record_reason(
     )
     if reason is not None:
         trial.log.info("%s: failed (%s)", trial.ids, reason.kind)  # its message: content
-        await trial.record(reason)
+        await trial.record(clip_reason(reason, env.limits.maxReasonChars))
 
 
 async def record_skipped(env: TrialEnv, task: Task, trial_index: int) -> None:

@@ -75,6 +75,19 @@ class DefinitionDigests(BaseModel):
     tasks: dict[str, Annotated[str, Field(pattern=SHA256_HEX)]]
 
 
+class TrialLimits(BaseModel):
+    """What one trial may produce before it is failed (a hostile or broken agent cannot grow
+    the store or the process without bound): tool calls, the agent's output and each tool
+    result (bytes of their JSON text), and a failure reason's text (characters, clipped)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    maxToolCalls: Annotated[int, Field(ge=1)] = 10_000
+    maxOutputBytes: Annotated[int, Field(ge=1)] = 1_000_000
+    maxToolResultBytes: Annotated[int, Field(ge=1)] = 1_000_000
+    maxReasonChars: Annotated[int, Field(ge=256)] = 16_384
+
+
 def _as_list(value: Sequence[Any] | None) -> list[Any] | None:
     return None if value is None else list(value)
 
@@ -121,6 +134,7 @@ class RunSettingsBase(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
     gate: Annotated[str, Field(pattern=GATE_PATTERN)] = DEFAULT_GATE  # wopeval.grading.gate
+    limits: TrialLimits = Field(default_factory=TrialLimits)  # per trial: calls, sizes
 
     def settings(self) -> dict[str, Any]:
         """Every setting by its Python name (what a settings model is built from)."""
