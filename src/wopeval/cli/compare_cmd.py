@@ -21,7 +21,7 @@ from wopeval.cli.render import fit_lines
 from wopeval.compare import Comparison, compare_summaries, registered_methods
 from wopeval.compare.report import CompareReport, RunSide
 from wopeval.events.store import RunRecord
-from wopeval.wire.summary import EvalSummary
+from wopeval.wire.summary import EvalSummary, RegressionBlock
 
 StoreOpt = Annotated[str | None, store_option()]
 EXIT_UNDECIDABLE = 4
@@ -119,7 +119,7 @@ def compare(
         bool, typer.Option("--markdown", help="A Markdown section for a CI job summary.")
     ] = False,
 ) -> None:
-    """Compare two stored runs task by task. Exit 1 only when the verdict is 'regressed'.
+    """Compare two stored runs task by task. Exit 1 when the verdict is 'regressed'.
 
     Exit 4 when the method cannot reach alpha with the paired tasks at hand (a gate that could
     not have failed), unless --accept-undecidable. Tasks whose input, expectation or fixtures
@@ -161,6 +161,33 @@ def compare(
     else:
         _print_text(report)
     raise typer.Exit(exit_code(report, accept_undecidable=accept_undecidable))
+
+
+def baseline_report(
+    store: str | None, regression: RegressionBlock, candidate: str
+) -> CompareReport | None:
+    """The comparison behind a run's ``regression`` block, as ``compare`` reports it (whether
+    the method could decide, the tasks left out as changed), with the block's method and alpha;
+    None when either run cannot be read back."""
+    records = anyio.run(_records, store, (regression.baselineRunId, candidate))
+    if records[0] is None or records[1] is None:
+        return None
+    if records[0].summary is None or records[1].summary is None:
+        return None
+    comparison = compare_summaries(
+        EvalSummary.model_validate(records[0].summary),
+        EvalSummary.model_validate(records[1].summary),
+        regression.baselineRunId,
+        method=regression.method,
+        alpha=regression.alpha if regression.alpha is not None else 0.05,
+        baseline_digests=_digests(records[0]),
+        candidate_digests=_digests(records[1]),
+    )
+    return CompareReport(
+        RunSide(regression.baselineRunId, records[0].agent_id),
+        RunSide(candidate, records[1].agent_id),
+        comparison,
+    )
 
 
 def exit_code(report: CompareReport, *, accept_undecidable: bool) -> int:

@@ -237,7 +237,7 @@ def _finish(
         from wopeval.cli.judge_out import judge_spend_of
 
         spent = judge_spend_of(store, run_id)
-    _report(run_id, summary, as_json, suite, detail, spent, settings.gate)
+    _report(run_id, summary, as_json, suite, detail, spent, settings.gate, store)
 
 
 def _resume(
@@ -261,7 +261,7 @@ def _resume(
 
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
         report_shard(run_id, shard, summary, suite, as_json, store)
-    _report(run_id, summary, as_json, suite, detail, gate=stored_gate(store, run_id))
+    _report(run_id, summary, as_json, suite, detail, gate=stored_gate(store, run_id), store=store)
 
 
 def _never() -> NoReturn:
@@ -421,11 +421,17 @@ def _report(
     detail: RunDetail | None = None,
     judge: JudgeSpend | None = None,
     gate: str = DEFAULT_GATE,
+    store: str | None = None,
 ) -> None:
     if summary is None:
         typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
         raise typer.Exit(EXIT_FAILED)
     verdict = decide(summary, gate)
+    baseline = None
+    if summary.regression is not None:  # what compare would say beside the verdict
+        from wopeval.cli.compare_cmd import baseline_report
+
+        baseline = baseline_report(store, summary.regression, run_id)
     if as_json:
         doc: dict[str, Any] = {
             "runId": run_id,
@@ -439,6 +445,8 @@ def _report(
             from wopeval.cli.judge_out import judge_json
 
             doc["judge"] = judge_json(judge)
+        if baseline is not None:
+            doc["baseline"] = baseline.to_json()
         typer.echo(json.dumps(doc))
     else:
         from rich.console import Console
@@ -451,6 +459,8 @@ def _report(
 
             for line in judge_lines(judge):
                 typer.echo(line)
+        for note in baseline.notes() if baseline is not None else ():
+            typer.echo(f"vs baseline: {note}")
     raise typer.Exit(run_exit_code(run_id, verdict.passed, detail))
 
 
