@@ -65,6 +65,10 @@ def test_the_verdict_line_is_the_gates(tmp_path: Path) -> None:
     verdict = next(line for line in ran.stdout.splitlines() if "aggregate" in line)
     assert verdict.startswith("FAILED  aggregate 0.000")
     assert "gate every-task" in verdict
+    # the line after it says what the gate failed on, before the suite gate's numbers
+    lines = ran.stdout.splitlines()
+    why = lines.index(next(line for line in lines if line.startswith("why:")))
+    assert lines[why - 1].startswith("gate every-task failed: 1 task(s) did not pass")
     ran = _cli("run", str(suite), "--store", store)
     assert ran.exit_code == 0
     verdict = next(line for line in ran.stdout.splitlines() if "aggregate" in line)

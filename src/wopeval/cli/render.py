@@ -7,10 +7,12 @@ second line instead of losing its end, and the footer breaks between its parts.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -145,7 +147,11 @@ def print_summary(
         console.print(line)
     if detail is None:
         return
-    for line in verdict_lines(detail, console.width):
+    lines = verdict_lines(detail, console.width)
+    if verdict is not None and not verdict.passed and verdict.gate != "suite":
+        # the suite gate's numbers alone would read as a pass: say what this gate failed on
+        lines = [escape(part) for part in textwrap.wrap(verdict.headline(), console.width)] + lines
+    for line in lines:
         console.print(line, highlight=False, soft_wrap=True)
     if suite is not None and suite.trials is not None and any(t.trajectory for t in summary.tasks):
         console.print("path: the last trial's trajectory (RFC 0244 §A); the grid shows every trial")
