@@ -87,7 +87,7 @@ async def test_0244_D_miss_fails_closed_without_reaching_the_live_tool(on_miss: 
     served = await _gateway(_fixtures(**members), live).call(TOOL, {"amount": 999})
     assert live.calls == []
     assert served.fixture == "miss-failed"
-    assert not served.result.ok
+    assert served.result.ok is False
     assert served.result.error_code == FIXTURE_MISS_ERROR_CODE
     assert served.duration_ms is None
     assert served.index is None
@@ -187,7 +187,7 @@ async def _serve(response: Any) -> Any:
 
 async def test_error_shaped_fixture_is_served_as_that_tool_error() -> None:
     result = await _serve({FIXTURE_ERROR_KEY: {"code": "billing.denied", "message": "no"}})
-    assert not result.ok
+    assert result.ok is False
     assert (result.error_code, result.error_message) == ("billing.denied", "no")
 
 
@@ -197,7 +197,7 @@ async def test_error_shaped_fixture_without_a_text_message_has_an_empty_one(mess
     if message is not None:
         error["message"] = message
     result = await _serve({FIXTURE_ERROR_KEY: error})
-    assert not result.ok
+    assert result.ok is False
     assert (result.error_code, result.error_message) == ("billing.denied", "")
 
 
@@ -239,7 +239,7 @@ async def test_a_live_call_without_a_registered_tool_is_a_tool_error(
     gateway.before_live = note
     served = await gateway.call(TOOL, {})
     assert served.fixture == how
-    assert not served.result.ok
+    assert served.result.ok is False
     assert served.result.error_code == TOOL_UNAVAILABLE
     assert served.duration_ms is None
     assert committed == []
@@ -250,7 +250,7 @@ async def test_a_live_tool_that_raises_is_a_tool_error_naming_the_exception() ->
     served = await _gateway(None, live).call(TOOL, {"amount": -1})
     assert live.calls == [{"amount": -1}]
     assert served.fixture == "live"
-    assert not served.result.ok
+    assert served.result.ok is False
     assert served.result.error_code == TOOL_FAILED
     message = served.result.error_message or ""
     assert "ValueError" in message
@@ -296,7 +296,7 @@ class Clock:
 
 @pytest.mark.parametrize(
     ("step", "expected_ms"),
-    [(0.25, 250), (0.0006, 1), (0.0004, 0), (0.0, 0), (-0.5, 0)],
+    [(2.0, 2000), (0.25, 250), (0.0006, 1), (0.0004, 0), (0.0, 0), (-0.5, 0)],
 )
 @pytest.mark.parametrize("fails", [False, True])
 async def test_a_live_call_reports_its_duration_in_whole_milliseconds(
