@@ -51,7 +51,17 @@ def _view(output: Any = "done", *, calls: bool = True, **members: Any) -> TrialV
 
 
 def _grade(task: Task, view: TrialView, **kwargs: Any) -> TrialGrade:
-    return grade_trial(task, view, target_agent_id=AGENT, pass_score=0.5, **kwargs)
+    """Grade, and check what every outcome reports: the trial's trajectory block (§A, the one
+    given or else the view's) and the evaluator type (the caller's for rubric, else
+    deterministic)."""
+    grade = grade_trial(task, view, target_agent_id=AGENT, pass_score=0.5, **kwargs)
+    block = kwargs["trajectory"] if "trajectory" in kwargs else trajectory_of(task, view, AGENT)
+    assert grade.trajectory == block
+    assert (grade.trajectory is None) == (block is None)
+    rubric = task.expected.kind == "rubric"
+    evaluator = kwargs.get("rubric_evaluator", "llm_judge") if rubric else "deterministic"
+    assert grade.evaluator_type == evaluator
+    return grade
 
 
 def _facts(grade: TrialGrade) -> tuple[float, bool, bool, str]:
@@ -109,8 +119,9 @@ def test_0244_rubric_judge_above_one_cannot_lift_a_low_pass_score_check_past_one
     assert _facts(grade) == (1.0, True, False, "pass")
 
 
-def test_0244_rubric_without_a_judge_score_is_unscored_and_gated() -> None:
-    grade = _grade(_task(RUBRIC), _view())
+@pytest.mark.parametrize("trajectory", [False, True])
+def test_0244_rubric_without_a_judge_score_is_unscored_and_gated(trajectory: bool) -> None:
+    grade = _grade(_task(RUBRIC, trajectory=trajectory), _view())
     assert _facts(grade) == (0.0, False, True, LABEL_UNSCORED)
 
 
