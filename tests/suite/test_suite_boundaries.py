@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from wopeval.suite import FieldError, check_advertised, parse_suite
+from wopeval.suite import FieldError, check_advertised, parse_suite, used_features
 from wopeval.suite.bounds import (
     MAX_DEPTH,
     MAX_FIXTURE_RESPONSE_BYTES,
@@ -38,6 +38,8 @@ GOLDEN: dict[str, Any] = {"kind": "golden", "match": {"strategy": "exact", "valu
 
 
 def _paths(errors: list[FieldError]) -> list[str]:
+    """The fields named; each refusal also says something (its wording is not asserted)."""
+    assert all(isinstance(error.message, str) and error.message for error in errors)
     return [error.path for error in errors]
 
 
@@ -60,6 +62,11 @@ def test_integer_limit_in_a_parsed_tree_names_the_field() -> None:
     assert tree_errors({"zero": 0, "flag": False}) == []
     digits = TooManyDigits("1" * 40)
     assert _paths(tree_errors({"tasks": [{"n": digits}]})) == ["tasks[0].n"]
+
+
+def test_a_yaml_key_that_is_not_a_string_is_named_as_its_json_text() -> None:
+    big = 10**MAX_INTEGER_DIGITS
+    assert _paths(tree_errors({"m": {1: big}})) == _paths(tree_errors({"m": {"1": big}}))
 
 
 # --- nesting -------------------------------------------------------------------------------
@@ -102,13 +109,19 @@ def test_yaml_nodes_nest_up_to_max_depth() -> None:
     assert refused.value.source == "s.yaml"
 
 
-def test_yaml_mapping_depth_counts_keys_and_values() -> None:
+@pytest.mark.parametrize("side", ["key", "value"])
+def test_yaml_mapping_keys_and_values_nest_up_to_max_depth(side: str) -> None:
     leaf = yaml.ScalarNode("tag:yaml.org,2002:str", "v")
-    deep = yaml.MappingNode("tag:yaml.org,2002:map", [(leaf, _chain(MAX_DEPTH))])
-    check_yaml_expansion(deep, "s.yaml")
-    deeper = yaml.MappingNode("tag:yaml.org,2002:map", [(_chain(MAX_DEPTH + 1), leaf)])
-    with pytest.raises(SuiteError):
-        check_yaml_expansion(deeper, "s.yaml")
+
+    def mapping(chain: yaml.Node) -> yaml.Node:
+        pair = (chain, leaf) if side == "key" else (leaf, chain)
+        return yaml.MappingNode("tag:yaml.org,2002:map", [pair])
+
+    check_yaml_expansion(mapping(_chain(MAX_DEPTH)), "s.yaml")  # its leaf at depth MAX_DEPTH
+    with pytest.raises(SuiteError) as refused:
+        check_yaml_expansion(mapping(_chain(MAX_DEPTH + 1)), "s.yaml")
+    assert _paths(refused.value.errors) == [ROOT_PATH]
+    assert refused.value.source == "s.yaml"
 
 
 def _fan(children: int, mapping: bool = False) -> yaml.Node:
@@ -124,6 +137,7 @@ def test_yaml_aliases_expand_to_at_most_max_nodes(mapping: bool) -> None:
     with pytest.raises(SuiteError) as refused:
         check_yaml_expansion(_fan(MAX_YAML_NODES + 1, mapping), "s.yaml")
     assert _paths(refused.value.errors) == [ROOT_PATH]
+    assert refused.value.source == "s.yaml"
     check_yaml_expansion(None, "s.yaml")  # an empty document
 
 
@@ -152,6 +166,25 @@ def test_only_a_regular_file_is_read(tmp_path: Path, kind: str) -> None:
     with pytest.raises(SuiteError) as refused:
         read_document(path)
     assert _paths(refused.value.errors) == [ROOT_PATH]
+    assert refused.value.source == str(path)
+
+
+def test_a_file_that_grows_past_the_limit_after_its_size_was_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "growing.yaml"
+    path.write_bytes(b"#" * (MAX_SUITE_BYTES + 1))
+    real_fstat = os.fstat
+
+    def fstat_before_growth(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        return os.stat_result((info.st_mode, *info[1:6], 0, *info[7:]))  # st_size 0
+
+    monkeypatch.setattr(os, "fstat", fstat_before_growth)
+    with pytest.raises(SuiteError) as refused:
+        read_bounded(path, "growing.yaml")
+    assert _paths(refused.value.errors) == [ROOT_PATH]
+    assert refused.value.source == "growing.yaml"
 
 
 # --- tasks, trials, fixture responses -----------------------------------------------------
@@ -189,7 +222,14 @@ def test_a_count_that_is_not_an_integer_is_left_to_the_schema(count: Any) -> Non
 
 def test_counting_a_document_that_is_not_an_object_finds_nothing() -> None:
     assert count_errors(["tasks"]) == []
+    assert count_errors({}) == []
+    assert count_errors({"trials": {"count": 2}}) == []
     assert count_errors({"tasks": "many", "trials": [1]}) == []
+
+
+def test_tasks_that_are_not_a_list_count_as_none() -> None:
+    # "ab" is not two tasks: the count alone is bounded, and MAX_TRIALS is at the limit
+    assert count_errors({"tasks": "ab", "trials": {"count": MAX_TRIALS}}) == []
 
 
 def _response_of(size: int) -> str:
@@ -222,11 +262,14 @@ def test_fixture_entries_without_a_json_response_are_left_to_the_schema() -> Non
             "not a task",
             {"fixtures": "not fixtures"},
             {"fixtures": {"toolResponses": "not a list"}},
-            _fixture_task("not an entry", {"tool": "t"}, {"tool": "t", "response": {1j}}),
-            _fixture_task({"tool": "t", "response": big}),
+            _fixture_task("not an entry", {"tool": "t"}, {"tool": "t", "response": big}),
+            _fixture_task({"tool": "t", "response": {1j}}, {"tool": "t", "response": big}),
         ]
     }
-    assert _paths(count_errors(data)) == ["tasks[4].fixtures.toolResponses[0].response"]
+    assert _paths(count_errors(data)) == [
+        "tasks[3].fixtures.toolResponses[2].response",
+        "tasks[4].fixtures.toolResponses[1].response",
+    ]
 
 
 # --- §G: trials.count against the host's maxTrials ----------------------------------------
@@ -263,3 +306,28 @@ def test_0244_G_trials_count_at_and_past_max_trials(
         _suite(count), trajectory=False, max_trials=max_trials, fixture_matching=False
     )
     assert _paths(errors) == (["trials.count"] if refused else [])
+
+
+def test_0244_G_a_task_with_a_trajectory_and_fixtures_uses_both() -> None:
+    suite = parse_suite(
+        {
+            "suiteId": "core.acme.evals.demo",
+            "version": "1.0.0",
+            "modes": ["golden"],
+            "tasks": [
+                {
+                    "taskId": "t",
+                    "input": {},
+                    "expected": {
+                        **GOLDEN,
+                        "trajectory": {"match": "in-order", "calls": [{"tool": "a"}]},
+                    },
+                    "fixtures": {"onMiss": "fail"},
+                }
+            ],
+        }
+    )
+    assert [(use.facet, use.path) for use in used_features(suite)] == [
+        ("trajectory", "tasks[0].expected.trajectory"),
+        ("fixtureMatching", "tasks[0].fixtures.onMiss"),
+    ]
