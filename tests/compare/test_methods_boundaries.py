@@ -70,12 +70,13 @@ def test_0244_F_tost_at_the_margin_is_not_equivalent() -> None:
 def test_0244_F_tost_is_the_larger_of_two_one_sided_tests() -> None:
     from scipy import stats
 
-    table = pairs([0.5, 0.6, 0.4, 0.7, 0.5], [0.55, 0.58, 0.47, 0.69, 0.52])
-    diffs = differences(table)
-    lower = stats.ttest_1samp(diffs, -0.1, alternative="greater").pvalue
-    upper = stats.ttest_1samp(diffs, 0.1, alternative="less").pvalue
-    assert paired_t_tost(table, 0.1) == pytest.approx(max(lower, upper), rel=1e-12)
-    assert lower != pytest.approx(upper)
+    for cand in ([0.55, 0.58, 0.47, 0.69, 0.52], [0.43, 0.52, 0.31, 0.64, 0.41]):
+        table = pairs([0.5, 0.6, 0.4, 0.7, 0.5], cand)
+        diffs = differences(table)
+        lower = stats.ttest_1samp(diffs, -0.1, alternative="greater").pvalue
+        upper = stats.ttest_1samp(diffs, 0.1, alternative="less").pvalue
+        assert paired_t_tost(table, 0.1) == pytest.approx(max(lower, upper), rel=1e-12)
+        assert lower != pytest.approx(upper)
 
 
 def test_0244_F_paired_t_is_two_sided() -> None:
@@ -158,7 +159,8 @@ def _reference_p_values(diffs: list[float], seed: int, resamples: int) -> tuple[
 @pytest.mark.parametrize(
     "diffs",
     [
-        [0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],  # pass/fail: many exact ties
+        [0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],  # pass/fail
+        [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # resample means of 0 tie with |mean(d)|
         [0.1, -0.2, 0.3, 0.25, -0.05, 0.4, 0.15, 0.2, -0.1, 0.3],
     ],
 )
