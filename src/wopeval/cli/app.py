@@ -57,7 +57,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "report": LazyCommand(_EXPORT, "Write a self-contained HTML report of a completed run."),
     "compare": LazyCommand(
         "wopeval.cli.compare_cmd",
-        "Compare two stored runs task by task. Exit 1 only when the verdict is 'regressed'.",
+        "Compare two stored runs task by task. Exit 1 when the verdict is 'regressed'.",
     ),
     "conformance": LazyCommand(
         "wopeval.cli.conformance_cmd",

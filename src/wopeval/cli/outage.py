@@ -94,7 +94,8 @@ class _StoreLossFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if error is None or not _store_failure(error):
+        said = getattr(record, "storeFailure", False)  # a store failure logged without its trace
+        if not said and (error is None or not _store_failure(error)):
             return True
         self.held.append(record)
         return False

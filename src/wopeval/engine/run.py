@@ -167,8 +167,9 @@ async def execute_run(
             # traceback would bury that line.
             trace = None if isinstance(unwrap(exc), StoreError) else exc
             log.error(
-                "run %s failed: %s", run_id, _describe(exc), exc_info=trace, extra={"runId": run_id}
-            )
+                "run %s failed: %s", run_id, _describe(exc), exc_info=trace,
+                extra={"runId": run_id, "storeFailure": trace is None},
+            )  # fmt: skip
             error = ErrorObject(code=INTERNAL_ERROR_CODE, message=_describe(exc))
             dumped = error.model_dump(exclude_none=True)
             await _record_end(store, run_id, RunFailed(error=error), error=dumped)
@@ -191,8 +192,8 @@ async def _record_end(
         await store.emit_end(run_id, payload, **values)
     except Exception as exc:
         reason = (str(exc).strip().splitlines() or [""])[0][:300]  # a driver adds its SQL
-        log.error("run %s: its end could not be recorded: %s: %s", run_id,
-                  type(exc).__name__, reason, extra={"runId": run_id})  # fmt: skip
+        log.error("run %s: its end could not be recorded: %s: %s", run_id, type(exc).__name__,
+                  reason, extra={"runId": run_id, "storeFailure": True})  # fmt: skip
 
 
 def _claim_lost(exc: BaseException) -> ClaimLostError | None:
