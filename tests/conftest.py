@@ -141,6 +141,22 @@ SLOW_FILES = frozenset(
         "tests/robust/test_limits.py",
         "tests/events/test_tables.py",
         "tests/outage/test_outage_exits.py",
+        "tests/cli/test_gate_agreement.py",
+        "tests/viewer/test_viewer_layout.py",
+        "tests/cli/test_reason_outputs.py",
+        "tests/compare/test_readme_gate.py",
+        "tests/agents/test_judge_cli.py",
+        "tests/engine/test_mcp_docs.py",
+        "tests/agents/test_cmd_agent_processes.py",
+        "tests/agents/test_cmd_usage.py",
+        "tests/cli/test_init_cmd.py",
+        "tests/host/test_signin.py",
+        "tests/cli/test_full_disk.py",
+        "tests/host/test_agent_isolation.py",
+        "tests/host/test_store_restart.py",
+        "tests/cli/test_merge_cmd.py",
+        "tests/conformance/test_kit_extended.py",
+        "tests/exports/test_otlp_thirdparty.py",
         "tests/outage/test_outage_labels.py",
     }
 )
@@ -151,6 +167,9 @@ SLOW_TESTS = (
     "tests/service/test_otlp_plan.py::test_the_plan_finds_the_trials_holding_every_span",
     "tests/grading/test_fold.py::test_grading_a_long_log_holds_only_the_open_trials",
     "tests/grading/test_live.py::test_the_generated_logs_give_live_summaries",
+    "tests/suite/test_suite_boundaries.py::test_yaml_aliases_expand_to_at_most_max_nodes",
+    "tests/exports/test_otlp_forbidden_property.py::",
+    "tests/host/test_events.py::test_poll_long_polls_a_running_run",
 )
 
 
