@@ -53,6 +53,7 @@ __all__ = [
     "in_issue_order",
     "is_model",
     "issued_calls",
+    "json_or_text",
     "targets_of",
     "tool_arguments",
     "tool_schemas",
@@ -102,7 +103,8 @@ def call_id(span: OtlpSpan) -> str | None:
     return None
 
 
-def _loads(value: Any) -> Any:
+def json_or_text(value: Any) -> Any:
+    """An attribute's JSON text parsed, or the value as it is (not a string, or not JSON)."""
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -115,7 +117,7 @@ def _arguments(raw: Any, present: bool) -> tuple[Any, bool]:
     """A call's arguments as issued: JSON text or an object; absent or hidden: not captured."""
     if not present or raw is None or raw == REDACTED:
         return None, False
-    return _loads(raw), True
+    return json_or_text(raw), True
 
 
 def issued_calls(span: OtlpSpan) -> Issued:
@@ -129,7 +131,7 @@ def issued_calls(span: OtlpSpan) -> Issued:
 
 
 def _genai_calls(messages: Any) -> list[IssuedCall]:
-    messages = _loads(messages)
+    messages = json_or_text(messages)
     calls: list[IssuedCall] = []
     for message in messages if isinstance(messages, list) else ():
         parts = message.get("parts") if isinstance(message, dict) else None
@@ -270,16 +272,16 @@ def tool_schemas(spans: Iterable[OtlpSpan]) -> dict[str, dict[str, Any]]:
         attrs = span.attributes
         name = attrs.get("tool.name")
         if isinstance(name, str) and "tool.parameters" in attrs:
-            _keep(schemas, name, _loads(attrs["tool.parameters"]))
+            _keep(schemas, name, json_or_text(attrs["tool.parameters"]))
         if not is_model(span):
             continue
         for key, value in attrs.items():
             if key.startswith("llm.tools.") and _OI_TOOL_SCHEMA.fullmatch(key):
-                doc = _loads(value)
+                doc = json_or_text(value)
                 function = doc.get("function") if isinstance(doc, dict) else None
                 if isinstance(function, dict) and isinstance(function.get("name"), str):
                     _keep(schemas, function["name"], function.get("parameters"))
-        params = _loads(attrs.get("model_request_parameters"))
+        params = json_or_text(attrs.get("model_request_parameters"))
         tools = params.get("function_tools") if isinstance(params, dict) else None
         for tool in tools if isinstance(tools, list) else ():
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
@@ -310,7 +312,7 @@ def tool_arguments(
     ``schema_of()`` is the tool's schema, looked up only for a bare value."""
     if not present or raw is None or raw == REDACTED:
         return Arguments(None, captured=False)
-    value = _loads(raw)
+    value = json_or_text(raw)
     if value is None or isinstance(value, dict):
         return Arguments(value, captured=True)
     schema = schema_of()

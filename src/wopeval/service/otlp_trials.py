@@ -36,7 +36,6 @@ arguments a task compares) is *unscored* (``scoreLabel: unscored``, score 0, wit
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -53,6 +52,7 @@ from wopeval.service.otlp_calls import (
     classify,
     in_issue_order,
     is_model,
+    json_or_text,
     targets_of,
     tool_arguments,
     tool_schemas,
@@ -111,19 +111,10 @@ __all__ = [
 ]
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
 def _first(attrs: Mapping[str, Any], keys: Sequence[str]) -> tuple[bool, Any]:
     for key in keys:
         if key in attrs:
-            return True, _json(attrs[key])
+            return True, json_or_text(attrs[key])
     return False, None
 
 
