@@ -15,6 +15,8 @@ from wopeval import errors
 from wopeval.errors import UserError, WopevalError
 
 if TYPE_CHECKING:  # the store imports SQLAlchemy; ``wopeval --help`` must not (cli/lazy.py)
+    from rich.console import Console
+
     from wopeval.events.store import EventStore
 
 EXIT_OK = 0
@@ -99,9 +101,7 @@ def report_error(error: WopevalError) -> None:
     title = "bad input" if isinstance(error, UserError) else f"error ({type(error).__name__})"
     from rich.console import Console
 
-    console = Console(stderr=True)
-    console.print(f"[bold red]{title}[/]", highlight=False)
-    console.print(str(error), highlight=False, markup=False, soft_wrap=True)
+    _say(Console(stderr=True), title, str(error))
 
 
 def fail_input(message: str, *, title: str = "bad input") -> NoReturn:
@@ -112,7 +112,18 @@ def fail_input(message: str, *, title: str = "bad input") -> NoReturn:
 def _fail(message: str, title: str, code: int) -> NoReturn:
     from rich.console import Console
 
-    console = Console(stderr=True)
-    console.print(f"[bold red]{title}[/]", highlight=False)
-    console.print(message, highlight=False, markup=False, soft_wrap=True)  # one line each
+    _say(Console(stderr=True), title, message)
     raise typer.Exit(code)
+
+
+def _say(console: Console, title: str, message: str) -> None:
+    """A one-line message as one line (``title: message``, what a CI log shows); several
+    (every error of a file at once) under their title, one a line."""
+    from rich.markup import escape
+
+    if "\n" not in message:
+        console.print(f"[bold red]{escape(title)}:[/] ", end="", highlight=False)
+        console.print(message, highlight=False, markup=False, soft_wrap=True)
+        return
+    console.print(f"[bold red]{escape(title)}[/]", highlight=False)
+    console.print(message, highlight=False, markup=False, soft_wrap=True)
