@@ -207,6 +207,8 @@ def test_comparison_shows_the_regression_verdict(site: Site, browser: Any) -> No
     # The candidate's scripts (its tasks' inputs) differ from the baseline's: both shared tasks
     # changed, so none is paired, and the page says which were left out.
     assert b.page.locator("#paired").inner_text() == "0"
+    cannot = b.page.locator("#cannot-decide").inner_text()
+    assert cannot.startswith("cannot decide: sign-test cannot reach alpha 0.1 with 0 paired tasks")
     assert b.page.locator("#deltas tbody tr").count() == 2
     assert b.page.locator("#deltas tbody tr[data-changed]").count() == 2
     assert "refund-flow" in b.page.locator("#changed").inner_text()
