@@ -45,11 +45,10 @@ class RunFilter:
 
 @dataclass(frozen=True)
 class RowNumbers:
-    """What the runs list shows of a stored summary, read from its JSON without validating the
-    whole summary (a run may have thousands of tasks). ``trialStats`` and the cost are optional
-    in a summary (a suite without ``trials``): absent, they are None."""
+    """The numbers the runs list shows of a stored summary, read from its parsed JSON (the
+    verdict beside them is the gate's, from the same parse). ``trialStats`` and the cost are
+    optional in a summary (a suite without ``trials``): absent, they are None."""
 
-    passed: bool
     passed_count: int
     task_count: int
     pass_at_k: float | None
@@ -57,13 +56,11 @@ class RowNumbers:
     total_cost_usd: float | None
 
     @classmethod
-    def of(cls, text: str | None) -> RowNumbers | None:
-        if text is None:
+    def of(cls, doc: dict[str, Any] | None) -> RowNumbers | None:
+        if doc is None:
             return None
-        doc = json.loads(text)
         stats = doc.get("trialStats") or {}
         return cls(
-            passed=bool(doc.get("passed")),
             passed_count=int(doc.get("passedCount") or 0),
             task_count=int(doc.get("taskCount") or 0),
             pass_at_k=stats.get("passAtK"),
@@ -158,15 +155,14 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
             suite_id=m["suite_id"],
             suite_version=m["suite_version"],
             agent_id=m["agent_id"],
-            summary=RowNumbers.of(m["summary"]),
+            summary=RowNumbers.of(summary),
             created_at=m["created_at"],
             updated_at=m["updated_at"],
             request=(request := json.loads(m["request"])),
-            verdict=stored_verdict(
-                None if m["summary"] is None else json.loads(m["summary"]), request
-            ),
+            verdict=stored_verdict(summary, request),
         )
         for m in (row._mapping for row in await store.read(stmt))
+        for summary in [None if m["summary"] is None else json.loads(m["summary"])]
     ]
     total = (await store.read(select(func.count()).select_from(runs).where(*where)))[0][0]
     return RunsPage(
