@@ -123,6 +123,7 @@ SLOW_FILES = frozenset(
         "tests/host/test_discovery.py",
         "tests/host/test_event_cursors.py",
         "tests/host/test_fixture_runs.py",
+        "tests/host/test_serving_process.py",
         "tests/host/test_interop.py",
         "tests/host/test_tenancy.py",
         "tests/host/test_workflows.py",
