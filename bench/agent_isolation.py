@@ -2,10 +2,11 @@
 serve`` process, a client in this one).
 
 Tenant ``other`` reads its finished run ``--reads`` times with the host idle, then again while
-tenant ``acme``'s run has three agents running (``bench/hog_agents.py``): one blocking in
+tenant ``acme``'s run has three agents running (``tests/host/hog_agents.py``): one blocking in
 ``time.sleep``, one spinning the CPU, one calling a fixture-served tool in a loop, all never
 yielding to an event loop. The floor is the same reads with the host idle, in the same run; the
-aim is a p99 under 100 ms while hogged (``meetsAim``).
+aim is a p99 under 100 ms while hogged (``meetsAim``). ``--isolation thread`` runs the agents in
+the host's worker threads instead of worker processes (the host config's ``agentIsolation``).
 
 Usage: ``python3 bench/agent_isolation.py [--reads N] [--repeats R]``; prints one JSON document.
 """
@@ -27,25 +28,12 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.host.hog_agents import DIRECTORY, MODES, hog_suite  # noqa: E402
+
 KEY_A = "bench-acme-key-0123456789abcdef"
 KEY_B = "bench-other-key-0123456789abcdef"
-HOG_SUITE = {
-    "suiteId": "core.bench.evals.hogs",
-    "version": "1.0.0",
-    "modes": ["golden"],
-    "tasks": [
-        {
-            "taskId": mode,
-            "input": {"mode": mode},
-            "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "done"}},
-            "fixtures": {
-                "onMiss": "fail",
-                "toolResponses": [{"tool": "kb:look", "response": {"hit": True}}],
-            },
-        }
-        for mode in ("block", "cpu", "calls")
-    ],
-}
 PLAIN_SUITE = {
     "suiteId": "core.bench.evals.plain",
     "version": "1.0.0",
@@ -67,22 +55,23 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _start(work: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start(work: Path, isolation: str) -> tuple[subprocess.Popen[bytes], str]:
     suites = work / "suites"
     suites.mkdir()
-    (suites / "hogs.json").write_text(json.dumps(HOG_SUITE))
+    (suites / "hogs.json").write_text(json.dumps(hog_suite("core.bench.evals.hogs")))
     (suites / "plain.json").write_text(json.dumps(PLAIN_SUITE))
     config = {
         "apiKeys": [{"key": KEY_A, "tenant": "acme", "subjectId": "a"},
                     {"key": KEY_B, "tenant": "other", "subjectId": "b"}],
         "suiteDirectories": [str(suites)],
         "builtinSuites": False,
-        "agents": {HOG: "bench.hog_agents:hog_agent"},
+        "agents": {HOG: "tests.host.hog_agents:hog_agent"},
         "shutdownGraceSeconds": 0.5,
+        "agentIsolation": isolation,
     }  # fmt: skip
     (work / "host.json").write_text(json.dumps(config))
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WOPEVAL_BENCH_HOG_DIR": str(work)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), DIRECTORY: str(work)}
     store, config_file = str(work / "store.db"), str(work / "host.json")
     command = [sys.executable, "-m", "wopeval.host", "--log-level", "critical", "--port",
                str(port), "--store", store, "--config", config_file]  # fmt: skip
@@ -135,10 +124,10 @@ def _figures(ms: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ms), 1), "p99": round(p99, 1), "max": round(max(ms), 1)}
 
 
-def measure(reads: int) -> dict[str, Any]:
+def measure(reads: int, isolation: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="wopeval-isolation-") as tmp:
         work = Path(tmp)
-        proc, base = _start(work)
+        proc, base = _start(work, isolation)
         try:
             with httpx.Client(base_url=base, timeout=120) as client:
                 theirs = _create(client, "core.bench.evals.plain", SCRIPTED, KEY_B)
@@ -146,7 +135,7 @@ def measure(reads: int) -> dict[str, Any]:
                 idle = _reads(client, theirs, reads)
                 hogs = _create(client, "core.bench.evals.hogs", HOG, KEY_A)
                 deadline = time.monotonic() + 60
-                while not all((work / f"started-{m}").exists() for m in ("block", "cpu", "calls")):
+                while not all((work / f"started-{m}").exists() for m in MODES):
                     if time.monotonic() > deadline:
                         raise RuntimeError("the hogging agents did not start")
                     time.sleep(0.05)
@@ -163,13 +152,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reads", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--isolation", choices=["process", "thread"], default="process")
     args = parser.parse_args()
     load_before = os.getloadavg()
-    runs = [measure(args.reads) for _ in range(args.repeats)]
+    runs = [measure(args.reads, args.isolation) for _ in range(args.repeats)]
     p99s = [run["hogged"]["p99"] for run in runs]
     print(json.dumps({
         "bench": "agent_isolation",
         "reads": args.reads,
+        "agentIsolation": args.isolation,
         "runs": runs,
         "hoggedP99MedianMs": statistics.median(p99s),
         "hoggedP99RangeMs": [min(p99s), max(p99s)],

@@ -116,6 +116,7 @@ SLOW_FILES = frozenset(
         "tests/cli/test_serve_socket_and_imports.py",
         "tests/cli/test_shard_retry.py",
         "tests/conformance/test_independence.py",
+        "tests/engine/test_agent_process.py",
         "tests/engine/test_mcp_tools.py",
         "tests/events/test_crash.py",
         "tests/events/test_run_claims.py",

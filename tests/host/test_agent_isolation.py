@@ -1,16 +1,22 @@
-"""A tenant's agents run off the host's event loop: one that blocks (a blocking call, a CPU loop)
-or never yields (fixture-served tool calls in a loop) does not stall another tenant's requests.
+"""A tenant's agents run outside the host's event loop: one that blocks (a blocking call, a CPU
+loop) or never yields (fixture-served tool calls in a loop) does not stall another tenant's
+requests, in a worker process (``agentIsolation: process``, the default) or a worker thread.
 
-Over a real socket, tenant ``other`` reads its run 150 times while tenant ``acme``'s run has all
-three kinds of agent running; the fact asserted is that every read was answered while the
-blocking agents still blocked (they stop only when the test releases them afterwards), and the
-p99 latency is printed (``-s``) with a generous bound. The latency itself is measured against
-a real ``wopeval serve`` by ``bench/agent_isolation.py``."""
+Over a real socket, tenant ``other`` reads its run 150 times from a process of its own while
+tenant ``acme``'s run has all three kinds of agent running; the fact asserted is that every read
+was answered while the blocking agents still blocked (they stop only when the test releases them
+afterwards), and the p99 latency is printed (``-s``) with a generous bound. The latency itself
+is measured against a real ``wopeval serve`` by ``bench/agent_isolation.py``.
+
+In a worker process, a trial that times out ends its agent: the spinning agent's process is
+killed, where a thread could only be abandoned, still spinning.
+"""
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -22,12 +28,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.host import hog_agents
 from tests.host.helpers import (
     KEY_A,
     KEY_B,
     PLAIN_REF,
-    SLOW_AGENT,
     SUITES,
     auth,
     eval_body,
@@ -35,27 +39,27 @@ from tests.host.helpers import (
     segment,
     serving,
 )
+from tests.host.hog_agents import DIRECTORY, MODES, hog_suite, started
 from wopeval.host.manager import favour_the_loop
 
 HOG = "test.hog"
-HOG_SUITE = {
-    "suiteId": "core.wopeval.evals.hogs",
-    "version": "1.0.0",
-    "modes": ["golden"],
-    "tasks": [
-        {
-            "taskId": mode,
-            "input": {"mode": mode},
-            "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "done"}},
-            "fixtures": {
-                "onMiss": "fail",
-                "toolResponses": [{"tool": "kb:look", "response": {"hit": True}}],
-            },
-        }
-        for mode in hog_agents.MODES
-    ],
-}
+HOG_REF = "suite://core.wopeval.evals.hogs"
 READS = 150
+
+# Reads from a process of their own, as another tenant's client would: a client thread in this
+# process would contend for the interpreter lock with the agents it measures.
+CLIENT = """
+import json, sys, time, httpx
+base, path, key, reads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+headers = {"Authorization": f"Bearer {key}", "OpenWOP-Version": "2.0"}
+latencies = []
+with httpx.Client(base_url=base, timeout=120) as client:
+    for _ in range(reads):
+        started = time.perf_counter()
+        client.get(path, headers=headers).raise_for_status()
+        latencies.append(time.perf_counter() - started)
+print(json.dumps(latencies))
+"""
 
 
 def _terminal(client: httpx.Client, run_id: str, key: str) -> dict[str, Any]:
@@ -74,22 +78,6 @@ def _create(client: httpx.Client, body: dict[str, Any], key: str) -> str:
     return str(response.json()["runId"])
 
 
-# Reads from a process of their own, as another tenant's client would: a client thread in this
-# process would contend for the interpreter lock with the agents it measures.
-CLIENT = """
-import json, sys, time, httpx
-base, path, key, reads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-headers = {"Authorization": f"Bearer {key}", "OpenWOP-Version": "2.0"}
-latencies = []
-with httpx.Client(base_url=base, timeout=120) as client:
-    for _ in range(reads):
-        started = time.perf_counter()
-        client.get(path, headers=headers).raise_for_status()
-        latencies.append(time.perf_counter() - started)
-print(json.dumps(latencies))
-"""
-
-
 def _reads_from_another_process(base_url: str, run_id: str) -> list[float]:
     path = f"/runs/{segment(run_id)}"
     done = subprocess.run(
@@ -97,6 +85,33 @@ def _reads_from_another_process(base_url: str, run_id: str) -> list[float]:
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
     return [float(seconds) for seconds in json.loads(done.stdout)]
+
+
+def _wait_started(directory: Path, modes: tuple[str, ...]) -> dict[str, int]:
+    deadline = time.monotonic() + 60
+    while set(started(directory)) < set(modes):
+        assert time.monotonic() < deadline, f"started: {sorted(started(directory))}"
+        time.sleep(0.05)
+    return started(directory)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def hog_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    directory = tmp_path / "hogs"
+    directory.mkdir()
+    monkeypatch.setenv(DIRECTORY, str(directory))  # the workers inherit it
+    try:
+        yield directory
+    finally:
+        (directory / "release").touch()
 
 
 @pytest.fixture
@@ -111,32 +126,63 @@ def favoured_loop() -> Iterator[None]:
         gc.unfreeze()
 
 
-@pytest.mark.slow
-@pytest.mark.usefixtures("favoured_loop")
-def test_a_tenants_hogging_agents_do_not_stall_another_tenants_requests(tmp_path: Path) -> None:
-    hog_agents.reset()
+def _config(tmp_path: Path, isolation: str, **overrides: Any) -> Any:
     suites = tmp_path / "suites"
     suites.mkdir()
-    (suites / "hogs.json").write_text(json.dumps(HOG_SUITE))
-    agents = {SLOW_AGENT: "tests.host.agents:slow_agent", HOG: "tests.host.hog_agents:hog_agent"}
-    config = host_config(suiteDirectories=[str(SUITES), str(suites)], agents=agents)
+    (suites / "hogs.json").write_text(json.dumps(hog_suite("core.wopeval.evals.hogs")))
+    agents = {HOG: "tests.host.hog_agents:hog_agent"}
+    return host_config(suiteDirectories=[str(SUITES), str(suites)], agents=agents,
+                       agentIsolation=isolation, **overrides)  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("favoured_loop")
+@pytest.mark.parametrize("isolation", ["process", "thread"])
+def test_a_tenants_hogging_agents_do_not_stall_another_tenants_requests(
+    tmp_path: Path, hog_dir: Path, isolation: str
+) -> None:
     store = str(tmp_path / "store.db")
-    with serving(store, config) as server, httpx.Client(base_url=server.base_url,
-                                                        timeout=120) as client:  # fmt: skip
+    with serving(store, _config(tmp_path, isolation)) as server, httpx.Client(
+        base_url=server.base_url, timeout=120
+    ) as client:  # fmt: skip
         theirs = _create(client, eval_body(PLAIN_REF), KEY_B)
         _terminal(client, theirs, KEY_B)
-        hogs = _create(client, eval_body("suite://core.wopeval.evals.hogs", agent=HOG), KEY_A)
-        try:
-            for mode in hog_agents.MODES:
-                assert hog_agents.STARTED[mode].wait(60), mode
-            latencies = _reads_from_another_process(server.base_url, theirs)
-            still = {mode: hog_agents.HOGGING[mode].is_set() for mode in ("block", "cpu")}
-        finally:
-            hog_agents.RELEASE.set()
-        _terminal(client, hogs, KEY_A)
-    # Every read was answered while the blocking agents were still blocking.
-    assert still == {"block": True, "cpu": True}
+        hogs = _create(client, eval_body(HOG_REF, agent=HOG), KEY_A)
+        pids = _wait_started(hog_dir, MODES)
+        latencies = _reads_from_another_process(server.base_url, theirs)
+        stopped = sorted(mode for mode in MODES if (hog_dir / f"stopped-{mode}").exists())
+        (hog_dir / "release").touch()
+        body = _terminal(client, hogs, KEY_A)
+    # Every read was answered while all three agents were still hogging.
+    assert stopped == []
+    assert body["status"] == "completed"
+    if isolation == "process":  # each trial in a worker of its own, none in this process
+        assert len(set(pids.values())) == len(MODES)
+        assert os.getpid() not in pids.values()
+    else:
+        assert set(pids.values()) == {os.getpid()}
     p99 = statistics.quantiles(latencies, n=100)[98]
-    print(f"\n{READS} reads of another tenant's run: p50 {statistics.median(latencies) * 1000:.1f}"
-          f" ms, p99 {p99 * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms")  # fmt: skip
+    print(f"\n{isolation}: {READS} reads of another tenant's run: p50 "
+          f"{statistics.median(latencies) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
+          f"max {max(latencies) * 1000:.1f} ms")  # fmt: skip
     assert p99 < 1.0  # ten times the 100 ms aim: a loaded two-core machine, a spinning agent
+
+
+@pytest.mark.slow
+def test_a_timed_out_spinning_agent_s_worker_process_is_killed(
+    tmp_path: Path, hog_dir: Path
+) -> None:
+    config = _config(tmp_path, "process", trialTimeoutSeconds=8.0)  # a worker starts in it
+    with serving(str(tmp_path / "store.db"), config) as server, httpx.Client(
+        base_url=server.base_url, timeout=120
+    ) as client:  # fmt: skip
+        hogs = _create(client, eval_body(HOG_REF, agent=HOG), KEY_A)
+        pids = _wait_started(hog_dir, MODES)
+        body = _terminal(client, hogs, KEY_A)  # without a release: every trial times out
+        alive = {mode: _alive(pid) for mode, pid in pids.items()}
+        summary = client.get(f"/runs/{segment(hogs)}/eval-summary", headers=auth(KEY_A))
+    assert body["status"] == "completed"
+    assert alive == {"block": False, "cpu": False, "calls": False}
+    assert not any((hog_dir / f"stopped-{mode}").exists() for mode in MODES)  # killed, not ended
+    assert summary.status_code == 200, summary.text
+    assert (summary.json()["taskCount"], summary.json()["passedCount"]) == (3, 0)

@@ -70,8 +70,10 @@ def test_0244_host_survives_a_postgresql_restart_during_a_run(tmp_path: Path) ->
 
 async def _restart_during_a_run(cluster: Any, suites: Path) -> None:
     agents = {GATED: f"{__name__}:gated_agent"}
+    # In a thread of this process: the agent waits on this test's gate and counts its calls.
     config = host_config({"trials": {"maxTrials": TRIALS}}, suiteDirectories=[str(suites)],
-                         leaseSeconds=LEASE_S, trialConcurrency=2, agents=agents)  # fmt: skip
+                         leaseSeconds=LEASE_S, trialConcurrency=2, agents=agents,
+                         agentIsolation="thread")  # fmt: skip
     async with running_host(cluster.url, config) as host:
         store, manager = host.state.store, host.state.manager
         run_id = await host.run_id(eval_body(REF, GATED))

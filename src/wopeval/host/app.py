@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from wopeval.engine.agent import AgentFn
+from wopeval.engine.agent_process import AgentWorkers, ProcessAgent
 from wopeval.engine.gateway import LiveTool
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry, import_object
@@ -57,11 +58,15 @@ _VERSION_RE = re.compile(r"^\s*([0-9]{1,9})(?:\.([0-9]{1,9}))?\s*$")
 _SERVED_MAJORS = frozenset(int(v.split(".")[0]) for v in PROTOCOL_VERSIONS)
 
 
-def build_registry(config: HostConfig) -> tuple[Registry, Judge | None]:
-    """Built-in agents plus the configured ones; the configured judge and live tools."""
+def build_registry(
+    config: HostConfig, workers: AgentWorkers | None = None
+) -> tuple[Registry, Judge | None]:
+    """Built-in agents plus the configured ones (each run in ``workers``' processes when
+    given); the configured judge and live tools."""
     registry = Registry()
     for agent_id, ref in config.agents.items():
-        registry.register_agent(agent_id, cast(AgentFn, import_object(ref)))
+        agent = cast(AgentFn, import_object(ref))  # a bad path is refused at start-up
+        registry.register_agent(agent_id, agent if workers is None else ProcessAgent(ref, workers))
     for name, ref in config.tools.items():
         registry.register_tool(name, cast(LiveTool, import_object(ref)))
     judge = cast(Judge, import_object(config.judge)) if config.judge else None
@@ -135,7 +140,8 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
 
 def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
     """The host app. ``store_url`` overrides ``config.store`` (both default to the CLI's store)."""
-    registry, judge = build_registry(config)
+    workers = AgentWorkers() if config.agentIsolation == "process" else None
+    registry, judge = build_registry(config, workers)
     catalog = SuiteCatalog(config.suiteDirectories, builtins=config.builtinSuites)
 
     @asynccontextmanager
@@ -154,6 +160,8 @@ def create_app(config: HostConfig, store_url: str | None = None) -> FastAPI:
                 async with draining(state):
                     yield
         finally:
+            if workers is not None:
+                await workers.aclose()
             await store.close()
 
     app = FastAPI(

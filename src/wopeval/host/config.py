@@ -184,6 +184,9 @@ class HostConfig(_Closed):
     store: str | None = None
     judge: str | None = None
     agents: dict[Annotated[str, Field(pattern=AGENT_ID_PATTERN)], str] = Field(default_factory=dict)
+    # Where the configured agents' trials run: a worker process each (killed when its trial
+    # ends early) or a worker thread of the host's (engine/agent_process.py, engine/syncagent.py)
+    agentIsolation: Literal["process", "thread"] = "process"
     tools: dict[str, str] = Field(default_factory=dict)
     allowTargetOverride: bool = False
     familyUntil: Annotated[str, Field(pattern=UNTIL_PATTERN)] = DEFAULT_UNTIL
