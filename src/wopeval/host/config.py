@@ -26,6 +26,7 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
     conformanceSeed: true               # seed the OpenWOP workflow fixtures (host/workflows.py)
     trustedProxies: [10.0.0.5]          # whose X-Forwarded-For/-Proto are believed (none)
     viewerSessions: {idleSeconds: 1800, absoluteSeconds: 43200}   # the viewer's sign-in
+    trialLimits: {maxToolCalls: 10000, maxOutputBytes: 1000000}   # each trial of its runs
 
 A facet switched off is not advertised, and a suite using it is refused at create (RFC 0244
 §G), never graded as if the field were absent. Every member is optional; without a file the
@@ -54,6 +55,7 @@ from pydantic import (
 from wopeval.errors import UserError
 from wopeval.events.ids import TENANT_PATTERN
 from wopeval.suite.models import AGENT_ID_PATTERN, EvalMode
+from wopeval.wire.request import TrialLimits
 
 DEV_TENANT = "local"
 DEFAULT_UNTIL = "2027-12-31"
@@ -203,6 +205,18 @@ class HostConfig(_Closed):
     # viewer's Secure cookie). Anyone else's forwarded headers are ignored.
     trustedProxies: list[Annotated[str, AfterValidator(_proxy)]] = Field(default_factory=list)
     viewerSessions: ViewerSessions = ViewerSessions()
+    # What each trial of the runs this host creates may produce (stored with each run): tool
+    # calls, output and tool-result bytes, a reason's characters (wire.request.TrialLimits).
+    trialLimits: TrialLimits = TrialLimits()
+
+    @field_validator("trialLimits", mode="before")
+    @classmethod
+    def _caps_are_numbers(cls, value: Any) -> Any:
+        """``maxToolCalls: true`` is a typo, not a cap of one call."""
+        for name, cap in value.items() if isinstance(value, dict) else ():
+            if isinstance(cap, bool):
+                raise ValueError(f"{name}: {str(cap).lower()} is not a number")
+        return value
 
     @field_validator("trustedProxies")
     @classmethod
