@@ -73,6 +73,7 @@ def _pages(site: Site) -> dict[str, str]:
 def _sign_in(b: Browser, site: Site, key: str) -> None:
     b.page.goto(site.url + "/view/")
     assert b.page.url == site.url + "/view/login"  # a browser without a session is sent here
+    assert b.page.evaluate(NO_SIDEWAYS)
     b.page.fill("input[name=key]", key)
     b.page.click("button[type=submit]")
     b.page.wait_for_url(site.url + "/view/")
@@ -111,6 +112,7 @@ def test_every_page_of_a_session_shows_its_tenant_and_signs_out(
         b.page.wait_for_url(site.url + "/view/login")
         assert "Signed in" not in b.page.locator("body").inner_text()
         assert not [c for c in context.cookies() if c["name"] == COOKIE]
+        assert b.page.evaluate(NO_SIDEWAYS)
         b.page.screenshot(path=str(site.shots / f"signed-out-{size}.png"), full_page=True)
         b.page.goto(site.url + "/view/")
         assert b.page.url == site.url + "/view/login"  # the session is over
