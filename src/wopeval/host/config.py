@@ -54,6 +54,7 @@ from pydantic import (
 
 from wopeval.errors import UserError
 from wopeval.events.ids import TENANT_PATTERN
+from wopeval.suite.bounds import MAX_INTEGER_DIGITS, TooManyDigits, parse_int, tree_errors
 from wopeval.suite.models import AGENT_ID_PATTERN, EvalMode
 from wopeval.wire.request import TrialLimits
 
@@ -260,6 +261,21 @@ def default_config(api_key: str | None = None) -> HostConfig:
     return HostConfig(apiKeys=[ApiKey(key=api_key or new_dev_key(), tenant=DEV_TENANT)])
 
 
+class _ConfigYamlLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that never converts an integer longer than MAX_INTEGER_DIGITS (Python
+    refuses one of more than 4,300 digits with a ValueError): it is left for ``tree_errors``
+    to refuse by its key."""
+
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int | TooManyDigits:
+        text = str(self.construct_scalar(node)).replace("_", "").lstrip("+")
+        if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+            return TooManyDigits(text)
+        return int(self.construct_yaml_int(node))
+
+
+_ConfigYamlLoader.add_constructor("tag:yaml.org,2002:int", _ConfigYamlLoader.construct_bounded_int)
+
+
 def _read(path: Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
@@ -267,10 +283,17 @@ def _read(path: Path) -> object:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
         if path.suffix.lower() == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
+            data: object = json.loads(text, parse_int=parse_int)
+        else:
+            data = yaml.load(text, Loader=_ConfigYamlLoader)  # a SafeLoader
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot parse: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: cannot parse: nested too deeply") from None
+    beyond = tree_errors(data)
+    if beyond:
+        raise ConfigError("; ".join(str(error) for error in beyond))
+    return data
 
 
 def _describe(exc: ValidationError) -> str:
