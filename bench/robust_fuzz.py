@@ -14,6 +14,9 @@ Starts ``python -m wopeval.host`` on a loopback socket with a suite directory, t
   member inside a section (each must be ``400`` naming it: ``configurableAccepted`` must be 0);
 * ``paths``: malformed run ids in paths (a lone ``~``, double projections, no tenant, random
   segments of ``~%:`` and id characters; ``400``, never ``5xx``; ``malformed404`` must be 0).
+* ``signin``: 100 wrong keys at ``POST /view/login``, each with another ``X-Forwarded-For``
+  from loopback (not a trusted proxy): at most 20 are checked before ``429``
+  (``loginGuessesChecked`` ≤ 20), and the right key still signs in (``validKeyRefused`` 0).
 
 And in process, without the host:
 
@@ -21,7 +24,10 @@ And in process, without the host:
   integers among them): exit 2 naming the field, ``tracebacks`` must be 0;
 * ``trials``: a run whose agent, live tool and judge raise exceptions whose ``str()`` raises or
   whose text holds ANSI colours, NUL, lone surrogates, HTML and Markdown: the run completes,
-  only those trials fail (``runsFailed`` must be 0), each reason names the exception type;
+  only those trials fail (``runsFailed`` must be 0), each reason names the exception type; and
+  whose agents return 2 MB, are served 2 MB by a tool, or call a tool 5,000 times, past the
+  run's caps: each such trial fails naming its cap (``capsNamed`` = ``capTrials``), and the
+  store stays near the caps (``storeBytes`` against ``hostileBytes``);
 * ``exports``: that run's JUnit XML (``xmlWellFormed``) and Markdown (``markdownTags``: HTML
   elements GitHub would render from reasons, must be 0), and ``texts`` random strings through
   ``xml_text`` and ``markdown_text`` (``textFailures`` must be 0).
@@ -226,6 +232,24 @@ def fuzz_configurable(client: httpx.Client, tally: Tally, rng: random.Random) ->
     return len(bodies)
 
 
+def fuzz_signin(client: httpx.Client, tally: Tally) -> int:
+    """Guesses at the viewer's sign-in, each from another forwarded address (ignored: loopback
+    is not a trusted proxy), then the right key."""
+    checked = 0
+    for n in range(100):
+        headers = {"X-Forwarded-For": f"203.0.113.{n}"}
+        response = client.post("/view/login", data={"key": f"wrong-key-{n:04d}-abcdefgh"},
+                               headers=headers)  # fmt: skip
+        tally.outcomes.setdefault("signin", Counter())[str(response.status_code)] += 1
+        tally.five_hundreds += response.status_code >= 500
+        checked += response.status_code == 401
+    right = client.post("/view/login", data={"key": KEY})
+    tally.outcomes["signin"][f"{right.status_code} (the right key)"] += 1
+    tally.extra["loginGuessesChecked"] = checked
+    tally.extra["validKeyRefused"] = int(right.status_code != 303)
+    return 101
+
+
 def fuzz_paths(client: httpx.Client, tally: Tally, rng: random.Random) -> int:
     alphabet = "~%:/2F7Eacme019._-"
     segments = [*MALFORMED_SEGMENTS]
@@ -248,7 +272,7 @@ def _peak_rss_mib(pid: int) -> float:
     return -1.0
 
 
-HOST_KINDS = ("openapi", "bodies", "suites", "headers", "configurable", "paths")
+HOST_KINDS = ("openapi", "bodies", "suites", "headers", "configurable", "paths", "signin")
 LOCAL_KINDS = ("validate", "trials", "exports")
 
 
@@ -302,6 +326,8 @@ def _fuzz_host(base: Path, kinds: set[str], examples: int, rng: random.Random, t
                 counts["paths"] = fuzz_paths(client, tally, rng)
             if "headers" in kinds:
                 counts["headers"] = fuzz_headers(client, tally)
+            if "signin" in kinds:  # after every other kind: it fills the failure limit
+                counts["signin"] = fuzz_signin(client, tally)
         peak = _peak_rss_mib(proc.pid)
     finally:
         proc.terminate()

@@ -24,10 +24,12 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
 from wopeval.engine.sink import EventSink
 from wopeval.events.store import EventStore
+from wopeval.events.tables import dumps_json
 from wopeval.exports.textsafe import markdown_text, xml_text
 from wopeval.service.runs import RunService
 from wopeval.suite import parse_suite
 from wopeval.suite.models import Task
+from wopeval.wire.request import TrialLimits
 
 MALFORMED_SEGMENTS = [
     "~", "~~", "acme~", "acme~2", "acme~zz", "acme~2Fr~zz0123456789abcdef",
@@ -102,11 +104,35 @@ async def _agent(task_input: Any, ctx: AgentContext) -> Any:
     if kind == "tool":
         result = await ctx.call_tool("crm:lookup", {})
         return {"ok": result.ok}
+    if kind == "huge-output":
+        return "x" * HUGE
+    if kind == "huge-result":
+        await ctx.call_tool("crm:dump", {})
+    if kind == "flood":  # past the cap every call is refused at once: the loop ends
+        for index in range(FLOOD):
+            await ctx.call_tool("crm:echo", {"n": index})
     return "done"
 
 
 async def _tool(args: Any) -> Any:
     raise Unprintable
+
+
+async def _dump(args: Any) -> Any:
+    return "y" * HUGE
+
+
+async def _echo(args: Any) -> Any:
+    return args
+
+
+# The caps of the hostile run, and what its agents produce past them (the run's store stays
+# near its caps whatever they produce: storeBytes against hostileBytes).
+LIMITS = TrialLimits(maxToolCalls=200, maxOutputBytes=100_000, maxToolResultBytes=100_000)
+HUGE = 2_000_000
+FLOOD = 5_000
+_CAPPED = {"huge-output": "maxOutputBytes", "huge-result": "maxToolResultBytes",
+           "flood": "maxToolCalls"}  # fmt: skip
 
 
 class _Judge:
@@ -124,6 +150,7 @@ def _suite() -> dict[str, Any]:
     tasks.append({"taskId": "tool", "input": {"kind": "tool"}, "expected": golden,
                   "fixtures": {"onMiss": "live", "toolResponses": []}})  # fmt: skip
     tasks.append({"taskId": "judge", "input": {"kind": "ok"}, "expected": rubric})
+    tasks += [{"taskId": kind, "input": {"kind": kind}, "expected": golden} for kind in _CAPPED]
     return {"suiteId": "core.bench.evals.hostile", "version": "1.0.0",
             "modes": ["golden", "rubric"], "trials": {"count": 3, "k": 1},
             "tasks": tasks}  # fmt: skip
@@ -134,21 +161,33 @@ def fuzz_trials(path: Path) -> tuple[dict[str, Any], tuple[str, str]]:
         registry = Registry()
         registry.register_agent("bench.hostile", _agent)
         registry.register_tool("crm:lookup", _tool)
+        registry.register_tool("crm:dump", _dump)
+        registry.register_tool("crm:echo", _echo)
+        suite = parse_suite(_suite())
         async with await EventStore.open(str(path)) as store:
             service = RunService(store, registry, _Judge())
-            plan = await service.plan(parse_suite(_suite()), "bench.hostile", RunSettings())
+            plan = await service.plan(suite, "bench.hostile", RunSettings(limits=LIMITS))
             record, summary = await service.run(plan)
             stored = await store.get_run(record.run_id)
-            reasons = [e.payload for e in await store.events(record.run_id)
-                       if e.type == "wopeval.trial-failed"]  # fmt: skip
+            events = await store.events(record.run_id)
+        reasons = [e.payload for e in events if e.type == "wopeval.trial-failed"]
         assert stored is not None
         passed = {t.taskId: t.passed for t in summary.tasks} if summary else {}
         named = sum("Unprintable" in r["message"] or "ValueError" in r["message"]
                     for r in reasons)  # fmt: skip
+        capped = [r for r in reasons if r["taskId"] in _CAPPED]
         failed = int(stored.status != "completed")
-        return {"tried": 15, "runStatus": stored.status, "runsFailed": failed,
-                "tasksPassed": passed, "reasons": len(reasons),
-                "reasonsNamingTheType": named}, record.run_id  # fmt: skip
+        trials = suite.trial_plan.effective_count
+        return {"tried": len(suite.tasks) * trials, "runStatus": stored.status,
+                "runsFailed": failed, "tasksPassed": passed, "reasons": len(reasons),
+                "reasonsNamingTheType": named,
+                # each capped trial fails naming its cap (capTrials of capsNamed)
+                "capTrials": len(_CAPPED) * trials,
+                "capsNamed": sum(_CAPPED[r["taskId"]] in r["message"] for r in capped),
+                "hostileBytes": 2 * HUGE * trials,
+                "largestEventBytes": max(len(dumps_json(e.payload)) for e in events),
+                "storeBytes": sum(f.stat().st_size for f in path.parent.glob(path.name + "*")),
+                }, record.run_id  # fmt: skip
 
     figures, run_id = anyio.run(go)
     return figures, (str(path), run_id)

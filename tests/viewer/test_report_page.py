@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 from playwright.sync_api import sync_playwright
 from typer.testing import CliRunner
 
@@ -44,5 +45,30 @@ def test_report_shows_the_grid_reasons_and_trajectory_diff(tmp_path: Path, chrom
             ]
             page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
             assert errors == []
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("suite", ["suite.yaml", "plain.yaml"])
+def test_the_report_fits_a_laptop_and_a_phone(tmp_path: Path, chromium: str, suite: str) -> None:
+    """Wide tables scroll inside their own box: the page itself never scrolls sideways, with
+    the rich suite or the plainest one."""
+    store = str(tmp_path / "r.db")
+    run_id = anyio.run(make_run, store, DATA / suite, "local")
+    page_path = tmp_path / "report.html"
+    made = CliRunner().invoke(app, ["report", run_id, "--store", store, "-o", str(page_path)])
+    assert made.exit_code == 0, made.output
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
+        try:
+            for width, height in ((1280, 800), (390, 844)):
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(page_path.as_uri())
+                page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+                sizes = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+                assert sizes == [width, width], (suite, sizes)
+                box = page.locator("#verdict").bounding_box()
+                assert box is not None
+                assert box["x"] + box["width"] <= width
         finally:
             browser.close()

@@ -38,6 +38,7 @@ from wopeval.cli.outage import infrastructure_json, run_exit_code, store_outage_
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.cli.run_opts import (
+    DEFAULT_LIMITS,
     AgentOpt,
     AlphaOpt,
     BaselineOpt,
@@ -47,7 +48,10 @@ from wopeval.cli.run_opts import (
     JsonOpt,
     JudgeOpt,
     MaxCostOpt,
+    MaxOutputBytesOpt,
+    MaxReasonCharsOpt,
     MaxToolCallsOpt,
+    MaxToolResultBytesOpt,
     McpOpt,
     MethodOpt,
     OverrideTargetOpt,
@@ -60,6 +64,7 @@ from wopeval.cli.run_opts import (
     TrialTimeoutOpt,
     check_run_options,
     refuse_with_resume,
+    trial_limits,
 )
 from wopeval.cli.run_target import RunTarget, resolve_target
 from wopeval.compare import registered_methods
@@ -72,10 +77,7 @@ from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
-from wopeval.wire.request import TrialLimits
 from wopeval.wire.summary import EvalSummary
-
-DEFAULT_MAX_TOOL_CALLS = TrialLimits().maxToolCalls
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
     from wopeval.cli.merge_cmd import ShardOption
@@ -95,7 +97,10 @@ def run(
     agent: AgentOpt = None,
     concurrency: ConcurrencyOpt = 8,
     trial_timeout: TrialTimeoutOpt = 300.0,
-    max_tool_calls: MaxToolCallsOpt = DEFAULT_MAX_TOOL_CALLS,
+    max_tool_calls: MaxToolCallsOpt = DEFAULT_LIMITS.maxToolCalls,
+    max_output_bytes: MaxOutputBytesOpt = DEFAULT_LIMITS.maxOutputBytes,
+    max_tool_result_bytes: MaxToolResultBytesOpt = DEFAULT_LIMITS.maxToolResultBytes,
+    max_reason_chars: MaxReasonCharsOpt = DEFAULT_LIMITS.maxReasonChars,
     max_cost: MaxCostOpt = None,
     judge: JudgeOpt = None,
     tool: ToolOpt = None,
@@ -150,7 +155,9 @@ def run(
         alpha=alpha,
         executor="ray" if executor == "ray" else "local",
         metadata=target.metadata,
-        limits=TrialLimits(maxToolCalls=max_tool_calls),
+        limits=trial_limits(
+            max_tool_calls, max_output_bytes, max_tool_result_bytes, max_reason_chars
+        ),
     )
     total = _trial_total(suite, sharded, shard)
     run_id, summary, detail, interrupted = _run_suite(

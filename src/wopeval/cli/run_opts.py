@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from wopeval.cli.common import check_finite, fail_input, store_option
+from wopeval.wire.request import TrialLimits
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
     from wopeval.cli.merge_cmd import ShardOption
@@ -20,8 +21,43 @@ AgentOpt = Annotated[
 ]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Trials running at once.")]
 TrialTimeoutOpt = Annotated[float, typer.Option(min=0.001, help="Seconds per trial.")]
+
+
+def _least(field: str) -> int:
+    """The lower bound of a :class:`TrialLimits` field (its option's ``min``)."""
+    (bound,) = [m.ge for m in TrialLimits.model_fields[field].metadata if hasattr(m, "ge")]
+    return int(bound)
+
+
+# The per-trial caps: each option is one field of TrialLimits, with its default and bound.
+DEFAULT_LIMITS = TrialLimits()
 MaxToolCallsOpt = Annotated[
-    int, typer.Option(min=1, help="Tool calls per trial (past it: refused, the trial fails).")
+    int,
+    typer.Option(
+        min=_least("maxToolCalls"), help="Tool calls per trial (past it: refused, the trial fails)."
+    ),
+]
+MaxOutputBytesOpt = Annotated[
+    int,
+    typer.Option(
+        min=_least("maxOutputBytes"),
+        help="Bytes of JSON an agent's output may hold (past it: not kept, the trial fails).",
+    ),
+]
+MaxToolResultBytesOpt = Annotated[
+    int,
+    typer.Option(
+        min=_least("maxToolResultBytes"),
+        help="Bytes of JSON one tool result may hold (past it: the agent gets a tool error, the "
+        "trial fails).",
+    ),
+]
+MaxReasonCharsOpt = Annotated[
+    int,
+    typer.Option(
+        min=_least("maxReasonChars"),
+        help="Characters of JSON a failure reason keeps (longer texts in it are clipped).",
+    ),
 ]
 MaxCostOpt = Annotated[
     float | None, typer.Option(min=0, help="Run-wide cost ceiling in USD (counts every trial).")
@@ -123,6 +159,19 @@ def check_run_options(
     return sharded
 
 
+def trial_limits(
+    max_tool_calls: int, max_output_bytes: int, max_tool_result_bytes: int, max_reason_chars: int
+) -> TrialLimits:
+    """The caps of --max-tool-calls, --max-output-bytes, --max-tool-result-bytes and
+    --max-reason-chars (their bounds are the options' own)."""
+    return TrialLimits(
+        maxToolCalls=max_tool_calls,
+        maxOutputBytes=max_output_bytes,
+        maxToolResultBytes=max_tool_result_bytes,
+        maxReasonChars=max_reason_chars,
+    )
+
+
 def check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
     if executor not in ("local", "ray"):
         fail_input(f"--executor: {executor!r} is not one of local, ray")
@@ -133,8 +182,10 @@ def check_executor(executor: str, ray_address: str | None, mcp: list[str] | None
 
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "RESUME_TAKES",
     "check_executor",
     "check_run_options",
     "refuse_with_resume",
+    "trial_limits",
 ]

@@ -26,6 +26,7 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
     conformanceSeed: true               # seed the OpenWOP workflow fixtures (host/workflows.py)
     trustedProxies: [10.0.0.5]          # whose X-Forwarded-For/-Proto are believed (none)
     viewerSessions: {idleSeconds: 1800, absoluteSeconds: 43200}   # the viewer's sign-in
+    trialLimits: {maxToolCalls: 10000, maxOutputBytes: 1000000}   # each trial of its runs
 
 A facet switched off is not advertised, and a suite using it is refused at create (RFC 0244
 §G), never graded as if the field were absent. Every member is optional; without a file the
@@ -53,7 +54,9 @@ from pydantic import (
 
 from wopeval.errors import UserError
 from wopeval.events.ids import TENANT_PATTERN
+from wopeval.suite.bounds import MAX_INTEGER_DIGITS, TooManyDigits, parse_int, tree_errors
 from wopeval.suite.models import AGENT_ID_PATTERN, EvalMode
+from wopeval.wire.request import TrialLimits
 
 DEV_TENANT = "local"
 DEFAULT_UNTIL = "2027-12-31"
@@ -206,6 +209,18 @@ class HostConfig(_Closed):
     # viewer's Secure cookie). Anyone else's forwarded headers are ignored.
     trustedProxies: list[Annotated[str, AfterValidator(_proxy)]] = Field(default_factory=list)
     viewerSessions: ViewerSessions = ViewerSessions()
+    # What each trial of the runs this host creates may produce (stored with each run): tool
+    # calls, output and tool-result bytes, a reason's characters (wire.request.TrialLimits).
+    trialLimits: TrialLimits = TrialLimits()
+
+    @field_validator("trialLimits", mode="before")
+    @classmethod
+    def _caps_are_numbers(cls, value: Any) -> Any:
+        """``maxToolCalls: true`` is a typo, not a cap of one call."""
+        for name, cap in value.items() if isinstance(value, dict) else ():
+            if isinstance(cap, bool):
+                raise ValueError(f"{name}: {str(cap).lower()} is not a number")
+        return value
 
     @field_validator("trustedProxies")
     @classmethod
@@ -249,6 +264,21 @@ def default_config(api_key: str | None = None) -> HostConfig:
     return HostConfig(apiKeys=[ApiKey(key=api_key or new_dev_key(), tenant=DEV_TENANT)])
 
 
+class _ConfigYamlLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that never converts an integer longer than MAX_INTEGER_DIGITS (Python
+    refuses one of more than 4,300 digits with a ValueError): it is left for ``tree_errors``
+    to refuse by its key."""
+
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int | TooManyDigits:
+        text = str(self.construct_scalar(node)).replace("_", "").lstrip("+")
+        if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+            return TooManyDigits(text)
+        return int(self.construct_yaml_int(node))
+
+
+_ConfigYamlLoader.add_constructor("tag:yaml.org,2002:int", _ConfigYamlLoader.construct_bounded_int)
+
+
 def _read(path: Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
@@ -256,10 +286,17 @@ def _read(path: Path) -> object:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     try:
         if path.suffix.lower() == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
+            data: object = json.loads(text, parse_int=parse_int)
+        else:
+            data = yaml.load(text, Loader=_ConfigYamlLoader)  # a SafeLoader
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot parse: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: cannot parse: nested too deeply") from None
+    beyond = tree_errors(data)
+    if beyond:
+        raise ConfigError("; ".join(str(error) for error in beyond))
+    return data
 
 
 def _describe(exc: ValidationError) -> str:

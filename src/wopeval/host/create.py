@@ -302,6 +302,7 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         owner=principal.owner(),
         tags=_check_tags(body),
         metadata=dict(body.get("metadata") or {}),
+        limits=config.trialLimits,
     )
     try:
         return await state.service.plan(

@@ -4,8 +4,9 @@ A request is the caller's tenant when it carries ``Authorization: Bearer <key>``
 the ``wopeval_session`` cookie of a sign-in: ``POST /view/login`` checks a key once and opens a
 server-side session (:mod:`wopeval.host.sessions`); the browser holds the session's random id
 (``HttpOnly``, ``SameSite=Strict``, ``Secure`` over https), never the key. ``POST /view/logout``
-ends it. A browser without a session (``Accept: text/html``) is sent to the sign-in page; other
-clients get ``401``. Failed sign-ins count against the client as failed API keys do (``429`` past
+ends it: every page of a signed-in browser shows its tenant and that sign-out button. A browser
+without a session (``Accept: text/html``) is sent to the sign-in page; other clients get
+``401``. Failed sign-ins count against the client as failed API keys do (``429`` past
 the limit). Another tenant's run is answered exactly like a missing one (404).
 """
 
@@ -58,6 +59,15 @@ def _store(request: Request) -> EventStore:
 def _signed_in(request: Request) -> Principal | None:
     session_id = request.cookies.get(COOKIE)
     return _sessions(request).principal(session_id) if session_id else None
+
+
+def _session_tenant(request: Request) -> str | None:
+    """The tenant of the request's sign-in session when the session authenticates it (a
+    request with an API key header is the key's, and shows no sign-out)."""
+    if request.headers.get("authorization"):
+        return None
+    found = _signed_in(request)
+    return found.tenant if found is not None else None
 
 
 async def _tenant(request: Request) -> str | None:
@@ -132,5 +142,6 @@ def mount_pages(app: FastAPI, sessions: SessionBook) -> None:
     """The pages under ``/view``; ``sessions`` holds the viewer's sign-ins."""
     app.state.viewer_sessions = sessions
     app.include_router(_login_router(), prefix=PREFIX)
-    app.include_router(viewer_router(_store, _tenant, base=PREFIX), prefix=PREFIX)
+    pages = viewer_router(_store, _tenant, base=PREFIX, signed_in_of=_session_tenant)
+    app.include_router(pages, prefix=PREFIX)
     app.add_exception_handler(SignInRequired, _to_sign_in)

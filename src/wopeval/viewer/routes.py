@@ -28,6 +28,9 @@ from wopeval.wire import sse
 
 StoreOf = Callable[[Request], EventStore]
 TenantOf = Callable[[Request], Awaitable[str | None]]
+# The tenant of the browser's sign-in session, when a session (not an API key) authenticated the
+# request: its pages then show the tenant and a sign-out button.
+SignedInOf = Callable[[Request], str | None]
 LIVE_POLL_S = 10.0
 
 
@@ -50,6 +53,7 @@ class _Pages:
     store_of: StoreOf
     tenant_of: TenantOf
     base: str
+    signed_in_of: SignedInOf | None = None
 
     async def visible(self, request: Request, run_id: str) -> RunRecord | None:
         """The run if the caller may see it; another tenant's run is None, as a missing one.
@@ -65,11 +69,13 @@ class _Pages:
             return None
         return await store.get_run(run_id)
 
-    def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        return HTMLResponse(render(name, base=self.base, **context), status_code=status)
+    def page(self, request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        signed_in = self.signed_in_of(request) if self.signed_in_of is not None else None
+        text = render(name, base=self.base, signed_in=signed_in, **context)
+        return HTMLResponse(text, status_code=status)
 
-    def missing(self, what: str) -> HTMLResponse:
-        return self.page("missing.html.j2", status=404, what=what)
+    def missing(self, request: Request, what: str) -> HTMLResponse:
+        return self.page(request, "missing.html.j2", status=404, what=what)
 
     async def runs(self, request: Request) -> HTMLResponse:
         q = request.query_params
@@ -77,14 +83,16 @@ class _Pages:
                            agent=q.get("agent", ""), status=q.get("status", ""),
                            page=_int(q.get("page"), 1, 1))  # fmt: skip
         found = await runs_page(self.store_of(request), await self.tenant_of(request), chosen)
-        return self.page("runs.html.j2", runs=found)
+        return self.page(request, "runs.html.j2", runs=found)
 
     async def run(self, request: Request) -> HTMLResponse:
         record = await self.visible(request, request.query_params.get("id", ""))
         if record is None or record.kind != "eval":
-            return self.missing("run")
+            return self.missing(request, "run")
         tasks = _int(request.query_params.get("tasks"), 1, 1)
-        return self.page("run.html.j2", run=await run_page(self.store_of(request), record, tasks))
+        return self.page(
+            request, "run.html.j2", run=await run_page(self.store_of(request), record, tasks)
+        )
 
     async def trial(self, request: Request) -> HTMLResponse:
         q = request.query_params
@@ -93,7 +101,11 @@ class _Pages:
         if record is not None and record.kind == "eval":
             index = _int(q.get("i"), -1, -1)
             found = await trial_page(self.store_of(request), record, q.get("task", ""), index)
-        return self.page("trial.html.j2", trial=found) if found else self.missing("trial")
+        return (
+            self.page(request, "trial.html.j2", trial=found)
+            if found
+            else self.missing(request, "trial")
+        )
 
     async def compare(self, request: Request) -> HTMLResponse:
         q = request.query_params
@@ -101,27 +113,31 @@ class _Pages:
         if ticked and not (q.get("base") or q.get("cand")):
             if len(ticked) != 2:
                 error = f"tick two runs to compare them ({len(ticked)} ticked)"
-                return self.page("missing.html.j2", status=400, what="comparison", error=error)
+                return self.page(
+                    request, "missing.html.j2", status=400, what="comparison", error=error
+                )
             picked = [await self.visible(request, run_id) for run_id in ticked]
             baseline, candidate = _older_first(picked[0], picked[1])
         else:
             baseline = await self.visible(request, q.get("base", ""))
             candidate = await self.visible(request, q.get("cand", ""))
         if baseline is None or candidate is None:
-            return self.missing("run")
+            return self.missing(request, "run")
         method = q.get("method", "paired-bootstrap")
         try:
             alpha = float(q.get("alpha", "0.05"))
             found = compare_page(baseline, candidate, method=method, alpha=alpha)
         except ValueError as exc:
-            return self.page("missing.html.j2", status=400, what="comparison", error=str(exc))
-        return self.page("compare.html.j2", cmp=found)
+            return self.page(
+                request, "missing.html.j2", status=400, what="comparison", error=str(exc)
+            )
+        return self.page(request, "compare.html.j2", cmp=found)
 
     async def live(self, request: Request) -> Response:
         q = request.query_params
         record = await self.visible(request, q.get("run", ""))
         if record is None:
-            return self.missing("run")
+            return self.missing(request, "run")
         stream = _live(self.store_of(request), record.run_id, _int(q.get("after"), -1, -1))
         return StreamingResponse(stream, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})  # fmt: skip
@@ -148,9 +164,12 @@ async def _script() -> Response:
     return Response(text, media_type="text/javascript")
 
 
-def viewer_router(store_of: StoreOf, tenant_of: TenantOf, base: str = "") -> APIRouter:
-    """The pages; ``base`` is the prefix the router is mounted under (for links)."""
-    pages = _Pages(store_of, tenant_of, base)
+def viewer_router(
+    store_of: StoreOf, tenant_of: TenantOf, base: str = "", signed_in_of: SignedInOf | None = None
+) -> APIRouter:
+    """The pages; ``base`` is the prefix the router is mounted under (for links and the sign-out
+    form, ``{base}/logout``); ``signed_in_of`` the request's sign-in session, if any."""
+    pages = _Pages(store_of, tenant_of, base, signed_in_of)
     router = APIRouter()
     for path, handler in (("/", pages.runs), ("/run", pages.run), ("/trial", pages.trial),
                           ("/compare", pages.compare)):  # fmt: skip
