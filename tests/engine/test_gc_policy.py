@@ -12,7 +12,7 @@ import pytest
 
 import wopeval
 from tests.engine.helpers import make_suite, run_suite, scripted_task
-from wopeval.engine.trial import _Trial
+from wopeval.engine.trial_state import TrialState as _Trial
 from wopeval.events.store import EventStore
 from wopeval.grading.trajectory import ObservedCall, max_matching_size
 from wopeval.suite.models import ExpectedCall

@@ -19,307 +19,47 @@ trial as an ``agent-error`` whose reason names the limit. A reason is clipped to
 from __future__ import annotations
 
 import copy
-import logging
 import traceback
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usage, usage_payload
-from wopeval.engine.budget import CostMeter
-from wopeval.engine.copies import JsonCopies
-from wopeval.engine.deadlines import TrialDeadlines
-from wopeval.engine.gateway import TOOL_RESULT_CAP, ToolGateway
-from wopeval.engine.judge import Judge
-from wopeval.engine.limits import clip_reason, jsonable, over_limit, sized_json
+from wopeval.engine.agent import TrialMemory
+from wopeval.engine.gateway import ToolGateway
+from wopeval.engine.limits import clip_reason, over_limit, sized_json
 from wopeval.engine.outage import (
     INFRASTRUCTURE_LABEL,
     Waits,
     infrastructure_cause,
     timed_out_waiting,
 )
-from wopeval.engine.registry import Registry
 from wopeval.engine.sink import EventSink, MeteredSink
-from wopeval.engine.toolspec import fixture_tool_names, merge_specs
+from wopeval.engine.trial_context import TrialContext
+from wopeval.engine.trial_state import SETTLING_LIMIT, TrialEnv, TrialState, new_id, settle
 from wopeval.errors import describe, message_of, storable
-from wopeval.events.appends import Chain
-from wopeval.events.ids import new_event_id
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
 from wopeval.suite.models import Task
 from wopeval.wire.events import (
     Decided,
-    ErrorObject,
     EvalScored,
     Failure,
     InvocationCompleted,
     InvocationStarted,
-    Payload,
-    RunEvent,
-    ToolCalled,
-    ToolReturned,
 )
-from wopeval.wire.request import TrialLimits
 
-__all__ = ["EventSink", "MeteredSink", "TrialEnv", "record_skipped", "run_trial", "settle"]
+__all__ = [
+    "SETTLING_LIMIT",
+    "EventSink",
+    "MeteredSink",
+    "TrialEnv",
+    "record_skipped",
+    "run_trial",
+    "settle",
+]
 
-log = logging.getLogger("wopeval.engine")
 _TRACEBACK_LIMIT = 8000
-# Trials returned whose last events may still be queued; past this (or past twice the run's
-# concurrency, when that is more: a whole wave of trials finishing together), a new trial waits.
-SETTLING_LIMIT = 64
-
-
-@dataclass
-class TrialEnv:
-    """What every trial of one run shares."""
-
-    sink: EventSink
-    run_id: str
-    registry: Registry
-    agent_id: str
-    agent: AgentFn
-    meter: CostMeter
-    pass_score: float
-    timeout_s: float = 300.0
-    ignore_fixtures: bool = False
-    include_trial_index: bool = False
-    judge: Judge | None = None
-    limits: TrialLimits = field(default_factory=TrialLimits)
-    # Each trial's copies of the task inputs and fixture responses (their JSON texts kept)
-    copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
-    # Trials returned with their score (and reason) queued, not yet known committed: see settle
-    settling: deque[_Trial] = field(default_factory=deque, repr=False, compare=False)
-    settling_limit: int = SETTLING_LIMIT
-    # Each trial's timeout (a watcher beside the run's workers cancels those past it)
-    deadlines: TrialDeadlines = field(init=False, repr=False, compare=False)
-    # The sink's ``emit_later`` (the store's), looked up once: None for a sink without one
-    emit_later: Any = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        self.deadlines = TrialDeadlines(self.timeout_s)
-        self.emit_later = getattr(self.sink, "emit_later", None)
-
-
-async def settle(env: TrialEnv, *, wait: bool = True) -> None:
-    """Wait until every trial that returned has its last events (score, reason) committed;
-    raises what a write raised. A trial's score is queued, not awaited, so its worker goes on
-    to the next trial while it commits (with that trial's first events: fewer, fuller commits).
-    Each trial settles, without waiting, those committed already, and waits only when more than
-    ``env.settling_limit`` are not (memory stays bounded); the run waits for the rest."""
-    settling = env.settling
-    while settling and (wait or settling[0].committed):  # they commit in the order they came
-        await settling.popleft().settled()  # committed: no wait (raises what its write raised)
-    while len(settling) > env.settling_limit:  # writes lag behind: wait, so memory stays bounded
-        await settling.popleft().settled()
-
-
-def _new_id(prefix: str) -> str:
-    """A call or invocation id, unique in the process (a ULID: no system call per id)."""
-    return f"{prefix}-{new_event_id()}"
-
-
-@dataclass
-class _Trial:
-    env: TrialEnv
-    task: Task
-    trial_index: int
-    gateway: ToolGateway
-    memory: TrialMemory
-    events: list[RunEvent] = field(default_factory=list)
-    root_event_id: str | None = None
-    _queued: list[Any] = field(default_factory=list)  # QueuedEvent, not yet in ``events``
-    # Its queued events stand or fall in order: its score is never written without them.
-    _chain: Chain = field(default_factory=Chain)
-    # The first trial limit it went past (a call, a tool result): it fails the trial.
-    over_limit: Failure | None = None
-
-    def went_over(self, failure: Failure) -> None:
-        if self.over_limit is None:
-            self.over_limit = failure
-
-    async def emit(self, payload: Payload) -> RunEvent:
-        """Write ``payload`` through the sink's ``emit`` once everything recorded before it is
-        committed; returns it committed."""
-        await self.flush()
-        event = await self.env.sink.emit(self.env.run_id, payload, causation_id=self.root_event_id)
-        self.events.append(event)
-        return event
-
-    async def record(self, payload: Payload) -> str:
-        """Record ``payload``; returns its event id. A sink with ``emit_later`` (the store)
-        queues it, committed in order with the trial's others (a chain: none is written once
-        one before it was not), waited for at the next :meth:`flush`; others write it now. A
-        trial flushes before anything a resume must see durable first: a live tool call, a
-        usage report; its score follows its events in the chain."""
-        later = self.env.emit_later
-        if later is None:
-            sink = self.env.sink
-            event = await sink.emit(self.env.run_id, payload, causation_id=self.root_event_id)
-            self.events.append(event)
-            return event.eventId
-        queued = later(self.env.run_id, payload, causation_id=self.root_event_id, chain=self._chain)
-        self._queued.append(queued)
-        return str(queued.event_id)
-
-    def known_events(self) -> list[RunEvent]:
-        """What the trial recorded, committed or still queued (in order), to grade it by."""
-        return self.events + [queued.known() for queued in self._queued]
-
-    @property
-    def committed(self) -> bool:
-        """Every event it recorded is committed (or failed to be): :meth:`flush` won't wait.
-        Appends settle in the order they were queued, so its last one tells."""
-        return not self._queued or self._queued[-1].settled
-
-    async def flush(self) -> None:
-        """Wait until every recorded event is committed; they join ``events`` in order. The
-        first that failed raises (it and those after it stay queued: a later flush raises
-        again)."""
-        queued = self._queued
-        if not queued:
-            return
-        await queued[-1].wait()  # those before it are settled no later
-        for index, item in enumerate(queued):
-            try:
-                event = item.result()
-            except BaseException:
-                del queued[:index]
-                raise
-            self.events.append(event)
-        queued.clear()
-
-    async def settled(self) -> None:
-        """:meth:`flush` at the trial's end: its events are not kept (nothing reads them)."""
-        queued = self._queued
-        if not queued:
-            return
-        last = queued[-1]
-        if not last.settled:
-            await last.wait()  # those before it are settled no later
-        for item in queued:
-            if item.error is not None:
-                raise item.error
-        queued.clear()
-
-    @property
-    def ids(self) -> str:
-        return f"run {self.env.run_id} task {self.task.taskId} trial {self.trial_index}"
-
-    @property
-    def log(self) -> logging.LoggerAdapter[logging.Logger]:
-        """The engine's logger with the run, task and trial ids on every record."""
-        extra = {
-            "runId": self.env.run_id,
-            "taskId": self.task.taskId,
-            "trialIndex": self.trial_index,
-        }
-        return logging.LoggerAdapter(log, extra)
-
-
-class TrialContext:
-    """The :class:`~wopeval.engine.agent.AgentContext` one invocation sees."""
-
-    def __init__(self, trial: _Trial, agent_id: str) -> None:
-        self._trial = trial
-        self._agent_id = agent_id
-
-    @property
-    def task_id(self) -> str:
-        return self._trial.task.taskId
-
-    @property
-    def trial_index(self) -> int:
-        return self._trial.trial_index
-
-    @property
-    def agent_id(self) -> str:
-        return self._agent_id
-
-    @property
-    def memory(self) -> TrialMemory:
-        return self._trial.memory
-
-    @property
-    def budget_exceeded(self) -> bool:
-        return self._trial.env.meter.exceeded
-
-    def tools(self) -> list[ToolSpec]:
-        known = self._trial.env.registry.tool_specs.values()
-        return merge_specs(known, fixture_tool_names([self._trial.task]))
-
-    async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
-        trial = self._trial
-        gateway = trial.gateway
-        if not await gateway.admit():  # over the cap: refused, not recorded
-            refusal = gateway.refusal()
-            trial.went_over(Failure(exceptionType="ToolCallCap", message=refusal.error_message))
-            return refusal
-        call_id = _new_id("call")
-        base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await trial.record(ToolCalled.build(**base, inputs=jsonable(args)))
-        served = await gateway.call(tool, args)  # flushes before a live call
-        result = served.result
-        outcome = None
-        if result.ok:
-            cap = trial.env.limits.maxToolResultBytes
-            outcome, size = sized_json(result.value, cap)
-            if size > cap:
-                message = over_limit("the tool's result", size, "maxToolResultBytes", cap)
-                trial.went_over(Failure(exceptionType="ToolResultCap", message=message))
-                result = ToolResult(ok=False, error_code=TOOL_RESULT_CAP, error_message=message)
-        error = None
-        if not result.ok:
-            error = ErrorObject(
-                code=result.error_code or "error", message=result.error_message or ""
-            )
-        returned = ToolReturned.build(
-            **base,
-            status="ok" if result.ok else "error",
-            outcome=outcome if result.ok else None,
-            error=error,
-            durationMs=served.duration_ms,
-            fixture=served.fixture,
-            fixture_index=served.index,
-        )
-        await trial.record(returned)
-        return result
-
-    async def refuse_call(self, tool: str, inputs: Any, code: str, message: str) -> ToolResult:
-        call_id = _new_id("call")
-        base = {"agentId": self._agent_id, "toolName": tool, "callId": call_id}
-        await self._trial.record(ToolCalled.build(**base, inputs=jsonable(inputs)))
-        error = ErrorObject(code=code, message=message)
-        await self._trial.record(ToolReturned.build(**base, status="error", error=error))
-        return ToolResult(ok=False, error_code=code, error_message=message)
-
-    async def report_usage(self, usage: Usage) -> None:
-        if usage.cost_usd is not None:
-            self._trial.env.meter.add(usage.cost_usd)
-        await self._trial.emit(usage_payload(usage))
-
-    async def delegate(self, agent_id: str, task_input: Any) -> Any:
-        agent = self._trial.env.registry.resolve(agent_id)
-        ids = {"invocationId": _new_id("inv"), "agentId": agent_id}
-        await self._trial.record(InvocationStarted.build(**ids, source="run-api"))
-        completed = False
-        try:
-            output = await agent(copy.deepcopy(task_input), TrialContext(self._trial, agent_id))
-            cap = self._trial.env.limits.maxOutputBytes
-            decision, size = sized_json(output, cap)
-            if size > cap:  # not recorded; the delegate's caller still gets it
-                message = over_limit(f"{agent_id}'s output", size, "maxOutputBytes", cap)
-                self._trial.went_over(Failure(exceptionType="OutputCap", message=message))
-            await self._trial.record(Decided.build(agentId=agent_id, decision=decision))
-            completed = True
-            return output
-        finally:
-            with anyio.CancelScope(shield=True):
-                outcome = "completed" if completed else "failed"
-                await self._trial.record(InvocationCompleted.build(**ids, outcome=outcome))
 
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
@@ -336,10 +76,10 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
         copies=env.copies,
         max_calls=env.limits.maxToolCalls,
     )
-    trial = _Trial(env=env, task=task, trial_index=trial_index, gateway=gateway,
+    trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
     gateway.before_live = trial.flush  # a resume must see the call before the live tool does
-    ids = {"invocationId": _new_id("inv"), "agentId": env.agent_id}
+    ids = {"invocationId": new_id("inv"), "agentId": env.agent_id}
     trial.root_event_id = await trial.record(
         InvocationStarted.build(
             **ids,
@@ -373,7 +113,7 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
 
 
 async def _invoke(
-    env: TrialEnv, trial: _Trial, ids: dict[str, str]
+    env: TrialEnv, trial: TrialState, ids: dict[str, str]
 ) -> tuple[str | None, Failure | None]:
     """Run the agent under the per-trial timeout; returns an error label and what happened."""
     try:
@@ -432,7 +172,7 @@ def _failure_of(exc: BaseException) -> Failure:
 
 
 async def _grade(
-    env: TrialEnv, task: Task, view: TrialView, trial: _Trial
+    env: TrialEnv, task: Task, view: TrialView, trial: TrialState
 ) -> tuple[TrialGrade, str | None]:
     """Judge (rubric) then grade. A judge or grader that raises fails only this trial."""
     judge_score: float | None = None
@@ -476,7 +216,9 @@ def _evaluator(env: TrialEnv, task: Task) -> EvaluatorType:
     return env.judge.evaluator_type if env.judge is not None else "llm_judge"
 
 
-async def _record_score(env: TrialEnv, trial: _Trial, view: TrialView, grade: TrialGrade) -> None:
+async def _record_score(
+    env: TrialEnv, trial: TrialState, view: TrialView, grade: TrialGrade
+) -> None:
     scored = EvalScored.build(
         taskId=trial.task.taskId,
         score=grade.score,
@@ -491,7 +233,7 @@ async def _record_score(env: TrialEnv, trial: _Trial, view: TrialView, grade: Tr
 
 
 async def _record_reason(
-    env: TrialEnv, trial: _Trial, view: TrialView, grade: TrialGrade, grader_error: str | None
+    env: TrialEnv, trial: TrialState, view: TrialView, grade: TrialGrade, grader_error: str | None
 ) -> None:
     """``wopeval.trial-failed`` for a trial that did not pass (tenant content, not ``eval.*``)."""
     if grade.passed:
