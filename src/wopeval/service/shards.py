@@ -43,9 +43,9 @@ from wopeval.service.slices import (
     derived_group,
     position,
     settings_of_request,
-    suite_digest,
 )
 from wopeval.suite import parse_suite, suite_to_document
+from wopeval.suite.digest import canonical_digest
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
     ErrorObject,
@@ -200,12 +200,12 @@ async def _check_same(shards: list[ShardRun]) -> tuple[RunRecord, AgentEvalSuite
     reference = shards[0]
     ref_record = await reference.store.get_run(reference.run_id)
     assert ref_record is not None
-    ref_digest = suite_digest(ref_record.suite_document)
+    ref_digest = canonical_digest(ref_record.suite_document)
     ref_settings = settings_of_request(reference.request)
     for shard in shards[1:]:
         record = await shard.store.get_run(shard.run_id)
         assert record is not None
-        digest = suite_digest(record.suite_document)
+        digest = canonical_digest(record.suite_document)
         if digest != ref_digest:
             raise ShardMismatch(
                 f"{shard.name}: its suite differs from {reference.name}'s "
@@ -380,7 +380,7 @@ async def unfinished_shard(store: EventStore, plan: RunPlan) -> str | None:
     shard = plan.shard
     assert shard is not None
     request = plan.request()
-    digest = suite_digest(suite_to_document(plan.suite))
+    digest = canonical_digest(suite_to_document(plan.suite))
     settings = settings_of_request(request)
     for run_id, stored in await store.group_members(shard.group):
         found = RunRequest.model_validate(stored)
@@ -393,7 +393,7 @@ async def unfinished_shard(store: EventStore, plan: RunPlan) -> str | None:
         if (
             found.shard.count != shard.count
             or record.agent_id != plan.agent_id
-            or suite_digest(record.suite_document) != digest
+            or canonical_digest(record.suite_document) != digest
             or any(other[name] != settings[name] for name in SETTINGS_FIELDS)
         ):
             raise ShardMismatch(

@@ -25,6 +25,7 @@ from typing import Any
 from wopeval.engine.resume import ResumeState
 from wopeval.errors import UserError
 from wopeval.events.tables import dumps_json
+from wopeval.suite.digest import canonical_digest
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.request import GROUP_PATTERN, RunRequest, ShardRequest
 
@@ -38,7 +39,6 @@ __all__ = [
     "position",
     "shard_size",
     "shard_state",
-    "suite_digest",
 ]
 
 # The request fields every shard of a group must share: they change what a trial does or how
@@ -89,20 +89,6 @@ def check_group(group: str) -> str:
     return group
 
 
-def suite_digest(document: dict[str, Any]) -> str:
-    """SHA-256 of the suite document as stored (canonical JSON, keys sorted)."""
-    canonical = dumps_json(_sorted(document)).encode()
-    return hashlib.sha256(canonical).hexdigest()
-
-
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
-
-
 def settings_of_request(request: RunRequest) -> dict[str, Any]:
     """The shared settings of a request (:data:`SETTINGS_FIELDS`), as JSON values."""
     dumped = request.model_dump(mode="json")
@@ -113,7 +99,7 @@ def derived_group(document: dict[str, Any], request: RunRequest, count: int) -> 
     """The group of shards run without ``--group``: from the suite digest, the shared
     settings and N, so every machine running the same suite the same way agrees on it."""
     material = dumps_json(
-        {"suite": suite_digest(document), "settings": settings_of_request(request), "n": count}
+        {"suite": canonical_digest(document), "settings": settings_of_request(request), "n": count}
     )
     return "g-" + hashlib.sha256(material.encode()).hexdigest()[:24]
 
