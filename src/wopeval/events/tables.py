@@ -224,7 +224,7 @@ runs = Table(
     Column("scope_id", Text),
     Column("owner", Text),  # the host process executing the run (see EventStore.owner)
     Column("lease_expires", Text),  # until when the owner's claim holds (utc_now form)
-    Column("ended_sequence", BigInteger),  # the terminal event's sequence, set by a trigger
+    Column("ended_sequence", BigInteger),  # the terminal event's sequence (ENDED_MESSAGE above)
 )
 events = Table(
     "events",
