@@ -88,6 +88,8 @@ def test_stored_outputs_read_the_runs_gate_and_gate_overrides_it(tmp_path: Path)
     shown = _cli("show", run_id, "--store", store)
     assert "FAILED  aggregate" in shown.stdout
     assert "gate every-task" in shown.stdout
+    agent = _stored_request(store, run_id)["agentId"]
+    assert shown.stdout.splitlines()[1] == f"agent {agent}"  # which agent it was
     graded = _cli("grade", run_id, "--store", store)
     assert graded.exit_code == 0  # grade's exit code says the summary reproduces
     assert "FAILED  aggregate" in graded.stdout

@@ -51,6 +51,7 @@ def grade(
             return await regrade(opened, run_id)
 
     from rich.console import Console
+    from rich.markup import escape
 
     from wopeval.cli.render import print_summary
 
@@ -168,6 +169,7 @@ async def _show_json(store: EventStore, record: RunRecord, events: bool, gate: s
 
 async def _show_text(store: EventStore, record: RunRecord, events: bool, gate: str) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
     from wopeval.cli.render import print_summary
     from wopeval.grading.detail import run_detail
@@ -175,6 +177,7 @@ async def _show_text(store: EventStore, record: RunRecord, events: bool, gate: s
     console = Console()
     count = await store.last_sequence(record.run_id) + 1
     console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {count}")
+    console.print(f"agent {escape(record.agent_id)}", highlight=False)
     if not record.terminal:  # is a process executing it, or was it left so?
         owner, lease = await store.claim_of(record.run_id)
         if held(owner, lease, utc_now()):
