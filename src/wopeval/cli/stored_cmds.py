@@ -51,7 +51,6 @@ def grade(
             return await regrade(opened, run_id)
 
     from rich.console import Console
-    from rich.markup import escape
 
     from wopeval.cli.render import print_summary
 
