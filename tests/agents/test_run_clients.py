@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
+import pytest
 
 from tests.agents.helpers import AGENT_ID, agent_registry, definition, one_task_suite
 from tests.engine.helpers import make_suite, run_suite
@@ -20,6 +22,7 @@ from wopeval.agents.scripted_openai import HttpError, Reply, ScriptedOpenAI
 from wopeval.engine.agent import AgentContext
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle, RunSettings
+from wopeval.engine.scope import current_scope, run_scope
 from wopeval.events.store import EventStore
 from wopeval.service.runs import create_run_record, execute
 from wopeval.wire.vocab import RUN_CANCELLED, RUN_COMPLETED
@@ -228,3 +231,51 @@ async def test_an_interrupted_run_closes_its_client(store: EventStore) -> None:
         assert RUN_COMPLETED not in types
     finally:
         server.__exit__(None, None, None)
+
+
+async def test_a_scope_makes_each_resource_once_and_closes_them_last_made_first(
+    caplog: Any,
+) -> None:
+    closed: list[str] = []
+
+    async def close(name: str) -> None:
+        closed.append(name)
+        if name == "b":
+            raise OSError("already gone")
+
+    made: list[str] = []
+
+    def make(name: str) -> Callable[[], str]:
+        def build() -> str:
+            made.append(name)
+            return name
+
+        return build
+
+    async with run_scope(0) as scope:
+        assert current_scope() is scope
+        assert scope.concurrency == 1  # a pool is never sized 0
+        for name in ("a", "b", "a", "c", "b"):
+            assert scope.shared(name, make(name), close) == name
+        assert made == ["a", "b", "c"]
+    assert current_scope() is None
+    assert closed == ["c", "b", "a"]  # one that fails to close does not stop the others
+    assert "already gone" in caplog.text
+    with pytest.raises(RuntimeError, match="closed"):
+        scope.shared("d", make("d"), close)
+    assert made == ["a", "b", "c"]
+
+
+async def test_a_cancelled_scope_still_closes_what_it_holds() -> None:
+    closed: list[str] = []
+
+    async def close(name: str) -> None:
+        await anyio.lowlevel.checkpoint()  # cancelled here unless shielded
+        closed.append(name)
+
+    with anyio.CancelScope() as cancel:
+        async with run_scope(2) as scope:
+            scope.shared("x", lambda: "x", close)
+            cancel.cancel()
+            await anyio.sleep(1)
+    assert closed == ["x"]
