@@ -5,7 +5,8 @@ The server is a raw asyncio HTTP/1.1 server in its own process (``serve``): a re
 tool result is answered with one ``lookup`` tool call, one with a tool result with ``"ok"``; it
 counts requests and accepted TCP connections (``GET /stats``). Each contender runs in a fresh
 child process (``child``) that times its workload in process (wall and CPU around the workload
-only, imports excluded) and is reaped with ``os.wait4`` for its peak RSS:
+only: its packages are imported before the clock starts, ``PRELOAD``) and is reaped with
+``os.wait4`` for its peak RSS:
 
 * ``floor``: one ``openai.AsyncOpenAI`` client, an asyncio loop of N trials under a semaphore
   of C, each: call, answer the tool call locally, call again (the SDK's documented use);
@@ -237,7 +238,24 @@ def _pydantic_evals(url: str, trials: int, concurrency: int) -> int:
     return sum(1 for case in report.cases if all(a.value for a in case.assertions.values()))
 
 
+# What each contender imports before its clock starts (imports are not the workload).
+PRELOAD = {
+    "floor": ["openai"],
+    "wopeval": ["openai", "wopeval.service.api", "wopeval.agents.openai_compat", "wopeval.suite",
+                "wopeval.events.store"],
+    "inspect": ["openai", "inspect_ai", "inspect_ai.dataset", "inspect_ai.scorer",
+                "inspect_ai.solver", "inspect_ai.tool"],
+    "pydantic-evals": ["openai", "pydantic_ai", "pydantic_ai.models.openai",
+                       "pydantic_ai.providers.openai", "pydantic_evals",
+                       "pydantic_evals.evaluators"],
+}  # fmt: skip
+
+
 def _child(name: str, url: str, trials: int, concurrency: int) -> None:
+    import importlib
+
+    for module in PRELOAD["wopeval" if name.startswith("wopeval") else name]:
+        importlib.import_module(module)
     with tempfile.TemporaryDirectory() as tmp:
         wall, cpu = time.perf_counter(), time.process_time()
         if name == "floor":
