@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import pytest
 
 from tests.agents.helpers import AGENT_ID, agent_registry, definition, one_task_suite
@@ -279,3 +280,12 @@ async def test_a_cancelled_scope_still_closes_what_it_holds() -> None:
             cancel.cancel()
             await anyio.sleep(1)
     assert closed == ["x"]
+
+
+async def test_code_on_another_threads_event_loop_does_not_share_the_runs_scope() -> None:
+    """An agent run off the loop (its own loop in a worker thread) inherits the context but
+    not the run's resources, which are bound to the run's loop."""
+    async with run_scope(2) as scope:
+        assert current_scope() is scope
+        elsewhere = await anyio.to_thread.run_sync(current_scope)
+    assert elsewhere is None

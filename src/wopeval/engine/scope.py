@@ -5,13 +5,14 @@ failed, cancelled, interrupted).
 :func:`run_scope` is entered by :func:`wopeval.engine.run.execute_run` around the run; the
 trials' tasks inherit it (a ``ContextVar``: concurrent runs in one host each see their own).
 An agent or judge asks :func:`current_scope` and, outside a run (a trial executed in a Ray
-worker, an agent called directly), gets ``None``: it then makes and closes its own resource per
-call.
+worker, an agent called directly, code on an off-loop agent's own event loop), gets ``None``:
+it then makes and closes its own resource per call.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -34,6 +35,9 @@ class RunScope:
         self.concurrency = max(1, concurrency)
         self._held: dict[Hashable, tuple[Any, Callable[[Any], Awaitable[None]]]] = {}
         self.closed = False
+        # Its resources are bound to the run's event loop: code on another loop (an agent run
+        # off the loop, in its own thread) does not share them.
+        self.thread = threading.get_ident()
 
     def shared(
         self, key: Hashable, make: Callable[[], T], close: Callable[[T], Awaitable[None]]
@@ -64,8 +68,10 @@ class RunScope:
 
 
 def current_scope() -> RunScope | None:
-    """The scope of the run this code executes in, or ``None`` outside a run."""
-    return _CURRENT.get()
+    """The scope of the run this code executes in, or ``None`` outside a run (or on another
+    thread's event loop than the run's)."""
+    scope = _CURRENT.get()
+    return scope if scope is not None and scope.thread == threading.get_ident() else None
 
 
 @asynccontextmanager
