@@ -122,7 +122,7 @@ class LLMJudge:
             "json_schema": {"name": "rubric_verdict", "strict": True, "schema": schema},
         }
         try:
-            async with self._client_owner.new_client() as client:
+            async with self._client_owner.client() as client:
                 completion = await client.chat.completions.create(
                     model=self._client_owner.model,
                     messages=cast(Any, messages),

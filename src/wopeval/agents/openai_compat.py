@@ -25,20 +25,30 @@ that are not a JSON object are :class:`InvalidToolArguments`, a recorded, explai
 /models/{id}``, free): only a 404 that names the model refuses the run (:class:`ModelNotFound`);
 any other answer, or none, leaves the verdict to the trials.
 
+A run makes one SDK client per model endpoint, on its first call, shared by all its trials
+(the judge's too), its connection pool sized to the run's concurrency, and closes it when the
+run ends (:mod:`wopeval.engine.scope`, :mod:`wopeval.agents.clients`); a call outside a run
+makes its own client and closes it.
+
 The ``openai`` package is the optional ``wopeval[openai]`` extra, checked when the agent is made.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from wopeval.agents.clients import http_client
 from wopeval.agents.definition import AgentDefinition, Price
 from wopeval.agents.toolnames import ToolNames
 from wopeval.engine.agent import AgentContext, ToolResult, ToolSpec, Usage
 from wopeval.engine.outage import waiting_on
+from wopeval.engine.scope import current_scope
 from wopeval.errors import ExtraMissing, InfrastructureError, RunError, UserError
 
 if TYPE_CHECKING:
@@ -221,18 +231,35 @@ class OpenAICompatAgent:
             return None
         return self.definition.tool_specs()
 
-    def new_client(self) -> AsyncOpenAI:
-        """An SDK client for one trial (closed with it: its pool belongs to the trial's loop)."""
+    def new_client(self, connections: int = 1) -> AsyncOpenAI:
+        """An SDK client whose pool holds up to ``connections`` (its caller closes it)."""
         openai = _sdk()
-        env = self.definition.apiKeyEnv
-        key = os.environ.get(env) if env else None
         client: AsyncOpenAI = openai.AsyncOpenAI(
             base_url=self.definition.baseUrl,
-            api_key=key or "not-needed",
+            api_key=self._api_key() or "not-needed",
             max_retries=self.definition.maxRetries,
             timeout=self.timeout_s,
+            http_client=http_client(openai, self.definition.baseUrl, connections),
         )
         return client
+
+    def _api_key(self) -> str | None:
+        env = self.definition.apiKeyEnv
+        return os.environ.get(env) if env else None
+
+    @asynccontextmanager
+    async def client(self) -> AsyncIterator[AsyncOpenAI]:
+        """The SDK client for a call: in a run, the run's one client for this endpoint (made on
+        first use, its pool sized to the run's concurrency, closed when the run ends: see
+        :mod:`wopeval.engine.scope`); outside a run, one for this call, closed after it."""
+        scope = current_scope()
+        if scope is None:
+            async with self.new_client() as own:
+                yield own
+            return
+        endpoint = (PROVIDER, self.definition.baseUrl, self._api_key(),
+                    self.definition.maxRetries, self.timeout_s)  # fmt: skip
+        yield scope.shared(endpoint, functools.partial(self.new_client, scope.concurrency), _close)
 
     async def complete(
         self, client: AsyncOpenAI, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -312,8 +339,12 @@ class OpenAICompatAgent:
             {"role": "system", "content": system},
             {"role": "user", "content": user_content(task_input)},
         ]
-        async with self.new_client() as client:
+        async with self.client() as client:
             return await _Loop(self, ctx, client, names, tools, messages).run()
+
+
+async def _close(client: AsyncOpenAI) -> None:
+    await client.close()
 
 
 def _function(api_name: str, spec: ToolSpec) -> dict[str, Any]:

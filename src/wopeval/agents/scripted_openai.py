@@ -4,8 +4,9 @@ For offline tests and benchmarks of anything speaking the protocol (wopeval's ow
 judge, or yours): each ``POST /v1/chat/completions`` is answered by the next step of a script —
 a :class:`Reply` (an assistant message, optionally with tool calls), an :class:`HttpError`
 (status, body, headers such as ``retry-after-ms``), or a callable of the request body returning
-either. Every request body is kept in ``requests``. Runs in its own thread (stdlib
-``ThreadingHTTPServer``), so it is independent of the caller's event loop.
+either. Every request body is kept in ``requests``; ``connections`` counts the TCP connections
+accepted and ``open_connections`` those not yet closed (by either side). Runs in its own thread
+(stdlib ``ThreadingHTTPServer``), so it is independent of the caller's event loop.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ class ScriptedOpenAI:
         self._lock = threading.Lock()
         self._serial = itertools.count()
         self.requests: list[dict[str, Any]] = []
+        self.connections = 0
+        self.open_connections = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -131,6 +134,19 @@ class ScriptedOpenAI:
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections += 1
+                    server.open_connections += 1
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    with server._lock:
+                        server.open_connections -= 1
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)

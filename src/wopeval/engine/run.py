@@ -24,6 +24,7 @@ from wopeval.engine.budget import CostMeter
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
+from wopeval.engine.scope import run_scope
 from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
 from wopeval.errors import StoreError, describe, unwrap
 from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
@@ -147,7 +148,8 @@ async def execute_run(
         with handle.scope:
             await _start_events(store, run_id, suite, settings, resume)
             pairs = None if resume is None else resume.pending(suite)
-            await _run_trials(store, env, suite, settings, progress, pairs)
+            async with run_scope(settings.concurrency):  # the trials' model clients, closed here
+                await _run_trials(store, env, suite, settings, progress, pairs)
             summary = await summarize()
             with anyio.CancelScope(shield=True):  # once finishing, finish: one terminal event
                 await _finish_events(store, run_id, summary, resume)
