@@ -11,8 +11,11 @@ prints one JSON document:
   tasks on a fresh store of the same kind (no HTTP, no execution); ``ratio`` = HTTP / in-process.
   Each repeat measures the peer, then both trees in alternating order (``before``: the
   ``--base`` commit's ``src`` from ``git archive``; ``after``: this checkout's), each on a fresh
-  store (PostgreSQL: a scratch database, dropped after). Figures are the median of the repeats
-  with min–max; ``met`` is issue 32's goal 3 (ratio within 2×) on the after median.
+  store (PostgreSQL: a scratch database, dropped after), after ``sync`` and a pause, so that
+  the previous host's writes are not charged to the next (without them the tree measured
+  second was slower in 10 of 12 pairs, whichever it was). Figures are the median of the repeats
+  (4 by default: each tree goes first as often) with min–max; ``met`` is issue 32's goal 3
+  (ratio within 2×) on the after median.
   ``host_cpu_ms_per_create``: the host process's CPU (``/proc``) over the measured creates.
 * ``fanout``: on the after tree, once per store (see ``bench/host_fanout.py``).
 
@@ -55,6 +58,7 @@ CREATE_CLIENTS = 8
 WARM_UP = 40
 GOAL_RATIO = 0.5  # issue 32, goal 3: within 2× of in-process creation
 BASE = "32a78fa"  # main when issue 32's host work started
+SETTLE_S = 2.0
 Store = Callable[[], tuple[str, Callable[[], None]]]
 
 
@@ -200,9 +204,16 @@ async def http_creates(port: int, pid: int, total: int, subscribers: int | None)
     return {"figures": figures, "fanout": fanout}
 
 
+def _settle() -> None:
+    """Let the previous measurement's writes reach the disk before the next one starts."""
+    os.sync()
+    time.sleep(SETTLE_S)
+
+
 def measure_host(
     src: Path, directory: Path, store: str, total: int, subscribers: int | None
 ) -> dict[str, Any]:
+    _settle()
     port = _free_port()
     proc = _start_host(src, directory, store, port)
     try:
@@ -237,6 +248,7 @@ def measure_store(
     for repeat in range(args.repeats):
         order = list(trees) if repeat % 2 == 0 else list(reversed(trees))
         url, drop = new_store()
+        _settle()
         try:  # alone: no host is executing runs meanwhile
             peer = anyio.run(peer_creates, url, directory, args.creates)
         finally:
@@ -273,7 +285,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="160 creates, 10 subscribers")
     parser.add_argument("--creates", type=int, default=None, help="measured creates (400)")
     parser.add_argument("--subscribers", type=int, default=None, help="SSE subscribers (50)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=4, help="even: each tree first as often")
     parser.add_argument("--no-fanout", action="store_true", help="creates only")
     parser.add_argument(
         "--pg",
