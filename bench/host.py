@@ -1,49 +1,65 @@
-"""Host benchmark: eval runs created per second over HTTP, and SSE fan-out to 50 subscribers.
+"""Host benchmark: eval runs created per second over HTTP against in-process creation, before and
+after in one invocation; and SSE fan-out (``bench/host_fanout.py``).
 
 Starts ``python -m wopeval.host`` (the same process ``wopeval serve`` runs) on a real socket and
 prints one JSON document:
 
-* ``creates``: ``POST /runs`` (``mode: "eval"``, a one-task scripted suite) from 8 concurrent
-  clients; the host executes the runs meanwhile. Peer, same run: ``create_run_record`` called
-  in-process on the same kind of store (no HTTP, no execution), as a ratio (HTTP / in-process).
-* ``fanout``: one run with ~1,500 events; 50 SSE subscribers (``streamMode=debug``) attached
-  as it is created (``live``: bounded by the run's own speed) and again after it completed
-  (``replay``: pure delivery). Events delivered per second = frames received by all
-  subscribers / wall time. Every subscriber's sequence is checked: no gap, no duplicate.
-  Peer, same run: 50 long-polling clients (``/events/poll``) replaying it, as a ratio
-  (SSE / poll).
+* ``creates``, per store (SQLite; PostgreSQL with ``--pg``): ``POST /runs`` (``mode: "eval"``, a
+  one-task scripted suite) from 8 concurrent clients, after 40 warm-up creates; the host
+  executes the runs meanwhile, as it does in use. Each request's latency is timed by its client
+  (p50, p99). Peer, same invocation: ``create_run_record`` called in process by 8 concurrent
+  tasks on a fresh store of the same kind (no HTTP, no execution); ``ratio`` = HTTP / in-process.
+  Each repeat measures the peer, then both trees in alternating order (``before``: the
+  ``--base`` commit's ``src`` from ``git archive``; ``after``: this checkout's), each on a fresh
+  store (PostgreSQL: a scratch database, dropped after), after ``sync`` and a pause, so that
+  the previous host's writes are not charged to the next (without them the tree measured
+  second was slower in 10 of 12 pairs, whichever it was). Figures are the median of the repeats
+  (4 by default: each tree goes first as often) with min–max; ``met`` is issue 32's goal 3
+  (ratio within 2×) on the after median.
+  ``host_cpu_ms_per_create``: the host process's CPU (``/proc``) over the measured creates.
+* ``fanout``: on the after tree, once per store (see ``bench/host_fanout.py``).
 
-Usage: ``python3 bench/host.py [--store URL] [--creates N] [--subscribers N]``.
+Usage: ``python3 bench/host.py [--quick] [--pg URL] [--base REF] [--no-before] [--repeats N]
+[--creates N] [--subscribers N] [--no-fanout]``. See bench/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from wopeval.engine.registry import SCRIPTED_AGENT_ID
-from wopeval.engine.run import RunSettings
-from wopeval.events.store import EventStore
-from wopeval.service.runs import create_run_record
-from wopeval.suite import parse_suite
+from bench.host_fanout import FANOUT_REF, bench_fanout  # noqa: E402
+from bench.scale import _before_src, _pg_create, compile_tree  # noqa: E402
+from wopeval.engine.registry import SCRIPTED_AGENT_ID  # noqa: E402
+from wopeval.engine.run import RunSettings  # noqa: E402
+from wopeval.events.store import EventStore  # noqa: E402
+from wopeval.service.runs import create_run_record  # noqa: E402
+from wopeval.suite import parse_suite  # noqa: E402
 
 KEY = "bench-key-0123456789"
 CREATE_CLIENTS = 8
+WARM_UP = 40
+GOAL_RATIO = 0.5  # issue 32, goal 3: within 2× of in-process creation
+BASE = "32a78fa"  # main when issue 32's host work started
+SETTLE_S = 2.0
+Store = Callable[[], tuple[str, Callable[[], None]]]
 
 
 def _task(task_id: str, calls: int) -> dict[str, Any]:
@@ -85,23 +101,24 @@ def _free_port() -> int:
         return port
 
 
-def _start_host(directory: Path, store: str, port: int) -> subprocess.Popen[bytes]:
+def _start_host(src: Path, directory: Path, store: str, port: int) -> subprocess.Popen[bytes]:
     config = {
         "apiKeys": [{"key": KEY, "tenant": "bench"}],
         "suiteDirectories": [str(directory)],
         "builtinSuites": False,
         "concurrency": 4,
         "evalSuite": {"maxTasksPerSuite": 100},
-        # One tenant drives the whole load: lift its per-tenant limits (issue 14) out of the way.
+        # One tenant drives the whole load: lift its per-tenant limits out of the way.
         "limits": {"activeRunsPerTenant": 100_000, "streamsPerTenant": 10_000},
+        "shutdownGraceSeconds": 1,  # the runs still queued at the end are not measured
     }
     config_file = directory.parent / "host.json"
     config_file.write_text(json.dumps(config))
     command = [sys.executable, "-m", "wopeval.host", "--port", str(port), "--store", store,
                "--config", str(config_file), "--log-level", "warning"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src")}
-    proc = subprocess.Popen(command, env=env)
-    deadline = time.monotonic() + 30
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             httpx.get(f"http://127.0.0.1:{port}/.well-known/openwop", timeout=1)
@@ -112,165 +129,205 @@ def _start_host(directory: Path, store: str, port: int) -> subprocess.Popen[byte
     raise RuntimeError("the host did not start")
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU of a process so far (Linux ``/proc``), else None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _body(ref: str) -> dict[str, Any]:
     return {"mode": "eval", "evalSuiteRef": ref, "agentId": SCRIPTED_AGENT_ID}
 
 
-async def bench_creates(client: httpx.AsyncClient, total: int) -> float:
-    per_client = total // CREATE_CLIENTS
+async def _clients(total: int, one: Callable[[], Any]) -> tuple[float, list[float]]:
+    """``total`` calls of ``one`` by 8 concurrent clients: (calls per second, each call's s)."""
+    latencies: list[float] = []
 
-    async def one_client() -> None:
-        for _ in range(per_client):
-            response = await client.post("/runs", json=_body("suite://core.bench.evals.small"))
-            response.raise_for_status()
+    async def client() -> None:
+        for _ in range(total // CREATE_CLIENTS):
+            started = time.perf_counter()
+            await one()
+            latencies.append(time.perf_counter() - started)
 
     started = time.perf_counter()
     async with anyio.create_task_group() as group:
         for _ in range(CREATE_CLIENTS):
-            group.start_soon(one_client)
-    return per_client * CREATE_CLIENTS / (time.perf_counter() - started)
+            group.start_soon(client)
+    return len(latencies) / (time.perf_counter() - started), latencies
 
 
-async def bench_in_process_creates(store_url: str, directory: Path, total: int) -> float:
+def _figures(rate: float, latencies: list[float]) -> dict[str, float]:
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return {
+        "per_s": round(rate, 1),
+        "p50_ms": round(cuts[49] * 1000, 2),
+        "p99_ms": round(cuts[98] * 1000, 2),
+    }
+
+
+async def peer_creates(store_url: str, directory: Path, total: int) -> dict[str, float]:
     suite = parse_suite(json.loads((directory / "small.json").read_text()))
     store = await EventStore.open(store_url)
     try:
-        per_client = total // CREATE_CLIENTS
 
-        async def one_client() -> None:
-            for _ in range(per_client):
-                await create_run_record(store, suite, SCRIPTED_AGENT_ID, RunSettings(),
-                                        tenant="peer")  # fmt: skip
+        async def one() -> None:
+            await create_run_record(store, suite, SCRIPTED_AGENT_ID, RunSettings(), tenant="peer")
 
-        started = time.perf_counter()
-        async with anyio.create_task_group() as group:
-            for _ in range(CREATE_CLIENTS):
-                group.start_soon(one_client)
-        return per_client * CREATE_CLIENTS / (time.perf_counter() - started)
+        await _clients(WARM_UP, one)
+        return _figures(*await _clients(total, one))
     finally:
         await store.close()
 
 
-async def _subscribe(client: httpx.AsyncClient, path: str) -> list[int]:
-    sequences: list[int] = []
-    params = {"streamMode": "debug"}
-    async with client.stream("GET", f"{path}/events", params=params) as response:
-        response.raise_for_status()
-        async for line in response.aiter_lines():
-            if line.startswith("data: "):
-                sequences.append(json.loads(line[6:])["sequence"])
-    return sequences
-
-
-async def _poll_replay(client: httpx.AsyncClient, path: str) -> list[int]:
-    sequences: list[int] = []
-    after = -1
-    while True:
-        params = {"afterSequence": after} if after >= 0 else {}
-        response = await client.get(f"{path}/events/poll", params=params)
-        response.raise_for_status()
-        body = response.json()
-        sequences += [e["sequence"] for e in body["events"]]
-        after = body["lastSequence"]
-        if body["isTerminal"] and not body["events"]:
-            return sequences
-
-
-async def _fan(
-    client: httpx.AsyncClient, path: str, n: int, poll: bool
-) -> tuple[float, list[list[int]]]:
-    results: list[list[int]] = []
-
-    async def one() -> None:
-        results.append(await (_poll_replay(client, path) if poll else _subscribe(client, path)))
-
-    started = time.perf_counter()
-    async with anyio.create_task_group() as group:
-        for _ in range(n):
-            group.start_soon(one)
-    return time.perf_counter() - started, results
-
-
-def _check(results: list[list[int]]) -> dict[str, int]:
-    gaps = duplicates = 0
-    for sequences in results:
-        duplicates += len(sequences) - len(set(sequences))
-        gaps += sum(1 for a, b in itertools.pairwise(sequences) if b != a + 1)
-        gaps += 0 if sequences and sequences[0] == 0 else 1
-    return {"gaps": gaps, "duplicates": duplicates}
-
-
-async def bench_fanout(client: httpx.AsyncClient, subscribers: int) -> dict[str, Any]:
-    created = (await client.post("/runs", json=_body("suite://core.bench.evals.fanout"))).json()
-    path = "/runs/" + created["runId"].replace("/", "~2F")
-    live_s, live = await _fan(client, path, subscribers, poll=False)
-    replay_s, replay = await _fan(client, path, subscribers, poll=False)
-    poll_s, polled = await _fan(client, path, subscribers, poll=True)
-    events = len(replay[0])
-    checks = {
-        k: _check(live)[k] + _check(replay)[k] + _check(polled)[k] for k in ("gaps", "duplicates")
-    }
-    complete = all(len(s) == events for s in live + replay + polled)
-    sse_rate = subscribers * events / replay_s
-    poll_rate = subscribers * events / poll_s
-    return {
-        "subscribers": subscribers,
-        "events_per_run": events,
-        "live": {"seconds": round(live_s, 3), "events_per_s": round(subscribers * events / live_s)},
-        "replay": {"seconds": round(replay_s, 3), "events_per_s": round(sse_rate)},
-        "peer_poll_replay": {"seconds": round(poll_s, 3), "events_per_s": round(poll_rate)},
-        "ratio_sse_vs_poll": round(sse_rate / poll_rate, 2),
-        "every_subscriber_complete": complete,
-        **checks,
-    }
-
-
-async def main_async(args: argparse.Namespace, port: int, peer_rate: float) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=args.subscribers + 20)
+async def http_creates(port: int, pid: int, total: int, subscribers: int | None) -> dict[str, Any]:
+    limits = httpx.Limits(max_connections=(subscribers or 0) + 20)
     headers = {"Authorization": f"Bearer {KEY}", "OpenWOP-Version": "2.0"}
-    base = f"http://127.0.0.1:{port}"
-    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits,
-                                 timeout=120) as client:  # fmt: skip
-        fanout = await bench_fanout(client, args.subscribers)  # first: no queue ahead of it
-        await bench_creates(client, 40)  # warm-up
-        http_rate = await bench_creates(client, args.creates)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=headers,
+                                 limits=limits, timeout=120) as client:  # fmt: skip
+        fanout = None
+        if subscribers:  # first: no queue of runs ahead of it
+            fanout = await bench_fanout(client, subscribers, _body(FANOUT_REF))
+
+        async def one() -> None:
+            response = await client.post("/runs", json=_body("suite://core.bench.evals.small"))
+            response.raise_for_status()
+
+        await _clients(WARM_UP, one)
+        cpu_before = _cpu_seconds(pid)
+        figures: dict[str, Any] = _figures(*await _clients(total, one))
+        cpu_after = _cpu_seconds(pid)
+    if cpu_before is not None and cpu_after is not None:
+        figures["host_cpu_ms_per_create"] = round((cpu_after - cpu_before) / total * 1000, 2)
+    return {"figures": figures, "fanout": fanout}
+
+
+def _settle() -> None:
+    """Let the previous measurement's writes reach the disk before the next one starts."""
+    os.sync()
+    time.sleep(SETTLE_S)
+
+
+def measure_host(
+    src: Path, directory: Path, store: str, total: int, subscribers: int | None
+) -> dict[str, Any]:
+    _settle()
+    port = _free_port()
+    proc = _start_host(src, directory, store, port)
+    try:
+        return anyio.run(http_creates, port, proc.pid, total, subscribers)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _spread(values: list[float]) -> dict[str, float]:
     return {
-        "store": "postgresql" if args.store.startswith("postgres") else "sqlite",
-        "cpus": os.cpu_count(),
-        "creates": {
-            "total": args.creates,
-            "clients": CREATE_CLIENTS,
-            "http_per_s": round(http_rate, 1),
-            "peer_in_process_create_run_record_per_s": round(peer_rate, 1),
-            "ratio_http_vs_in_process": round(http_rate / peer_rate, 3),
-        },
-        "fanout": fanout,
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
     }
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = [k for k in runs[0] if isinstance(runs[0][k], int | float)]
+    return {k: _spread([r[k] for r in runs]) for k in keys}
+
+
+def measure_store(
+    args: argparse.Namespace, trees: dict[str, Path], new_store: Store, directory: Path
+) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"peer": [], **{name: [] for name in trees}}
+    fanout = None
+    for repeat in range(args.repeats):
+        order = list(trees) if repeat % 2 == 0 else list(reversed(trees))
+        url, drop = new_store()
+        _settle()
+        try:  # alone: no host is executing runs meanwhile
+            peer = anyio.run(peer_creates, url, directory, args.creates)
+        finally:
+            drop()
+        runs["peer"].append(peer)
+        for name in order:
+            with_fanout = args.subscribers if name == "after" and fanout is None else None
+            url, drop = new_store()
+            try:
+                result = measure_host(trees[name], directory, url, args.creates, with_fanout)
+            finally:
+                drop()
+            fanout = fanout or result["fanout"]
+            figures = result["figures"]
+            figures["ratio_http_vs_in_process"] = round(figures["per_s"] / peer["per_s"], 3)
+            runs[name].append(figures)
+            _progress(f"repeat {repeat + 1}: {name} {figures}, peer {peer}")
+    report: dict[str, Any] = {name: _summary(values) for name, values in runs.items()}
+    report["runs"] = runs
+    ratio = report["after"]["ratio_http_vs_in_process"]["median"]
+    report["goal"] = f"after median ratio >= {GOAL_RATIO} (within 2x of in-process creation)"
+    report["met"] = ratio >= GOAL_RATIO
+    report["fanout"] = fanout
+    return report
+
+
+def _progress(line: str) -> None:
+    print(f"host: {time.strftime('%H:%M:%S')} {line} (load {os.getloadavg()[0]:.1f})",
+          file=sys.stderr, flush=True)  # fmt: skip
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", help="store URL for the host (default: a temp SQLite file)")
-    parser.add_argument("--creates", type=int, default=400)
-    parser.add_argument("--subscribers", type=int, default=50)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="160 creates, 10 subscribers")
+    parser.add_argument("--creates", type=int, default=None, help="measured creates (400)")
+    parser.add_argument("--subscribers", type=int, default=None, help="SSE subscribers (50)")
+    parser.add_argument("--repeats", type=int, default=4, help="even: each tree first as often")
+    parser.add_argument("--no-fanout", action="store_true", help="creates only")
+    parser.add_argument(
+        "--pg",
+        default=os.environ.get("WOPEVAL_TEST_POSTGRES_URL"),
+        help="PostgreSQL admin URL: scratch databases on it (default $WOPEVAL_TEST_POSTGRES_URL)",
+    )
+    parser.add_argument("--no-pg", action="store_true", help="SQLite only")
+    parser.add_argument("--base", default=BASE, help="the 'before' commit")
+    parser.add_argument("--no-before", action="store_true", help="measure this tree only")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp) / "suites"
+    args.creates = args.creates or (160 if args.quick else 400)
+    args.subscribers = 0 if args.no_fanout else args.subscribers or (10 if args.quick else 50)
+    pg = None if args.no_pg else args.pg
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="wopeval-bench-host-") as tmp_name:
+        tmp = Path(tmp_name)
+        directory = tmp / "suites"
         directory.mkdir()
         _write_suites(directory)
-        args.store = args.store or str(Path(tmp) / "host.db")
-        args.peer_store = (
-            args.store if args.store.startswith("postgres") else str(Path(tmp) / "peer.db")
-        )
-        # The peer runs first, alone: the host would otherwise still be executing runs.
-        peer_rate = anyio.run(bench_in_process_creates, args.peer_store, directory, args.creates)
-        port = _free_port()
-        proc = _start_host(directory, args.store, port)
-        try:
-            result = anyio.run(main_async, args, port, peer_rate)
-        finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=60)
+        trees = {} if args.no_before else {"before": _before_src(tmp, args.base)}
+        trees["after"] = ROOT / "src"
+        for tree in trees.values():
+            compile_tree(tree)
+        counter = iter(range(1_000_000))
+
+        def sqlite() -> tuple[str, Callable[[], None]]:
+            return str(tmp / f"store-{next(counter)}.db"), lambda: None
+
+        stores: dict[str, Store] = {"sqlite": sqlite}
+        if pg:
+            stores["postgresql"] = lambda: _pg_create(pg)
+        creates = {name: measure_store(args, trees, new, directory) for name, new in stores.items()}
+    machine = {"cpus": os.cpu_count(), "loadBefore": load_before, "loadAfter": os.getloadavg()}
+    result = {
+        "benchmark": "host creates (issue 32, goal 3)",
+        "machine": machine,
+        "base": None if args.no_before else args.base,
+        "clients": CREATE_CLIENTS,
+        "creates_per_measurement": args.creates,
+        "repeats": args.repeats,
+        "creates": creates,
+    }
     print(json.dumps(result, indent=2))
 
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from typer.testing import CliRunner
 
-from wopeval.cli import export_cmds, stored_cmds
+from wopeval.cli import export_cmds
 from wopeval.cli.app import app
 from wopeval.events.store import EventStore
 from wopeval.exports.ci import junit_xml, markdown
@@ -63,7 +63,7 @@ def limits(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
         return await read(self, run_id, after, limit)
 
     monkeypatch.setattr(EventStore, "events", events)
-    for module in (runs, stored_cmds, export_cmds):
+    for module in (runs, export_cmds):  # stored_cmds reads runs.LOG_PAGE when it pages
         monkeypatch.setattr(module, "LOG_PAGE", PAGE)
     return seen
 

@@ -39,6 +39,29 @@ async def test_active_runs_per_tenant_are_capped(store_url: str) -> None:
     assert count == before + 2  # the refused one was never recorded
 
 
+async def test_a_run_that_ends_frees_its_tenants_slot(store_url: str) -> None:
+    config = host_config(limits={"activeRunsPerTenant": 1})
+    slow = eval_body(SLOW_REF, agent=SLOW_AGENT)
+    async with running_host(store_url, config) as host:
+        manager = host.state.manager
+        done = await host.run_id()  # the plainest: one scripted run to its end
+        await manager.wait(done, 30)
+        after_done = manager.active_of("acme")
+        held = await host.run_id(slow)
+        refused = await host.create(slow)
+        other_tenant = await host.create(slow, key=KEY_B)
+        counts = (manager.active_of("acme"), manager.active_of("other"))
+        cancel = await host.client.post(f"/runs/{segment(held)}/cancel", headers=auth(), json={})
+        await manager.wait(held, 30)
+        freed = await host.create(slow)
+    assert after_done == 0
+    assert refused.status_code == 429
+    assert other_tenant.status_code == 201
+    assert counts == (1, 1)
+    assert cancel.status_code == 200
+    assert freed.status_code == 201, freed.text
+
+
 async def test_open_streams_per_tenant_are_capped_and_freed(store_url: str) -> None:
     config = host_config(limits={"streamsPerTenant": 2})
     with serving(store_url, config) as server:

@@ -1,4 +1,9 @@
-"""``wopeval grade``, ``runs`` and ``show``: read stored runs (the log in pages)."""
+"""``wopeval grade``, ``runs`` and ``show``: read stored runs (the log in pages).
+
+Reading commands start fast: the run service (and with it the engine) is imported where a log
+is folded, paged or re-graded, not by ``runs`` or ``show --json``;
+``tests/cli/test_read_imports.py`` keeps the heavy modules out of all three.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,6 @@ from wopeval.errors import RunNotFound
 from wopeval.events.ids import utc_now
 from wopeval.events.owners import held
 from wopeval.grading.gate import DEFAULT_GATE, decide
-from wopeval.service.runs import LOG_PAGE, fold_log, grading_options, regrade
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary
 
@@ -53,6 +57,7 @@ def grade(
     from rich.console import Console
 
     from wopeval.cli.render import print_summary
+    from wopeval.service.runs import regrade
 
     try:
         result = anyio.run(go)
@@ -133,6 +138,8 @@ def show(
 
 
 async def _pages(store: EventStore, run_id: str) -> AsyncIterator[list[RunEvent]]:
+    from wopeval.service.runs import LOG_PAGE
+
     after = -1
     while page := await store.events(run_id, after, LOG_PAGE):
         yield page
@@ -172,6 +179,7 @@ async def _show_text(store: EventStore, record: RunRecord, events: bool, gate: s
 
     from wopeval.cli.render import print_summary
     from wopeval.grading.detail import run_detail
+    from wopeval.service.runs import fold_log, grading_options
 
     console = Console()
     count = await store.last_sequence(record.run_id) + 1

@@ -37,7 +37,7 @@ from wopeval.host.errors import HostError, invalid, invalid_suite
 from wopeval.host.fixture_runs import check_fixture_runs, with_recorded_fixtures
 from wopeval.host.jsonbody import loads_strict
 from wopeval.host.state import HostState
-from wopeval.host.suites import BadSuiteRef, SuiteGone, parse_ref
+from wopeval.host.suites import BadSuiteRef, SuiteGone, SuiteRef, parse_ref
 from wopeval.service.runs import BaselineUnusable, RunPlan
 from wopeval.suite import FieldError, SuiteError, check_advertised
 from wopeval.suite.models import AGENT_ID_PATTERN, AgentEvalSuite, EvalMode
@@ -197,11 +197,24 @@ def resolve_agent(registry: Registry, agent_id: str) -> None:
         raise invalid("agentId", f"no agent {agent_id!r} is registered on this host") from exc
 
 
-def load_suite_ref(state: HostState, ref: str) -> AgentEvalSuite:
+def _parse_ref(ref: str) -> SuiteRef:
     try:
-        parsed = parse_ref(ref)
+        return parse_ref(ref)
     except BadSuiteRef as exc:
         raise invalid("evalSuiteRef", str(exc)) from exc
+
+
+async def suite_of_ref(state: HostState, ref: str) -> AgentEvalSuite:
+    """The suite ``ref`` names: a suite already parsed from an unchanged file on the loop,
+    else read and validated in a worker thread (a big suite must not stall the event loop)."""
+    suite = state.catalog.cached(_parse_ref(ref))
+    if suite is not None:
+        return suite
+    return await anyio.to_thread.run_sync(load_suite_ref, state, ref)
+
+
+def load_suite_ref(state: HostState, ref: str) -> AgentEvalSuite:
+    parsed = _parse_ref(ref)
     entry = state.catalog.find(parsed)
     try:
         if entry is not None:
@@ -271,8 +284,7 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         )
     if "fixtureRuns" in body and not config.evalSuite.recordedFixtures:
         raise invalid("fixtureRuns", "recorded fixtures (RFC 0252) are not advertised by this host")
-    # In a worker thread: reading and validating a big suite must not stall the event loop.
-    suite = await anyio.to_thread.run_sync(load_suite_ref, state, str(body["evalSuiteRef"]))
+    suite = await suite_of_ref(state, str(body["evalSuiteRef"]))
     workflow_id = body.get("workflowId")
     if workflow_id is not None and workflow_id != suite.suiteId:
         raise invalid("workflowId", "an eval run's workflowId is its suiteId; omit it")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import logging
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -95,6 +96,9 @@ class RunManager:
         self.judge = judge
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._jobs: dict[str, _Job] = {}
+        # Jobs per tenant (the part of a run id before its "/"), kept with ``_jobs``: the
+        # per-tenant limit is checked on every create, whatever the queue's length.
+        self._per_tenant: Counter[str] = Counter()
         self._interrupted: list[str] = []
         # Runs stopped because the store became unreachable: resumed once it answers again.
         self.stranded: list[str] = []
@@ -139,6 +143,8 @@ class RunManager:
         if self.draining:
             raise HostError("service_unavailable", "the host is shutting down", headers=RETRY)
         job = _Job(RunHandle(run_id), anyio.Event())
+        if run_id not in self._jobs:
+            self._per_tenant[_tenant(run_id)] += 1
         self._jobs[run_id] = job
         chosen = self._limiter if limiter is None else limiter
         self._group.start_soon(self._run, job, execute, chosen, name=run_id)
@@ -203,8 +209,7 @@ class RunManager:
 
     def active_of(self, tenant: str) -> int:
         """The tenant's runs in this process (executing or waiting for a slot)."""
-        prefix = f"{tenant}/"
-        return sum(1 for run_id in self._jobs if run_id.startswith(prefix))
+        return self._per_tenant[tenant]
 
     @property
     def active(self) -> int:
@@ -250,7 +255,15 @@ class RunManager:
                     await _ensure_failed(self.store, run_id, exc)
         finally:
             del self._jobs[run_id]
+            tenant = _tenant(run_id)
+            self._per_tenant[tenant] -= 1
+            if not self._per_tenant[tenant]:
+                del self._per_tenant[tenant]
             job.done.set()
+
+
+def _tenant(run_id: str) -> str:
+    return run_id.partition("/")[0]
 
 
 async def _record_cancelled_before_start(store: EventStore, run_id: str) -> None:

@@ -22,7 +22,9 @@ and whatever goes wrong with one file (beyond a bound, unreadable, even an unexp
 leaves it out of the index, reported in :attr:`SuiteCatalog.rejected` and the log, while the
 others keep serving. A re-scan stats every file but re-reads only new or changed ones (keyed by
 size and mtime), so an unknown reference costs a directory walk, never a re-parse of every
-suite. The host calls :meth:`find` and :meth:`load` in a worker thread (parsing a big suite
+suite. A parsed suite is kept while its file keeps its identity (device, inode, size, mtime):
+:meth:`SuiteCatalog.cached` answers a repeated reference on the event loop with one ``stat``;
+otherwise the host calls :meth:`find` and :meth:`load` in a worker thread (parsing a big suite
 never stalls the event loop); a lock serializes scans.
 """
 
@@ -107,7 +109,7 @@ class SuiteCatalog:
         if builtin is not None:
             self.directories.append(builtin)
         self._index: dict[str, dict[str, SuiteFile]] = {}
-        self._parsed: dict[Path, tuple[int, AgentEvalSuite]] = {}
+        self._parsed: dict[Path, tuple[tuple[int, int, int, int], AgentEvalSuite]] = {}
         self._declared: dict[Path, tuple[tuple[int, int], SuiteFile | None]] = {}
         self.rejected: dict[Path, str] = {}  # files left out of the index, and why
         self._scanned_at = float("-inf")
@@ -197,20 +199,41 @@ class SuiteCatalog:
         (the index is re-scanned; the caller answers as for an unknown reference).
         """
         try:
-            mtime = entry.path.stat().st_mtime_ns
+            stamp = _identity(entry.path)
         except OSError as exc:
             self.scan()
             raise SuiteGone(str(entry.path)) from exc
         cached = self._parsed.get(entry.path)
-        if cached is not None and cached[0] == mtime:
+        if cached is not None and cached[0] == stamp:
             return cached[1]
         declared, _ = _declared(entry.path)
         if declared != entry:
             self.scan()
             raise SuiteGone(str(entry.path))
         suite = parse_suite(read_document(entry.path), str(entry.path))
-        self._parsed[entry.path] = (mtime, suite)
+        self._parsed[entry.path] = (stamp, suite)
         return suite
+
+    def cached(self, ref: SuiteRef) -> AgentEvalSuite | None:
+        """The suite ``ref`` names if the index has it and :meth:`load` parsed its file as it
+        is now (same identity: one ``stat``), else None. No walk, read or parse: cheap enough
+        for the event loop; on None the caller takes :meth:`find` and :meth:`load`."""
+        entry = self._find(ref)
+        cached = self._parsed.get(entry.path) if entry is not None else None
+        if entry is None or cached is None:
+            return None
+        try:
+            stamp = _identity(entry.path)
+        except OSError:
+            return None
+        return cached[1] if cached[0] == stamp else None
+
+
+def _identity(path: Path) -> tuple[int, int, int, int]:
+    """A file's identity for the parse cache: replaced (new inode), resized or touched, it is
+    read again."""
+    info = path.stat()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def _is_suite_file(path: Path) -> bool:
