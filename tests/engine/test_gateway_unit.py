@@ -9,6 +9,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from wopeval.engine import gateway as gateway_module
@@ -314,3 +316,28 @@ async def test_a_live_call_reports_its_duration_in_whole_milliseconds(
     served = await _gateway(None, tool).call(TOOL, {})
     assert served.result.ok is not fails
     assert served.duration_ms == expected_ms
+
+
+# --- yielding to the event loop --------------------------------------------------------------
+
+
+async def test_0244_B_the_gateway_yields_every_yield_every_calls() -> None:
+    """A loop of calls that await nothing else lets the event loop run once per
+    ``YIELD_EVERY`` calls: another task gets a turn exactly that often."""
+    gateway = _gateway(None, None, max_calls=None)
+    turns = 0
+
+    async def other_task() -> None:
+        nonlocal turns
+        while True:
+            await anyio.lowlevel.checkpoint()
+            turns += 1
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(other_task)
+        await anyio.lowlevel.checkpoint()  # it starts, and waits at its first checkpoint
+        started = turns
+        for _ in range(3 * gateway_module.YIELD_EVERY + 1):
+            assert await gateway.admit()
+        group.cancel_scope.cancel()
+    assert turns - started == 3

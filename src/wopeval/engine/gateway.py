@@ -15,9 +15,10 @@ returned as that tool error (a recorded tool error, :mod:`wopeval.exports.record
 
 Live results and fixture responses leave through the same :func:`_untrusted` wrapper (§H).
 
-Every call yields to the event loop first (a checkpoint), so an ``async`` agent calling
-fixture-served tools in a loop can still be cancelled at its trial's timeout and never starves
-the other trials. Past ``max_calls`` calls in the trial, a call is refused as the tool error
+Every :data:`YIELD_EVERY` calls the gateway yields to the event loop (a checkpoint), so an
+``async`` agent calling fixture-served tools in a loop can still be cancelled at its trial's
+timeout and never starves the other trials for long; a checkpoint at every call would cost more
+than the call. Past ``max_calls`` calls in the trial, a call is refused as the tool error
 ``wopeval.tool_call_cap`` (no fixture consumed, no live tool reached) and the gateway is
 ``capped``: the trial fails with a reason naming the cap.
 """
@@ -46,6 +47,8 @@ TOOL_FAILED = "wopeval.tool_failed"
 FIXTURE_ERROR_KEY = "x-wopeval-toolError"
 TOOL_CALL_CAP = "wopeval.tool_call_cap"
 TOOL_RESULT_CAP = "wopeval.tool_result_cap"
+# How many calls a trial makes between two yields to the event loop (see the module's docstring).
+YIELD_EVERY = 16
 
 
 @dataclass(frozen=True)
@@ -93,10 +96,12 @@ class ToolGateway:
         return self.max_calls is not None and self.calls > self.max_calls
 
     async def admit(self) -> bool:
-        """Count a call and yield to the event loop (where a trial past its timeout is
-        cancelled); False when it is over the cap: :meth:`refusal` answers it."""
-        await anyio.lowlevel.checkpoint()
+        """Count a call, every :data:`YIELD_EVERY` th yielding to the event loop (where a
+        trial past its timeout is cancelled); False when it is over the cap: :meth:`refusal`
+        answers it."""
         self.calls += 1
+        if self.calls % YIELD_EVERY == 0:
+            await anyio.lowlevel.checkpoint()
         return self.max_calls is None or self.calls <= self.max_calls
 
     def refusal(self) -> ToolResult:
