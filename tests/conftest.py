@@ -107,6 +107,7 @@ SLOW_FILES = frozenset(
         "tests/cli/test_agent_output.py",
         "tests/cli/test_cli_errors.py",
         "tests/cli/test_exiting.py",
+        "tests/cli/test_grade_bytes.py",
         "tests/cli/test_failure_output.py",
         "tests/cli/test_import_progress.py",
         "tests/cli/test_lazy.py",
