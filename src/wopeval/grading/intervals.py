@@ -1,0 +1,190 @@
+"""Confidence intervals for the RFC 0244 §B statistics (pure; wopeval's own numbers).
+
+Each method is a named function of counts or scores and a confidence ``level`` in (0, 1):
+
+* :func:`clopper_pearson`: a task's pass rate ``c/n``, exact (Clopper and Pearson 1934), the
+  interval every view shows: its coverage is at least ``level`` for every ``n`` and true rate.
+* :func:`wilson`: the score interval (Wilson 1927), shorter, but below ``level`` for some rates
+  near 0 and 1 (Brown, Cai and DasGupta 2001); offered, not the default.
+* :func:`pass_at_k_interval` and :func:`pass_hat_k_interval`: the Clopper–Pearson bounds of the
+  per-trial rate ``p`` mapped through ``1 − (1 − p)^k`` and ``p^k``, the values the exact
+  estimators of pass@k and pass^k are unbiased for; a monotone map keeps the coverage.
+* :func:`cluster_t`: a suite aggregate (a mean over tasks), the t interval over the per-task
+  values, clustered by task (Miller 2024, "Adding error bars to evals", §2.2).
+
+Intervals are never stored: they are recomputed from the summary (itself graded from the log)
+wherever they are shown. An :class:`Interval` keeps its bounds as floats for display and its
+lower bound as an outward-rounded rational (:attr:`Interval.low_exact`), which a bound gate
+compares with a threshold exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from statistics import NormalDist
+
+from wopeval.grading.exact import recorded
+from wopeval.grading.quantiles import beta_ppf, t_ppf
+
+__all__ = [
+    "CLOPPER_PEARSON",
+    "CLUSTER_T",
+    "DEFAULT_LEVEL",
+    "WILSON",
+    "Interval",
+    "check_level",
+    "clopper_pearson",
+    "cluster_t",
+    "pass_at_k_interval",
+    "pass_hat_k_interval",
+    "wilson",
+]
+
+DEFAULT_LEVEL = 0.95
+CLOPPER_PEARSON = "clopper-pearson"
+WILSON = "wilson"
+CLUSTER_T = "cluster-t"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided interval at ``level`` by ``method``. ``low_exact`` is a rational no greater
+    than the true lower bound (rounded outward), so that ``low_exact ≥ threshold`` never holds
+    on a float's luck."""
+
+    low: float
+    high: float
+    low_exact: Fraction
+    method: str
+    level: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"low": self.low, "high": self.high}
+
+    def text(self, digits: int = 2) -> str:
+        """``[0.28, 0.99]``."""
+        return f"[{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def check_level(level: float) -> float:
+    """``level`` if it is a confidence level (strictly between 0 and 1), else ValueError."""
+    if not (isinstance(level, float | int) and 0 < level < 1):
+        raise ValueError(f"a confidence level is strictly between 0 and 1, got {level!r}")
+    return float(level)
+
+
+# Outward rounding: a relative margin well above the floating error of a quantile function, a
+# power or a square root (a few units in the last place), and far below any printed digit.
+_MARGIN = 1e-12
+
+
+def _down(value: float) -> Fraction:
+    """A rational a little below ``value`` (by :data:`_MARGIN`); 0 stays 0."""
+    return Fraction(0) if value <= 0 else Fraction(value) * (1 - Fraction(_MARGIN))
+
+
+def _check(c: int, n: int) -> None:
+    if n < 1 or not 0 <= c <= n:
+        raise ValueError(f"counts must satisfy 0 ≤ c ≤ n and n ≥ 1, got c={c}, n={n}")
+
+
+def clopper_pearson(c: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
+    """The exact binomial interval of Clopper and Pearson (1934), "The use of confidence or
+    fiducial limits illustrated in the case of the binomial", Biometrika 26(4):404–413.
+
+    With ``α = 1 − level``: low = Beta⁻¹(α/2; c, n − c + 1) (0 when c = 0) and
+    high = Beta⁻¹(1 − α/2; c + 1, n − c) (1 when c = n). At c = n the lower bound is
+    ``(α/2)^(1/n)`` exactly; at c = 0 the upper bound is ``1 − (α/2)^(1/n)``.
+    """
+    _check(c, n)
+    alpha = 1 - check_level(level)
+    if c == 0:
+        low = 0.0
+    elif c == n:
+        low = (alpha / 2) ** (1 / n)
+    else:
+        low = beta_ppf(alpha / 2, c, n - c + 1)
+    if c == n:
+        high = 1.0
+    elif c == 0:
+        high = 1 - (alpha / 2) ** (1 / n)
+    else:
+        high = beta_ppf(1 - alpha / 2, c + 1, n - c)
+    return Interval(low, high, _down(low), CLOPPER_PEARSON, level)
+
+
+def _z(level: float) -> float:
+    return NormalDist().inv_cdf(1 - (1 - check_level(level)) / 2)
+
+
+def wilson(c: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
+    """The score interval of Wilson (1927), "Probable inference, the law of succession, and
+    statistical inference", JASA 22(158):209–212: with ``p̂ = c/n`` and ``z`` the normal
+    quantile at ``1 − α/2``, ``(p̂ + z²/2n ± z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n)``.
+    """
+    _check(c, n)
+    z = _z(level)
+    p = c / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low = 0.0 if c == 0 else max(0.0, centre - half)
+    high = 1.0 if c == n else min(1.0, centre + half)
+    return Interval(low, high, _down(low), WILSON, level)
+
+
+def _mapped(rate: Interval, low: float, high: float, point: Fraction, method: str) -> Interval:
+    """The rate's interval carried through a monotone map, widened to hold the exact estimate."""
+    low, high = min(low, float(point)), max(high, float(point))
+    return Interval(low, high, min(_down(low), point), method, rate.level)
+
+
+def pass_at_k_interval(c: int, n: int, k: int, level: float = DEFAULT_LEVEL) -> Interval:
+    """pass@k's interval: the Clopper–Pearson bounds ``[L, U]`` of the per-trial rate mapped
+    through ``1 − (1 − p)^k``, the value Chen et al. (2021)'s estimator
+    ``1 − C(n−c, k)/C(n, k)`` is unbiased for. The map is increasing in p, so the interval
+    covers ``1 − (1 − p)^k`` exactly when ``[L, U]`` covers ``p``: the coverage is
+    Clopper–Pearson's (at least ``level``). Widened, if need be, to hold the estimate."""
+    from wopeval.grading.stats import pass_at_k
+
+    rate = clopper_pearson(c, n, level)
+    point = pass_at_k(n, c, k)
+    low, high = 1 - (1 - rate.low) ** k, 1 - (1 - rate.high) ** k
+    return _mapped(rate, low, high, point, f"{CLOPPER_PEARSON}-mapped")
+
+
+def pass_hat_k_interval(c: int, n: int, k: int, level: float = DEFAULT_LEVEL) -> Interval:
+    """pass^k's interval: the Clopper–Pearson bounds ``[L, U]`` of the per-trial rate mapped
+    through ``p^k``, the value τ-bench's (Yao et al. 2024) estimator ``C(c, k)/C(n, k)`` is
+    unbiased for (E[C(c, k)] = C(n, k)·p^k for c ~ Binomial(n, p)). Increasing in p, so its
+    coverage is Clopper–Pearson's. Widened, if need be, to hold the estimate."""
+    from wopeval.grading.stats import pass_hat_k
+
+    rate = clopper_pearson(c, n, level)
+    point = pass_hat_k(n, c, k)
+    return _mapped(rate, rate.low**k, rate.high**k, point, f"{CLOPPER_PEARSON}-mapped")
+
+
+def cluster_t(values: Sequence[float], level: float = DEFAULT_LEVEL) -> Interval | None:
+    """A suite aggregate's interval clustered by task (Miller 2024, "Adding error bars to evals:
+    a statistical approach to language model evaluations", arXiv:2411.00640, §2.2): with ``m``
+    tasks, per-task values ``x_i``, their mean ``x̄`` and sample standard deviation ``s``,
+    ``x̄ ± t(1 − α/2; m − 1)·s/√m``, clipped to [0, 1]. ``None`` below two tasks (no spread
+    to estimate). The mean is exact; the half-width is rounded outward before the lower bound
+    is taken, so ``low_exact`` is the exact mean when every task has the same value.
+    """
+    m = len(values)
+    if m < 2:
+        return None
+    mean = sum((recorded(v) for v in values), Fraction(0)) / m
+    square = sum(((recorded(v) - mean) ** 2 for v in values), Fraction(0)) / (m - 1)
+    alpha = 1 - check_level(level)
+    half = 0.0
+    if square:
+        half = t_ppf(1 - alpha / 2, m - 1) * math.sqrt(square / m)
+    low_exact = max(Fraction(0), mean - Fraction(half) * (1 + Fraction(_MARGIN)))
+    low = max(0.0, float(mean) - half)
+    high = min(1.0, float(mean) + half)
+    return Interval(low, high, low_exact, CLUSTER_T, level)
