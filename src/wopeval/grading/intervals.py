@@ -81,6 +81,11 @@ def check_level(level: float) -> float:
 _MARGIN = 1e-12
 
 
+def _alpha(level: float) -> float:
+    """``1 − level``, rounded once (0.05 for 0.95, not 1 − 0.95 = 0.050000000000000044)."""
+    return float(1 - recorded(check_level(level)))
+
+
 def _down(value: float) -> Fraction:
     """A rational a little below ``value`` (by :data:`_MARGIN`); 0 stays 0."""
     return Fraction(0) if value <= 0 else Fraction(value) * (1 - Fraction(_MARGIN))
@@ -100,7 +105,7 @@ def clopper_pearson(c: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
     ``(α/2)^(1/n)`` exactly; at c = 0 the upper bound is ``1 − (α/2)^(1/n)``.
     """
     _check(c, n)
-    alpha = 1 - check_level(level)
+    alpha = _alpha(level)
     if c == 0:
         low = 0.0
     elif c == n:
@@ -117,7 +122,7 @@ def clopper_pearson(c: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
 
 
 def _z(level: float) -> float:
-    return NormalDist().inv_cdf(1 - (1 - check_level(level)) / 2)
+    return NormalDist().inv_cdf(1 - _alpha(level) / 2)
 
 
 def wilson(c: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
@@ -180,7 +185,7 @@ def cluster_t(values: Sequence[float], level: float = DEFAULT_LEVEL) -> Interval
         return None
     mean = sum((recorded(v) for v in values), Fraction(0)) / m
     square = sum(((recorded(v) - mean) ** 2 for v in values), Fraction(0)) / (m - 1)
-    alpha = 1 - check_level(level)
+    alpha = _alpha(level)
     half = 0.0
     if square:
         half = t_ppf(1 - alpha / 2, m - 1) * math.sqrt(square / m)
