@@ -117,11 +117,12 @@ def test_eee_records_are_content_free_with_one_line_per_trial(tmp_path: Path) ->
     stderr = result["score_details"]["uncertainty"]["standard_error"]
     assert stderr["method"] == STDERR_METHOD
     assert stderr["value"] >= 0
-    # the quickstart's task scores 1.0, 0.8, 0.8: mean 0.8667, s = 0.11547, stderr 0.066667,
-    # t(0.975; 2) = 4.302653: 0.8667 − 0.28684 = 0.57982; the upper bound clipped to 1
+    # the quickstart's task scores 1.0, 0.8, 0.8: s = 2.6 of 3, Beta⁻¹(0.025; 2.6, 1.4) = 0.196857
+    # and Beta⁻¹(0.975; 3.6, 0.4) = 0.999978
     interval = result["score_details"]["uncertainty"]["confidence_interval"]
-    assert interval["lower"] == pytest.approx(0.579823, abs=1e-6)
-    assert (interval["upper"], interval["confidence_level"]) == (1.0, 0.95)
+    assert interval["lower"] == pytest.approx(0.196857, abs=1e-6)
+    assert interval["upper"] == pytest.approx(0.999978, abs=1e-6)
+    assert interval["confidence_level"] == 0.95
     assert interval["method"] == CI_METHOD
     # no input, output, argument or fixture content of the suite reaches a line
     text = json.dumps(instances)

@@ -40,61 +40,63 @@ def _summary(tasks: list[TaskSummary], *, passed: bool = True) -> EvalSummary:
     )
 
 
-def test_plainest_one_task_without_trials_fails_the_bound_closed() -> None:
+def test_plainest_one_task_without_trials() -> None:
+    """One task, one trial, passed: its interval over tasks is 1/1's, [0.025, 1] at 95 %, which
+    meets passScore 0 and not 0.5; without bounds a bound gate fails, closed, saying why."""
     summary = EvalSummary(
         suiteId="core.test.evals.bound", suiteVersion="1.0.0", aggregateScore=1.0, passed=True,
         taskCount=1, passedCount=1, tasks=[TaskSummary(taskId="t", score=1.0, passed=True)],
     )  # fmt: skip
-    assert decide(summary, "suite", Bounds(0.0)).passed
-    verdict = decide(summary, "lower-bound", Bounds(0.0))
-    assert not verdict.passed
+    assert decide(summary, "lower-bound", Bounds(0.0)).passed
+    verdict = decide(summary, "lower-bound", Bounds(0.5))
     assert verdict.headline() == (
-        "gate lower-bound failed: "
-        "the aggregate's task-clustered lower bound needs at least two tasks"
+        "gate lower-bound failed: the aggregate's 95% lower bound 0.025 "
+        "(task-clopper-pearson) is below passScore 0.5"
     )
+    assert "no passScore" in decide(summary, "lower-bound").headline()
 
 
-def test_a_tie_at_the_exact_mean_passes() -> None:
-    """Three tasks scoring 0.7: no spread, the lower bound is the exact mean 7/10, which meets
-    passScore 0.7 (the float mean of the three, 0.7000000000000001 or 0.6999999999999999,
-    would decide by luck)."""
+def test_a_tie_at_an_exact_bound_passes() -> None:
+    """Every task scoring 0: the bound is exactly 0 (no float involved), and meets passScore 0."""
+    summary = _summary([_task(f"t{i}", 0, 3, passed=True) for i in range(3)])
+    assert decide(summary, "lower-bound", Bounds(0.0)).passed
+    assert not decide(summary, "lower-bound", Bounds(5e-324)).passed  # the least float above 0
+
+
+def test_tasks_that_all_score_alike_do_not_certify_their_score() -> None:
+    """Three tasks at 0.7 (a t interval would collapse to [0.7, 0.7] and pass passScore 0.7):
+    s = 2.1 of 3, the bound Beta⁻¹(0.025; 2.1, 1.9) = 0.1085."""
     summary = _summary([_task(f"t{i}", 7, 10, passed=True) for i in range(3)])
-    assert decide(summary, "lower-bound", Bounds(0.7)).passed
-    assert not decide(summary, "lower-bound", Bounds(0.7000000000000001)).passed
-
-
-def test_any_spread_puts_the_bound_below_a_tied_mean() -> None:
-    tasks = [_task("a", 7, 10, passed=True), _task("b", 7, 10, passed=True),
-             _task("c", 7, 10, passed=True, score=0.7000000000000001)]  # fmt: skip
-    verdict = decide(_summary(tasks), "lower-bound", Bounds(0.7))
+    verdict = decide(summary, "lower-bound", Bounds(0.7))
     assert not verdict.passed
-    assert "below passScore 0.7" in verdict.failures[0].why
+    assert "lower bound 0.109" in verdict.failures[0].why
 
 
 def test_a_computed_bound_equal_to_pass_score_fails_outward() -> None:
     """The bound of 5/5 at 95 % is (0.025)^(1/5), irrational: its float 0.4781762498950186 set as
-    passScore is not met, the bound being rounded outward (down) before the exact comparison."""
+    passScore is not met, the bound being rounded outward (down) before the exact comparison;
+    a hair below it is. Likewise the suite's: ten tasks at 1.0, 0.025^(1/10) = 0.6915."""
     bound = clopper_pearson(5, 5).low
-    tasks = [_task("a", 5, 5), _task("b", 20, 20)]
+    tasks = [_task("a", 5, 5)] + [_task(f"b{i}", 20, 20) for i in range(9)]
     every = decide(_summary(tasks), "every-task-lower-bound", Bounds(pass_score=bound))
     assert every.failing_task_ids == ("a",)
     assert every.failures[-1].why == (
         "pass rate 5/5: its 95% lower bound 0.478 (clopper-pearson) is below passScore 0.478176"
     )
-    # a hair below it passes; so does a zero bound against passScore 0 (0/n: exactly 0)
     assert decide(_summary(tasks), "every-task-lower-bound", Bounds(bound * (1 - 1e-9))).passed
+    suite_bound = 0.025 ** (1 / 10)
+    assert suite_bound == pytest.approx(0.6915028921812392, abs=1e-15)
+    assert not decide(_summary(tasks), "lower-bound", Bounds(suite_bound)).passed
+    assert decide(_summary(tasks), "lower-bound", Bounds(suite_bound * (1 - 1e-9))).passed
 
 
 def test_every_task_bound_names_the_tasks_its_point_rule_passed_on_luck() -> None:
-    """19/20 passes a 'mean' rule at passScore 0.9, but its 95 % bound (0.7513) does not; 20/20
-    (bound 0.8316) does not either, 0.8316 < 0.9; at passScore 0.75 the 19/20 task is met."""
+    """19/20 passes a 'mean' rule at passScore 0.9, but its 95 % bound (0.7513) does not meet
+    0.9; nor does 20/20's (0.025^(1/20) = 0.8316)."""
     tasks = [_task("nineteen", 19, 20, passed=True), _task("twenty", 20, 20)]
     assert clopper_pearson(19, 20).low == pytest.approx(0.7513, abs=1e-4)
     failing = decide(_summary(tasks), "every-task-lower-bound", Bounds(0.9))
     assert failing.failing_task_ids == ("nineteen", "twenty")
-    # at 90 %: 19/20's bound 0.7839, 20/20's 0.05^(1/20) = 0.8609; the suite's mean 0.975,
-    # stderr 0.025, t(0.95; 1) = 6.3138: 0.975 − 0.1578 = 0.8172, all at least 0.75
-    assert decide(_summary(tasks), "every-task-lower-bound", Bounds(0.75, level=0.9)).passed
 
 
 def test_the_bound_gate_never_passes_what_the_point_gate_fails() -> None:
@@ -107,9 +109,8 @@ def test_the_bound_gate_never_passes_what_the_point_gate_fails() -> None:
 
 
 def test_a_higher_level_lowers_the_bound() -> None:
-    tasks = [_task("a", 9, 10, passed=True, score=0.9), _task("b", 10, 10, score=1.0)]
-    # mean 0.95, s = 0.0707, stderr 0.05: t(0.9; 1) = 3.0777 → 0.95 − 0.1539 = 0.7961;
-    # t(0.975; 1) = 12.706 → below 0
+    # ten tasks at 1.0: at 80 % the bound is 0.1^(1/10) = 0.7943, at 95 % 0.025^(1/10) = 0.6915
+    tasks = [_task(f"t{i}", 3, 3) for i in range(10)]
     assert decide(_summary(tasks), "lower-bound", Bounds(0.79, level=0.8)).passed
     assert not decide(_summary(tasks), "lower-bound", Bounds(0.79, level=0.95)).passed
 

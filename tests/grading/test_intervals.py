@@ -17,6 +17,7 @@ from wopeval.grading.intervals import (
     cluster_t,
     pass_at_k_interval,
     pass_hat_k_interval,
+    task_clopper_pearson,
     wilson,
 )
 from wopeval.grading.quantiles import beta_ppf, t_ppf
@@ -107,6 +108,30 @@ def test_cluster_t_ties_are_exact() -> None:
     interval = cluster_t([0.7, 0.7, 0.7])
     assert interval is not None
     assert interval.low_exact == Fraction(7, 10)
+
+
+def test_task_clopper_pearson_by_hand() -> None:
+    # one task scoring 1: 1/1's interval, [0.025, 1]; ten at 1: [0.025^(1/10), 1] = [0.6915, 1]
+    one = task_clopper_pearson([1.0])
+    assert one is not None
+    assert one.low == pytest.approx(0.025, abs=1e-15)
+    assert one.high == 1.0
+    ten = task_clopper_pearson([1.0] * 10)
+    assert ten is not None
+    assert ten.low == pytest.approx(0.025 ** (1 / 10), abs=1e-12)
+    # whole counts are the binomial's: 3 tasks passed of 5 is clopper_pearson(3, 5)
+    three = task_clopper_pearson([1.0, 0.0, 1.0, 1.0, 0.0])
+    exact = clopper_pearson(3, 5)
+    assert three is not None
+    assert (three.low, three.high, three.method) == (exact.low, exact.high, "task-clopper-pearson")
+    # three tasks at 0.7: s = 2.1 of 3 (exactly: 7/10 three times), Beta⁻¹(0.025; 2.1, 1.9)
+    alike = task_clopper_pearson([0.7, 0.7, 0.7])
+    assert alike is not None
+    assert alike.low == pytest.approx(stats.beta.ppf(0.025, 2.1, 1.9), abs=1e-10)
+    assert alike.high < 1
+    assert task_clopper_pearson([]) is None
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        task_clopper_pearson([1.5, 0.0])
 
 
 def test_levels_are_checked() -> None:

@@ -117,7 +117,7 @@ def footer_parts(
         parts.append(f"pass@{st.k} {st.passAtK:.3f}  pass^{st.k} {st.passHatK:.3f}")
         if st.scoreStderr is not None:
             parts.append(f"stderr {st.scoreStderr:.3f}")
-    if intervals is not None and (summary.taskCount > 1 or summary.trialStats is not None):
+    if intervals is not None:
         parts.append(aggregate_part(summary, intervals))
     if summary.totalCostUsd is not None:
         parts.append(f"cost ${summary.totalCostUsd:.4f}")

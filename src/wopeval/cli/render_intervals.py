@@ -21,11 +21,11 @@ def _percent(level: float) -> str:
 
 def intervals_table(summary: EvalSummary, intervals: SuiteIntervals) -> Table:
     """Per task: the pass rate, pass@k and pass^k with their intervals; then the suite's row
-    (the share of tasks passed, and the means of pass@k and pass^k, clustered by task)."""
+    (the share of tasks passed, and the means of pass@k and pass^k, the task as the unit)."""
     k = intervals.k if intervals.k is not None else "k"
     table = Table(
-        title=f"{_percent(intervals.level)} intervals (rates: Clopper-Pearson, pass@{k} and "
-        f"pass^{k} mapped; suite: cluster-t)",
+        title=f"{_percent(intervals.level)} intervals (Clopper-Pearson; pass@{k} and pass^{k} "
+        "mapped from it; suite: over tasks)",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         padding=(0, 0),
@@ -59,8 +59,8 @@ def aggregate_part(summary: EvalSummary, intervals: SuiteIntervals) -> str:
     level = _percent(intervals.level)
     aggregate = intervals.aggregate
     if aggregate is None:
-        return f"{level} CI needs 2+ tasks"
-    return f"aggregate {level} CI [{aggregate.low:.3f}, {aggregate.high:.3f}] ({aggregate.method})"
+        return f"no {level} CI without a task"
+    return f"aggregate {level} CI [{aggregate.low:.3f}, {aggregate.high:.3f}]"
 
 
 __all__ = ["aggregate_part", "intervals_table"]

@@ -172,11 +172,9 @@ def _markdown_intervals(summary: EvalSummary, intervals: SuiteIntervals) -> list
     level = f"{intervals.level * 100:g}%"
     aggregate = intervals.aggregate
     lines = ["", f"#### {level} intervals", ""]
-    if aggregate is None:
-        lines.append("Aggregate: a task-clustered interval needs at least two tasks.")
-    else:
+    if aggregate is not None:
         lines.append(f"Aggregate {summary.aggregateScore:.3f}, {aggregate.text(3)} "
-                     f"({aggregate.method}, clustered by task).")  # fmt: skip
+                     f"({aggregate.method}, the task as the unit).")  # fmt: skip
     if summary.trialStats is None:
         return lines
     k = summary.trialStats.k
@@ -188,7 +186,7 @@ def _markdown_intervals(summary: EvalSummary, intervals: SuiteIntervals) -> list
         lines.append(f"| `{task.taskId}` | {its.passed_count}/{its.n} {its.pass_rate.text()} "
                      f"| {at_k} | {hat_k} |")  # fmt: skip
     lines += ["", "Rates: Clopper-Pearson; pass@k and pass^k: its bounds mapped through "
-              "1-(1-p)^k and p^k (see docs/statistics.md)."]  # fmt: skip
+              "1-(1-p)^k and p^k."]  # fmt: skip
     return lines
 
 

@@ -8,8 +8,8 @@ summary, so one run never reads as passed in one output and failed in another.
   against ``passScore``, the cost and latency ceilings, no skipped trial. Tasks may fail while
   the suite passes.
 * ``every-task``: the suite gate, and every task passed by its ``passRule`` (RFC 0244 §B).
-* ``lower-bound``: the suite gate, and the lower bound of the aggregate score's task-clustered
-  interval (:mod:`wopeval.grading.summary_intervals`) meets ``passScore``.
+* ``lower-bound``: the suite gate, and the lower bound of the aggregate score's interval, the
+  task as the unit (:mod:`wopeval.grading.summary_intervals`), meets ``passScore``.
 * ``every-task-lower-bound``: ``lower-bound``, every task passed, and the lower bound of each
   task's pass rate (Clopper–Pearson) meets ``passScore``.
 
@@ -180,7 +180,7 @@ def _suite_bound(summary: EvalSummary, bounds: Bounds) -> tuple[GateFailure, ...
 
     aggregate = summary_intervals(summary, bounds.level).aggregate
     if aggregate is None:
-        why = "the aggregate's task-clustered lower bound needs at least two tasks"
+        why = "the aggregate has no interval without a task"
     elif aggregate.low_exact >= recorded(bounds.pass_score):
         return ()
     else:
@@ -221,7 +221,7 @@ GATES: Mapping[str, Gate] = {
         Gate("every-task", "the suite gate, and every task passed", _every_task_gate),
         Gate(
             "lower-bound",
-            "the suite gate, and the lower bound of the aggregate's task-clustered interval "
+            "the suite gate, and the lower bound of the aggregate's interval over tasks "
             "(--ci-level) meets passScore",
             _suite_gate,
             _suite_bound,

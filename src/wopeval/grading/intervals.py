@@ -9,8 +9,13 @@ Each method is a named function of counts or scores and a confidence ``level`` i
 * :func:`pass_at_k_interval` and :func:`pass_hat_k_interval`: the Clopper–Pearson bounds of the
   per-trial rate ``p`` mapped through ``1 − (1 − p)^k`` and ``p^k``, the values the exact
   estimators of pass@k and pass^k are unbiased for; a monotone map keeps the coverage.
-* :func:`cluster_t`: a suite aggregate (a mean over tasks), the t interval over the per-task
-  values, clustered by task (Miller 2024, "Adding error bars to evals", §2.2).
+* :func:`task_clopper_pearson`: a suite aggregate (a mean over tasks of values in [0, 1]), the
+  task being the unit: Clopper–Pearson on the sum of the per-task values over the task count, the
+  interval every view shows (its coverage, checked in ``bench/intervals_coverage.py``, stays at
+  ``level`` from one task up, where the t interval's collapses).
+* :func:`cluster_t`: the t interval over the per-task values, clustered by task (Miller 2024,
+  "Adding error bars to evals", §2.2); offered, not the default: with few tasks, or tasks that
+  all score alike, it is far too narrow.
 
 Intervals are never stored: they are recomputed from the summary (itself graded from the log)
 wherever they are shown. An :class:`Interval` keeps its bounds as floats for display and its
@@ -33,6 +38,7 @@ __all__ = [
     "CLOPPER_PEARSON",
     "CLUSTER_T",
     "DEFAULT_LEVEL",
+    "TASK_CLOPPER_PEARSON",
     "WILSON",
     "Interval",
     "check_level",
@@ -40,6 +46,8 @@ __all__ = [
     "cluster_t",
     "pass_at_k_interval",
     "pass_hat_k_interval",
+    "task_clopper_pearson",
+    "task_clopper_pearson_of_sum",
     "wilson",
 ]
 
@@ -47,6 +55,7 @@ DEFAULT_LEVEL = 0.95
 CLOPPER_PEARSON = "clopper-pearson"
 WILSON = "wilson"
 CLUSTER_T = "cluster-t"
+TASK_CLOPPER_PEARSON = "task-clopper-pearson"
 
 
 @dataclass(frozen=True)
@@ -193,3 +202,39 @@ def cluster_t(values: Sequence[float], level: float = DEFAULT_LEVEL) -> Interval
     low = max(0.0, float(mean) - half)
     high = min(1.0, float(mean) + half)
     return Interval(low, high, low_exact, CLUSTER_T, level)
+
+
+def task_clopper_pearson(values: Sequence[float], level: float = DEFAULT_LEVEL) -> Interval | None:
+    """A suite aggregate's interval with the task as the unit: the Clopper–Pearson interval
+    (Clopper and Pearson 1934) of ``s/m``, ``s`` the exact sum of the ``m`` per-task values in
+    [0, 1], read as ``s`` successes in ``m`` (a fractional ``s`` through the Beta quantiles:
+    low = Beta⁻¹(α/2; s, m − s + 1), high = Beta⁻¹(1 − α/2; s + 1, m − s)).
+
+    Among variables in [0, 1] with a given mean, the Bernoulli has the largest variance, and the
+    sum of independent ones is dominated in convex order by the binomial of the same mean
+    (Hoeffding 1963, "Probability inequalities for sums of bounded random variables", JASA
+    58(301):13–30, §5): the binomial interval is the conservative one for task means. Unlike the
+    t interval it does not collapse when every task scores alike, and it is defined for one task.
+    ``None`` for no task.
+    """
+    m = len(values)
+    if m == 0:
+        return None
+    exact = [recorded(v) for v in values]
+    if not all(0 <= v <= 1 for v in exact):
+        raise ValueError("task values must lie in [0, 1]")
+    return task_clopper_pearson_of_sum(sum(exact, Fraction(0)), m, level)
+
+
+def task_clopper_pearson_of_sum(total: Fraction, m: int, level: float = DEFAULT_LEVEL) -> Interval:
+    """:func:`task_clopper_pearson` from the exact sum ``total`` of ``m`` task values."""
+    if m < 1 or not 0 <= total <= m:
+        raise ValueError(f"a sum of {m} values in [0, 1] lies in [0, {m}], got {total}")
+    if total.denominator == 1:  # whole successes: the binomial's own interval
+        whole = clopper_pearson(int(total), m, level)
+        return Interval(whole.low, whole.high, whole.low_exact, TASK_CLOPPER_PEARSON, level)
+    alpha = _alpha(level)
+    s = float(total)
+    low = beta_ppf(alpha / 2, s, m - s + 1)
+    high = beta_ppf(1 - alpha / 2, s + 1, m - s)
+    return Interval(low, high, _down(low), TASK_CLOPPER_PEARSON, level)

@@ -3,8 +3,8 @@
 Everything here is a function of the content-free summary (graded from the log, reproduced by
 ``wopeval grade``) and a confidence level: the summary on the wire is unchanged, and no interval
 is stored. Per task: the pass rate ``passedCount/n`` (a task without ``trials`` ran one trial:
-``1/1`` or ``0/1``), pass@k and pass^k (:mod:`wopeval.grading.intervals`). Per suite, clustered
-by task: the aggregate score, pass@k and pass^k (``cluster-t``, from two tasks), and the share of
+``1/1`` or ``0/1``), pass@k and pass^k (:mod:`wopeval.grading.intervals`). Per suite, the task
+as the unit: the aggregate score, pass@k and pass^k (``task-clopper-pearson``), and the share of
 tasks that passed (Clopper–Pearson over the tasks).
 """
 
@@ -14,14 +14,14 @@ from dataclasses import dataclass
 
 from wopeval.grading.intervals import (
     CLOPPER_PEARSON,
-    CLUSTER_T,
     DEFAULT_LEVEL,
+    TASK_CLOPPER_PEARSON,
     Interval,
     check_level,
     clopper_pearson,
-    cluster_t,
     pass_at_k_interval,
     pass_hat_k_interval,
+    task_clopper_pearson,
 )
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
@@ -31,7 +31,7 @@ METHODS = {
     "passRate": CLOPPER_PEARSON,
     "passAtK": f"{CLOPPER_PEARSON}-mapped",
     "passHatK": f"{CLOPPER_PEARSON}-mapped",
-    "suite": CLUSTER_T,
+    "suite": TASK_CLOPPER_PEARSON,
     "tasksPassed": CLOPPER_PEARSON,
 }
 
@@ -62,7 +62,7 @@ class TaskIntervals:
 
 @dataclass(frozen=True)
 class SuiteIntervals:
-    """A run's intervals at ``level``: the suite's (None below two tasks) and each task's."""
+    """A run's intervals at ``level``: the suite's and each task's."""
 
     level: float
     k: int | None
@@ -112,13 +112,13 @@ def summary_intervals(summary: EvalSummary, level: float = DEFAULT_LEVEL) -> Sui
     at_k = hat_k = None
     if k is not None:
         with_trials = [t.trials for t in summary.tasks if t.trials is not None]
-        at_k = cluster_t([trials.passAtK for trials in with_trials], level)
-        hat_k = cluster_t([trials.passHatK for trials in with_trials], level)
+        at_k = task_clopper_pearson([trials.passAtK for trials in with_trials], level)
+        hat_k = task_clopper_pearson([trials.passHatK for trials in with_trials], level)
     count = summary.taskCount
     return SuiteIntervals(
         level=level,
         k=k,
-        aggregate=cluster_t([task.score for task in summary.tasks], level),
+        aggregate=task_clopper_pearson([task.score for task in summary.tasks], level),
         pass_at_k=at_k,
         pass_hat_k=hat_k,
         tasks_passed=clopper_pearson(summary.passedCount, count, level) if count else None,
