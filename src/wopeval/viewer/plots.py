@@ -24,17 +24,19 @@ def _path(points: Sequence[tuple[float, float]]) -> str:
 
 
 def _interval_band(
-    rows: Sequence[tuple[float, float, float]], colour: str, top: float, h: float
+    rows: Sequence[tuple[float, float, float]], colour: str, top: float, h: float, dx: float = 0
 ) -> str:
-    """A filled band between each x's (low, high), drawn under the curve."""
-    if len(rows) == 1:  # one k: a whisker
+    """A filled band between each x's (low, high), drawn under the curve; for one x, a whisker
+    moved ``dx`` aside (pass@1 and pass^1 are one value: their whiskers stand side by side)."""
+    if len(rows) == 1:
         x, low, high = rows[0]
+        x += dx
         return (f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_y(high, top, h):.1f}" '
                 f'y2="{_y(low, top, h):.1f}" stroke="{colour}" stroke-opacity="0.45" '
                 'stroke-width="3"/>')  # fmt: skip
     upper = [(x, _y(high, top, h)) for x, _, high in rows]
     lower = [(x, _y(low, top, h)) for x, low, _ in reversed(rows)]
-    return (f'<path class="ci" d="{_path(upper + lower)} Z" fill="{colour}" fill-opacity="0.15" '
+    return (f'<path class="ci" d="{_path(upper + lower)} Z" fill="{colour}" fill-opacity="0.12" '
             'stroke="none"/>')  # fmt: skip
 
 
@@ -56,9 +58,9 @@ def sparkline(
     if bands:
         xs = [_x(k, n, 2, width - 4) for k, *_ in bands]
         shade = _interval_band(
-            [(x, b[1], b[2]) for x, b in zip(xs, bands, strict=True)], AT_COLOUR, 2, height - 4
+            [(x, b[1], b[2]) for x, b in zip(xs, bands, strict=True)], AT_COLOUR, 2, height - 4, -2
         ) + _interval_band(
-            [(x, b[3], b[4]) for x, b in zip(xs, bands, strict=True)], HAT_COLOUR, 2, height - 4
+            [(x, b[3], b[4]) for x, b in zip(xs, bands, strict=True)], HAT_COLOUR, 2, height - 4, 2
         )
         title += " (95% intervals shaded)"
     return Markup(
@@ -109,11 +111,11 @@ def suite_plot(
         xs = [_x(k, n, left, w) for k, *_ in bands]
         drawn = (
             _interval_band(
-                [(x, b[1], b[2]) for x, b in zip(xs, bands, strict=True)], AT_COLOUR, top, h
+                [(x, b[1], b[2]) for x, b in zip(xs, bands, strict=True)], AT_COLOUR, top, h, -4
             )
             + _line(at, AT_COLOUR)
             + _interval_band(
-                [(x, b[3], b[4]) for x, b in zip(xs, bands, strict=True)], HAT_COLOUR, top, h
+                [(x, b[3], b[4]) for x, b in zip(xs, bands, strict=True)], HAT_COLOUR, top, h, 4
             )
             + _line(hat, HAT_COLOUR)
         )
