@@ -17,7 +17,8 @@ Each method is a named function of counts or scores and a confidence ``level`` i
   "Adding error bars to evals", §2.2); offered, not the default: with few tasks, or tasks that
   all score alike, it is far too narrow.
 
-Intervals are never stored: they are recomputed from the summary (itself graded from the log)
+The per-count functions are cached (a suite's tasks share few ``(c, n)`` pairs). Intervals are
+never stored: they are recomputed from the summary (itself graded from the log)
 wherever they are shown. An :class:`Interval` keeps its bounds as floats for display and its
 lower bound as an outward-rounded rational (:attr:`Interval.low_exact`), which a bound gate
 compares with a threshold exactly.
@@ -26,9 +27,11 @@ compares with a threshold exactly.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from statistics import NormalDist
 
 from wopeval.grading.exact import recorded
@@ -105,6 +108,7 @@ def _check(c: int, n: int) -> None:
         raise ValueError(f"counts must satisfy 0 ≤ c ≤ n and n ≥ 1, got c={c}, n={n}")
 
 
+@lru_cache(maxsize=8192)
 def clopper_pearson(c: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
     """The exact binomial interval of Clopper and Pearson (1934), "The use of confidence or
     fiducial limits illustrated in the case of the binomial", Biometrika 26(4):404–413.
@@ -134,6 +138,7 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(1 - _alpha(level) / 2)
 
 
+@lru_cache(maxsize=8192)
 def wilson(c: int, n: int, level: float = DEFAULT_LEVEL) -> Interval:
     """The score interval of Wilson (1927), "Probable inference, the law of succession, and
     statistical inference", JASA 22(158):209–212: with ``p̂ = c/n`` and ``z`` the normal
@@ -155,6 +160,7 @@ def _mapped(rate: Interval, low: float, high: float, point: Fraction, method: st
     return Interval(low, high, min(_down(low), point), method, rate.level)
 
 
+@lru_cache(maxsize=8192)
 def pass_at_k_interval(c: int, n: int, k: int, level: float = DEFAULT_LEVEL) -> Interval:
     """pass@k's interval: the Clopper–Pearson bounds ``[L, U]`` of the per-trial rate mapped
     through ``1 − (1 − p)^k``, the value Chen et al. (2021)'s estimator
@@ -169,6 +175,7 @@ def pass_at_k_interval(c: int, n: int, k: int, level: float = DEFAULT_LEVEL) -> 
     return _mapped(rate, low, high, point, f"{CLOPPER_PEARSON}-mapped")
 
 
+@lru_cache(maxsize=8192)
 def pass_hat_k_interval(c: int, n: int, k: int, level: float = DEFAULT_LEVEL) -> Interval:
     """pass^k's interval: the Clopper–Pearson bounds ``[L, U]`` of the per-trial rate mapped
     through ``p^k``, the value τ-bench's (Yao et al. 2024) estimator ``C(c, k)/C(n, k)`` is
@@ -220,10 +227,12 @@ def task_clopper_pearson(values: Sequence[float], level: float = DEFAULT_LEVEL) 
     m = len(values)
     if m == 0:
         return None
-    exact = [recorded(v) for v in values]
-    if not all(0 <= v <= 1 for v in exact):
+    exact = {value: recorded(value) for value in set(values)}  # task values repeat: c/n
+    if not all(0 <= v <= 1 for v in exact.values()):
         raise ValueError("task values must lie in [0, 1]")
-    return task_clopper_pearson_of_sum(sum(exact, Fraction(0)), m, level)
+    counts = Counter(values)
+    total = sum((count * exact[value] for value, count in counts.items()), Fraction(0))
+    return task_clopper_pearson_of_sum(total, m, level)
 
 
 def task_clopper_pearson_of_sum(total: Fraction, m: int, level: float = DEFAULT_LEVEL) -> Interval:
