@@ -11,6 +11,9 @@ seed, and for each statistic the share of draws whose interval holds the true va
 - ``passHatK``: :func:`~wopeval.grading.intervals.pass_hat_k_interval` against p^k, the
   expectation of C(c, k)/C(n, k) for c ~ Binomial(n, p), for every k from 1 to n.
 
+- ``meanScore``: :func:`~wopeval.grading.intervals.mean_score_interval` against the mean of the
+  per-trial score distribution, for graded (not 0/1) scores drawn from six Beta distributions.
+
 ``minimum`` is the lowest coverage over every (n, p, statistic, k) and ``floor`` the bar it must
 meet (level − 1 point); ``ratio`` is minimum / floor. ``reference.wilson`` is the same count for
 the Wilson interval (offered, not shown by default: it falls below the floor near 0 and 1).
@@ -34,6 +37,7 @@ from scipy import stats
 from wopeval.grading.intervals import (
     Interval,
     clopper_pearson,
+    mean_score_interval,
     pass_at_k_interval,
     pass_hat_k_interval,
     task_clopper_pearson,
@@ -87,6 +91,26 @@ def _trial_rows(level: float, replicates: int, rng: np.random.Generator) -> list
     return rows
 
 
+def _score_rows(level: float, replicates: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """mean_score_interval's coverage for trial scores in [0, 1] drawn from Beta(a, b), n trials,
+    vectorised with scipy's Beta quantile (the same formula; checked on the first draw)."""
+    alpha = 1 - level
+    rows = []
+    for name, (a, b) in POPULATIONS.items():
+        truth = a / (a + b)
+        for n in TRIALS:
+            means = rng.beta(a, b, size=(replicates, n)).mean(axis=1)
+            s = means * n
+            low = stats.beta.ppf(alpha / 2, s, n - s + 1)
+            high = stats.beta.ppf(1 - alpha / 2, s + 1, n - s)
+            shown = mean_score_interval(float(means[0]), n, level)
+            assert abs(shown.low - low[0]) < 1e-9, (shown, low[0])
+            covered = float(np.mean((low <= truth) & (truth <= high)))
+            rows.append({"n": n, "scores": name, "statistic": "meanScore", "k": None,
+                         "p": truth, "coverage": covered})  # fmt: skip
+    return rows
+
+
 def _suite_rows(level: float, replicates: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     """The suite's interval (``task_clopper_pearson``, shown) and ``cluster_t`` (offered), over
     ``replicates`` suites at once: each task's rate drawn from a Beta population, its score the
@@ -129,14 +153,14 @@ def main() -> None:
     replicates = 2_000 if args.quick else args.replicates
     rng = np.random.default_rng(SEED)
     started = time.perf_counter()
-    rows = _trial_rows(args.level, replicates, rng)
+    rows = _trial_rows(args.level, replicates, rng) + _score_rows(args.level, replicates, rng)
     suite = _suite_rows(args.level, replicates, rng)
     floor = args.level - 0.01
     worst = min(rows, key=lambda row: row["coverage"])
     worst_wilson = min((r for r in rows if "wilson" in r), key=lambda row: row["wilson"])
     by_statistic = {
         name: min(r["coverage"] for r in rows if r["statistic"] == name)
-        for name in ("passRate", "passAtK", "passHatK")
+        for name in ("passRate", "meanScore", "passAtK", "passHatK")
     }
     print(json.dumps({
         "level": args.level,

@@ -33,8 +33,9 @@ def test_plainest_run_json_has_a_pass_rate_interval_and_a_suite_interval(tmp_pat
     assert intervals["level"] == 0.95
     assert intervals["methods"]["passRate"] == "clopper-pearson"
     # one trial passed: [0.025, 1], the 1/1 Clopper-Pearson interval at 95 %
+    one = {"low": 0.025, "high": 1.0}  # its mean score 1 of one trial: the same
     assert intervals["tasks"] == [{"taskId": "task-0", "n": 1, "passedCount": 1,
-                                   "passRate": {"low": 0.025, "high": 1.0}}]  # fmt: skip
+                                   "passRate": one, "meanScore": one}]  # fmt: skip
     assert intervals["suite"]["aggregateScore"] == {"low": 0.025, "high": 1.0}  # one task
     assert "intervals" not in doc["summary"]  # the wire summary is the RFC's, unchanged
 

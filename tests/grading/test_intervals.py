@@ -15,6 +15,7 @@ from wopeval.grading.intervals import (
     check_level,
     clopper_pearson,
     cluster_t,
+    mean_score_interval,
     pass_at_k_interval,
     pass_hat_k_interval,
     task_clopper_pearson,
@@ -132,6 +133,17 @@ def test_task_clopper_pearson_by_hand() -> None:
     assert task_clopper_pearson([]) is None
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         task_clopper_pearson([1.5, 0.0])
+
+
+def test_mean_score_interval_by_hand() -> None:
+    # 0/1 scores: the pass rate's interval (a float mean 0.8 of 5 is 4 of 5 exactly)
+    rate = clopper_pearson(4, 5)
+    four = mean_score_interval(0.8, 5)
+    assert (four.low, four.high) == (rate.low, rate.high)
+    # three trials scoring 0.5, 0.6, 0.7: mean 0.6, s = 1.8 of 3: Beta⁻¹(0.025; 1.8, 2.2)
+    graded = mean_score_interval(0.6, 3)
+    assert graded.low == pytest.approx(stats.beta.ppf(0.025, 1.8, 2.2), abs=1e-10)
+    assert graded.high == pytest.approx(stats.beta.ppf(0.975, 2.8, 1.2), abs=1e-10)
 
 
 def test_levels_are_checked() -> None:

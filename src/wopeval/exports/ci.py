@@ -101,8 +101,8 @@ def junit_xml(
                              time=f"{(task.latencyMs or 0) / 1000:.3f}")  # fmt: skip
         if task.trials is not None:
             _interval_properties(ET.SubElement(case, "properties"), [
-                ("passRate", its.pass_rate), ("passAtK", its.pass_at_k),
-                ("passHatK", its.pass_hat_k)])  # fmt: skip
+                ("passRate", its.pass_rate), ("meanScore", its.mean_score),
+                ("passAtK", its.pass_at_k), ("passHatK", its.pass_hat_k)])  # fmt: skip
         if not task.passed:
             crashed, first, every = verdicts[task.taskId]
             stats = _failure_message(task)
@@ -178,15 +178,17 @@ def _markdown_intervals(summary: EvalSummary, intervals: SuiteIntervals) -> list
     if summary.trialStats is None:
         return lines
     k = summary.trialStats.k
-    lines += ["", f"| task | pass rate | pass@{k} | pass^{k} |", "| --- | ---: | ---: | ---: |"]
+    lines += ["", f"| task | pass rate | mean score | pass@{k} | pass^{k} |",
+              "| --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
     for task, its in zip(summary.tasks, intervals.tasks, strict=True):
         t, at, hat = task.trials, its.pass_at_k, its.pass_hat_k
         at_k = "-" if t is None or at is None else f"{t.passAtK:.2f} {at.text()}"
         hat_k = "-" if t is None or hat is None else f"{t.passHatK:.2f} {hat.text()}"
+        score = f"{task.score:.2f} {its.mean_score.text()}"
         lines.append(f"| `{task.taskId}` | {its.passed_count}/{its.n} {its.pass_rate.text()} "
-                     f"| {at_k} | {hat_k} |")  # fmt: skip
-    lines += ["", "Rates: Clopper-Pearson; pass@k and pass^k: its bounds mapped through "
-              "1-(1-p)^k and p^k."]  # fmt: skip
+                     f"| {score} | {at_k} | {hat_k} |")  # fmt: skip
+    lines += ["", "Rates: Clopper-Pearson; mean scores: the same on n × mean of n; pass@k and "
+              "pass^k: the rate's bounds mapped through 1-(1-p)^k and p^k."]  # fmt: skip
     return lines
 
 

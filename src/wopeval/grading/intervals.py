@@ -9,6 +9,8 @@ Each method is a named function of counts or scores and a confidence ``level`` i
 * :func:`pass_at_k_interval` and :func:`pass_hat_k_interval`: the Clopper–Pearson bounds of the
   per-trial rate ``p`` mapped through ``1 − (1 − p)^k`` and ``p^k``, the values the exact
   estimators of pass@k and pass^k are unbiased for; a monotone map keeps the coverage.
+* :func:`mean_score_interval`: a task's mean score over its n trials (scores in [0, 1]), by the
+  same bounded-mean Clopper–Pearson as a suite aggregate, the trial as the unit.
 * :func:`task_clopper_pearson`: a suite aggregate (a mean over tasks of values in [0, 1]), the
   task being the unit: Clopper–Pearson on the sum of the per-task values over the task count, the
   interval every view shows (its coverage, checked in ``bench/intervals_coverage.py``, stays at
@@ -47,6 +49,7 @@ __all__ = [
     "check_level",
     "clopper_pearson",
     "cluster_t",
+    "mean_score_interval",
     "pass_at_k_interval",
     "pass_hat_k_interval",
     "task_clopper_pearson",
@@ -247,3 +250,16 @@ def task_clopper_pearson_of_sum(total: Fraction, m: int, level: float = DEFAULT_
     low = beta_ppf(alpha / 2, s, m - s + 1)
     high = beta_ppf(1 - alpha / 2, s + 1, m - s)
     return Interval(low, high, _down(low), TASK_CLOPPER_PEARSON, level)
+
+
+@lru_cache(maxsize=8192)
+def mean_score_interval(mean: float, n: int, level: float = DEFAULT_LEVEL) -> Interval:
+    """A task's mean score over its ``n`` trials (each score in [0, 1]): the bounded-mean
+    Clopper–Pearson interval of :func:`task_clopper_pearson` with the trial as the unit, from the
+    reported mean (``n × mean`` successes of ``n``; Hoeffding 1963, §5, as there). With 0/1
+    scores it is the pass rate's interval."""
+    total = min(max(recorded(mean) * n, Fraction(0)), Fraction(n))
+    whole = round(total)
+    if abs(total - whole) < Fraction(1, 10**9):  # a float mean of whole successes: c/n
+        total = Fraction(whole)
+    return task_clopper_pearson_of_sum(total, n, level)

@@ -19,6 +19,7 @@ from wopeval.grading.intervals import (
     Interval,
     check_level,
     clopper_pearson,
+    mean_score_interval,
     pass_at_k_interval,
     pass_hat_k_interval,
     task_clopper_pearson,
@@ -29,6 +30,7 @@ __all__ = ["METHODS", "SuiteIntervals", "TaskIntervals", "summary_intervals", "t
 
 METHODS = {
     "passRate": CLOPPER_PEARSON,
+    "meanScore": TASK_CLOPPER_PEARSON,
     "passAtK": f"{CLOPPER_PEARSON}-mapped",
     "passHatK": f"{CLOPPER_PEARSON}-mapped",
     "suite": TASK_CLOPPER_PEARSON,
@@ -44,6 +46,7 @@ class TaskIntervals:
     n: int
     passed_count: int
     pass_rate: Interval
+    mean_score: Interval
     pass_at_k: Interval | None
     pass_hat_k: Interval | None
 
@@ -53,6 +56,7 @@ class TaskIntervals:
             "n": self.n,
             "passedCount": self.passed_count,
             "passRate": self.pass_rate.to_json(),
+            "meanScore": self.mean_score.to_json(),
         }
         if self.pass_at_k is not None and self.pass_hat_k is not None:
             doc["passAtK"] = self.pass_at_k.to_json()
@@ -101,7 +105,11 @@ def task_intervals(task: TaskSummary, k: int | None, level: float) -> TaskInterv
     if trials is not None and k is not None and k <= n:
         at_k = pass_at_k_interval(c, n, k, level)
         hat_k = pass_hat_k_interval(c, n, k, level)
-    return TaskIntervals(task.taskId, n, c, clopper_pearson(c, n, level), at_k, hat_k)
+    mean = trials.meanScore if trials is not None else task.score
+    return TaskIntervals(
+        task.taskId, n, c, clopper_pearson(c, n, level), mean_score_interval(mean, n, level),
+        at_k, hat_k,
+    )  # fmt: skip
 
 
 def summary_intervals(summary: EvalSummary, level: float = DEFAULT_LEVEL) -> SuiteIntervals:
