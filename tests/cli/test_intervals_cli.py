@@ -89,3 +89,6 @@ def test_the_lower_bound_gate_decides_the_exit_code_only_when_it_is_the_runs_gat
     gate = json.loads(at_60.stdout)["gate"]
     assert (gate["passed"], gate["failingTaskIds"]) == (False, [])
     assert "lower bound 0.447" in gate["reasons"][0]["why"]
+    regraded = _cli("grade", bound["runId"], "--store", store, "--json")
+    assert regraded.exit_code == 0  # reproduces the stored summary: no interval is stored
+    assert json.loads(regraded.stdout) == bound["summary"]

@@ -59,8 +59,9 @@ def test_plainest_one_task_without_trials() -> None:
 def test_a_tie_at_an_exact_bound_passes() -> None:
     """Every task scoring 0: the bound is exactly 0 (no float involved), and meets passScore 0."""
     summary = _summary([_task(f"t{i}", 0, 3, passed=True) for i in range(3)])
-    assert decide(summary, "lower-bound", Bounds(0.0)).passed
-    assert not decide(summary, "lower-bound", Bounds(5e-324)).passed  # the least float above 0
+    for gate in ("lower-bound", "every-task-lower-bound"):  # each task's 0/3 bound: 0 too
+        assert decide(summary, gate, Bounds(0.0)).passed
+        assert not decide(summary, gate, Bounds(5e-324)).passed  # the least float above 0
 
 
 def test_tasks_that_all_score_alike_do_not_certify_their_score() -> None:
