@@ -16,8 +16,10 @@ summary, so one run never reads as passed in one output and failed in another.
 The bound gates are the point gates and more: they never pass a run its point gate fails, and
 the wire's ``passed`` stays the point gate's. They read the suite's ``passScore`` and the
 confidence level from a :class:`Bounds` (no bounds: they fail, naming what is missing), and
-compare the outward-rounded lower bound with ``passScore`` exactly, so a tie is a pass that no
-float rounding can flip.
+compare the outward-rounded lower bound with ``passScore`` exactly: an exact tie (a bound of 0
+at 0 successes) passes, and a computed bound that equals ``passScore`` only as a float does not,
+whatever the rounding. The aggregate's interval is over the task scores as reported; the
+suite gate, which reads the RFC 0246 gating aggregate, must pass as well.
 
 A new gate is one more :class:`Gate` in ``GATES``: a rule from the summary to the reasons it
 fails, none when it passes.
@@ -33,6 +35,7 @@ from wopeval.errors import UserError
 from wopeval.grading.exact import recorded
 from wopeval.grading.intervals import DEFAULT_LEVEL, check_level
 from wopeval.grading.summary import DEFAULT_PASS_SCORE
+from wopeval.grading.summary_intervals import summary_intervals, task_intervals
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.request import DEFAULT_GATE
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -176,8 +179,6 @@ def _percent(level: float) -> str:
 
 
 def _suite_bound(summary: EvalSummary, bounds: Bounds) -> tuple[GateFailure, ...]:
-    from wopeval.grading.summary_intervals import summary_intervals
-
     aggregate = summary_intervals(summary, bounds.level).aggregate
     if aggregate is None:
         why = "the aggregate has no interval without a task"
@@ -192,8 +193,6 @@ def _suite_bound(summary: EvalSummary, bounds: Bounds) -> tuple[GateFailure, ...
 
 
 def _every_task_bound(summary: EvalSummary, bounds: Bounds) -> tuple[GateFailure, ...]:
-    from wopeval.grading.summary_intervals import task_intervals
-
     failures = list(_suite_bound(summary, bounds))
     threshold = recorded(bounds.pass_score)
     for task in summary.tasks:
