@@ -38,6 +38,7 @@ from statistics import NormalDist
 
 from wopeval.grading.exact import recorded
 from wopeval.grading.quantiles import beta_ppf, t_ppf
+from wopeval.grading.stats import pass_at_k, pass_hat_k
 
 __all__ = [
     "CLOPPER_PEARSON",
@@ -170,8 +171,6 @@ def pass_at_k_interval(c: int, n: int, k: int, level: float = DEFAULT_LEVEL) -> 
     ``1 − C(n−c, k)/C(n, k)`` is unbiased for. The map is increasing in p, so the interval
     covers ``1 − (1 − p)^k`` exactly when ``[L, U]`` covers ``p``: the coverage is
     Clopper–Pearson's (at least ``level``). Widened, if need be, to hold the estimate."""
-    from wopeval.grading.stats import pass_at_k
-
     rate = clopper_pearson(c, n, level)
     point = pass_at_k(n, c, k)
     low, high = 1 - (1 - rate.low) ** k, 1 - (1 - rate.high) ** k
@@ -184,8 +183,6 @@ def pass_hat_k_interval(c: int, n: int, k: int, level: float = DEFAULT_LEVEL) ->
     through ``p^k``, the value τ-bench's (Yao et al. 2024) estimator ``C(c, k)/C(n, k)`` is
     unbiased for (E[C(c, k)] = C(n, k)·p^k for c ~ Binomial(n, p)). Increasing in p, so its
     coverage is Clopper–Pearson's. Widened, if need be, to hold the estimate."""
-    from wopeval.grading.stats import pass_hat_k
-
     rate = clopper_pearson(c, n, level)
     point = pass_hat_k(n, c, k)
     return _mapped(rate, rate.low**k, rate.high**k, point, f"{CLOPPER_PEARSON}-mapped")
