@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -21,17 +22,28 @@ from typer.testing import CliRunner
 from tests.cli.gate_runs import SCRIPTED, junit_gate, markdown_passed, suites, write_suite
 from wopeval.cli.app import app
 from wopeval.grading.gate import GATES
+from wopeval.grading.intervals import clopper_pearson
+from wopeval.grading.summary_intervals import summary_intervals
 from wopeval.wire.summary import EvalSummary
 
 _UNRELATED = ("-p", "no:langsmith_plugin", "-p", "no:schemathesis", "-p", "no:hypothesispytest")
 
 
-def _rule(summary: EvalSummary, gate: str) -> bool:
-    """Each gate's documented rule, read off the summary."""
-    if gate == "suite":
-        return summary.passed
-    assert gate == "every-task", f"no rule here for gate {gate!r}: add it"
-    return summary.passed and all(task.passed for task in summary.tasks)
+def _rule(summary: EvalSummary, gate: str, doc: dict[str, Any]) -> bool:
+    """Each gate's documented rule, read off the summary (and the suite's passScore)."""
+    every = summary.passed and all(task.passed for task in summary.tasks)
+    if gate in ("suite", "every-task"):
+        return summary.passed if gate == "suite" else every
+    assert gate.endswith("lower-bound"), f"no rule here for gate {gate!r}: add it"
+    given = (doc.get("thresholds") or {}).get("passScore")
+    pass_score = Fraction(repr(1.0 if given is None else float(given)))
+    aggregate = summary_intervals(summary).aggregate
+    suite = summary.passed and aggregate is not None and aggregate.low_exact >= pass_score
+    if gate == "lower-bound":
+        return suite
+    rates = [clopper_pearson(t.trials.passedCount, t.trials.n) if t.trials else
+             clopper_pearson(int(t.passed), 1) for t in summary.tasks]  # fmt: skip
+    return suite and every and all(rate.low_exact >= pass_score for rate in rates)
 
 
 def _cli_outputs(runner: CliRunner, suite: Path, store: str, gate: str) -> dict[str, Any]:
@@ -67,12 +79,15 @@ def test_every_output_gives_the_gates_verdict(doc: dict[str, Any], gate: str) ->
         suite = write_suite(Path(tmp), doc)
         out = _cli_outputs(runner, suite, str(Path(tmp) / "s.db"), gate)
     summary = out["summary"]
-    expected = _rule(summary, gate)
+    expected = _rule(summary, gate, doc)
     event(f"suite passed: {summary.passed}; every task: {summary.passedCount == summary.taskCount}")
     assert out["verdicts"] == dict.fromkeys(out["verdicts"], expected), out["verdicts"]
     not_passed = [t.taskId for t in summary.tasks if not t.passed]
-    # A failing gate names every task that did not pass; a passing one names none.
-    assert out["failing"] == ([] if expected else not_passed)
+    # A failing gate names every task that did not pass (first); a passing one names none.
+    if expected or not gate.startswith("every-task-"):
+        assert out["failing"] == ([] if expected else not_passed)
+    else:  # and then the tasks that passed but whose pass rate's bound fell short
+        assert out["failing"][: len(not_passed)] == not_passed
     failure = out["junit case"].find("failure")
     for task_id in not_passed if not expected else ():
         assert failure is not None
@@ -107,7 +122,7 @@ def test_the_pytest_plugin_agrees_with_the_cli(gate: str, doc: dict[str, Any]) -
         plugin_gate_passed, _ = junit_gate(xml, gate)
         tasks = {c.get("name"): c.find("failure") is None for c in ET.parse(xml).iter("testcase")}
     summary = out["summary"]
-    expected = _rule(summary, gate)
+    expected = _rule(summary, gate, doc)
     assert out["verdicts"] == dict.fromkeys(out["verdicts"], expected)
     assert (code == 0, plugin_gate_passed) == (expected, expected)
     del tasks[f"wopeval gate ({gate})"]

@@ -129,12 +129,12 @@ def test_a_stored_gate_this_version_does_not_know_is_refused(tmp_path: Path) -> 
 
     with sqlite3.connect(store) as db:  # a run recorded by a wopeval with another gate
         (request,) = db.execute("SELECT request FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        changed = json.dumps({**json.loads(request), "gate": "lower-bound"})
+        changed = json.dumps({**json.loads(request), "gate": "upper-bound"})
         db.execute("UPDATE runs SET request = ? WHERE run_id = ?", (changed, run_id))
     for args in (("show", run_id), ("export", run_id, "-f", "markdown")):
         refused = _cli(*args, "--store", store)
         assert refused.exit_code == 2, refused.output
-        assert "gate: 'lower-bound' is not one of suite, every-task" in refused.output
+        assert "gate: 'upper-bound' is not one of suite, every-task" in refused.output
 
 
 def test_a_new_gate_is_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,6 +17,7 @@ from wopeval.events.store import EventStore
 from wopeval.exports.ci import junit_xml, markdown
 from wopeval.grading.detail import run_detail
 from wopeval.grading.gate import decide
+from wopeval.grading.summary_intervals import summary_intervals
 from wopeval.service import runs
 from wopeval.suite import parse_suite
 from wopeval.wire.events import RunEvent
@@ -79,6 +80,7 @@ def test_show_and_exports_read_the_log_in_pages_with_the_same_output(
     _, out = _run("show", run_id, "--store", store, "--json", "--events")
     doc = {"runId": run_id, "status": record.status, "summary": record.summary,
            "error": record.error, "gate": decide(summary).to_json(),
+           "intervals": summary_intervals(summary).to_json(),
            "events": [e.to_wire() for e in log]}  # fmt: skip
     assert out == json.dumps(doc) + "\n"
     _, out = _run("show", run_id, "--store", store, "--events")

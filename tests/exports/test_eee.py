@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from tests.exports import eee_venv
 from wopeval.cli.app import app
-from wopeval.exports.eee import STDERR_METHOD
+from wopeval.exports.eee import CI_METHOD, STDERR_METHOD
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart" / "suite.yaml"
@@ -117,6 +117,13 @@ def test_eee_records_are_content_free_with_one_line_per_trial(tmp_path: Path) ->
     stderr = result["score_details"]["uncertainty"]["standard_error"]
     assert stderr["method"] == STDERR_METHOD
     assert stderr["value"] >= 0
+    # the quickstart's task scores 1.0, 0.8, 0.8: s = 2.6 of 3, Beta⁻¹(0.025; 2.6, 1.4) = 0.196857
+    # and Beta⁻¹(0.975; 3.6, 0.4) = 0.999978
+    interval = result["score_details"]["uncertainty"]["confidence_interval"]
+    assert interval["lower"] == pytest.approx(0.196857, abs=1e-6)
+    assert interval["upper"] == pytest.approx(0.999978, abs=1e-6)
+    assert interval["confidence_level"] == 0.95
+    assert interval["method"] == CI_METHOD
     # no input, output, argument or fixture content of the suite reaches a line
     text = json.dumps(instances)
     for marker in ("A-100", "crushed", "refund approved", "totalMinor", "rf-1"):

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from tests.cli.gate_runs import SCRIPTED, suite_doc
 from wopeval.engine.run import RunSettings
-from wopeval.grading.gate import GATES, UnknownGate, decide
+from wopeval.grading.gate import GATES, Bounds, UnknownGate, decide
 from wopeval.service.api import evaluate
 from wopeval.suite import parse_suite
 from wopeval.wire.request import RunRequest
@@ -47,11 +47,15 @@ def test_0244_B_plainest_run_the_suite_gate_passes_and_every_task_fails() -> Non
 
 
 def test_plainest_passing_run_passes_every_gate() -> None:
+    """One task, one trial, passed: every gate passes (a bound gate at passScore 0, where 1/1's
+    bound 0.025 meets it); a bound gate without bounds fails, closed, saying so."""
     summary = _summary(suite_doc([[True]]))
-    for name in GATES:
-        verdict = decide(summary, name)
+    for name, gate in GATES.items():
+        verdict = decide(summary, name, Bounds(pass_score=0.0))
         assert (verdict.passed, verdict.failures) == (True, ())
         assert verdict.headline() == f"gate {name} passed"
+        if gate.bound is not None:
+            assert "no passScore" in decide(summary, name).headline()
 
 
 def test_0244_B_a_cost_ceiling_fails_every_gate_though_every_task_passed() -> None:
@@ -60,7 +64,7 @@ def test_0244_B_a_cost_ceiling_fails_every_gate_though_every_task_passed() -> No
     assert not summary.passed
     assert all(task.passed for task in summary.tasks)
     for name in GATES:
-        verdict = decide(summary, name)
+        verdict = decide(summary, name, Bounds(pass_score=0.0))
         assert not verdict.passed
         assert verdict.failing_task_ids == ()
         assert verdict.failures[0].task_id is None
@@ -80,7 +84,11 @@ def test_a_failing_suite_gate_names_the_tasks_that_did_not_pass() -> None:
 
 def test_an_unknown_gate_is_refused_naming_the_field() -> None:
     summary = _summary(suite_doc([[True]]))
-    with pytest.raises(UnknownGate, match=r"^gate: 'every_task' is not one of suite, every-task$"):
+    with pytest.raises(
+        UnknownGate,
+        match=r"^gate: 'every_task' is not one of suite, every-task, lower-bound, "
+        r"every-task-lower-bound$",
+    ):
         decide(summary, "every_task")
     with pytest.raises(UnknownGate, match=r"^gate: 'nope'"):
         RunSettings(gate="nope")  # refused before anything is recorded

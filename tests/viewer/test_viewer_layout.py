@@ -200,3 +200,30 @@ def test_the_live_page_refreshes_its_numbers_and_curves_when_the_run_ends(
         GATE.set()
         worker.join(timeout=30)
     assert "run" in done, done
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_the_run_page_shows_its_intervals_on_screen(
+    runs: Runs, chromium_browser: Any, size: str
+) -> None:
+    """The rich run (3 tasks × 3 trials): the aggregate's 95 % interval over tasks, each task's
+    pass rate interval (2/3: Clopper-Pearson [0.09, 0.99]) and the curves' bands; the plainest
+    run (1/1) has its whiskers. Every interval is inside the viewport's width."""
+    b = _open(chromium_browser, size)
+    width = VIEWPORTS[size][0]
+    b.page.goto(f"{runs.url}/run?id={runs.baseline}")
+    aggregate = b.page.locator("#aggregate-ci")
+    assert aggregate.inner_text().startswith("95% CI [")
+    box = aggregate.bounding_box()
+    assert box is not None
+    assert box["x"] + box["width"] <= width
+    flow = b.page.locator('#grid tr[data-task=refund-flow] td[data-col="passed"] .ci')
+    assert flow.inner_text() == "[0.09, 0.99]"
+    assert b.page.locator('#grid td[data-col="curve"] svg path.ci').count() == 6  # 3 tasks × 2
+    assert b.page.locator("#curves path.ci").count() == 2
+    assert b.page.locator("#curve-table tr.ci-row").count() == 2
+    b.page.goto(f"{runs.url}/run?id={runs.plain}")
+    assert b.page.locator('#grid td[data-col="passed"] .ci').inner_text() == "[0.03, 1.00]"
+    assert b.page.locator('#curves line[stroke-width="3"]').count() == 2  # the two whiskers
+    assert b.page.evaluate(NO_SIDEWAYS)
+    assert b.errors == []

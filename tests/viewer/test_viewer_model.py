@@ -145,3 +145,25 @@ async def test_local_viewer_app_serves_every_page(store: EventStore) -> None:
         script = await client.get("/static/viewer.js")
         assert script.status_code == 200
         assert "EventSource" in script.text
+
+
+async def test_the_runs_page_decides_a_lower_bound_gate_with_the_suites_pass_score(
+    store: EventStore,
+) -> None:
+    """The viewer's suite: scores 1, 1, 0 over three tasks at passScore 0.5. The suite gate
+    passes; lower-bound does not (2 of 3 tasks' worth: Clopper-Pearson's low 0.094), and the
+    runs page says so, having read that run's suite for its passScore."""
+    tenant = _tenant()
+    service = RunService(store, Registry(), None)
+    for gate in ("suite", "lower-bound"):
+        plan = await service.plan(load_suite(DATA / "suite.yaml"), SCRIPTED,
+                                  RunSettings(gate=gate), tenant=tenant)  # fmt: skip
+        await service.run(plan)
+    rows = {row.request.get("gate", "suite") if row.request else "?": row
+            for row in (await runs_page(store, tenant, RunFilter())).rows}  # fmt: skip
+    point, bound = rows["suite"].verdict, rows["lower-bound"].verdict
+    assert point is not None
+    assert point.passed
+    assert bound is not None
+    assert not bound.passed
+    assert "lower bound 0.094" in bound.headline()

@@ -23,7 +23,7 @@ from wopeval.exports.html import render_report
 from wopeval.exports.otel import write_otlp_json_lines
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.fold import TrialHook
-from wopeval.grading.gate import decide
+from wopeval.grading.gate import decide, suite_bounds
 from wopeval.grading.views import TrialView
 from wopeval.service.runs import LOG_PAGE, Fold, fold_log, grading_options
 from wopeval.suite import parse_suite
@@ -134,7 +134,8 @@ def export(
                 _write(json.dumps(record.summary, indent=2), output)
             elif fmt in (ExportFormat.junit, ExportFormat.markdown):
                 summary = _summary_of(record)
-                verdict = decide(summary, chosen_gate(gate, record.run_request.gate))
+                chosen = chosen_gate(gate, record.run_request.gate)
+                verdict = decide(summary, chosen, suite_bounds(record.suite_document))
                 detail = await fold_log(opened, run_id, _detail_of(record))
                 render = junit_xml if fmt is ExportFormat.junit else markdown
                 _write(render(summary, run_id, detail, verdict), output)
@@ -187,7 +188,8 @@ def report(
             return record, summary, await fold_log(opened, run_id, _detail_of(record))
 
     record, summary, detail = anyio.run(go)
-    verdict = decide(summary, chosen_gate(gate, record.run_request.gate))
+    chosen = chosen_gate(gate, record.run_request.gate)
+    verdict = decide(summary, chosen, suite_bounds(record.suite_document))
     page = render_report(
         summary,
         run_id=run_id,

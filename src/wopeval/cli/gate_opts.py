@@ -13,11 +13,15 @@ from wopeval.events.records import RunRecord
 from wopeval.grading.gate import (
     DEFAULT_GATE,
     GATES,
+    Bounds,
     GateVerdict,
     UnknownGate,
     check_gate,
     stored_verdict,
+    suite_bounds,
 )
+from wopeval.grading.intervals import DEFAULT_LEVEL
+from wopeval.suite.models import AgentEvalSuite
 
 _GATES_HELP = "; ".join(f"'{gate.name}', {gate.description}" for gate in GATES.values())
 
@@ -38,6 +42,23 @@ StoredGateOpt = Annotated[
         help=f"Decide pass/fail by this gate instead of the run's own ({', '.join(GATES)}).",
     ),
 ]
+
+
+CiLevelOpt = Annotated[
+    float,
+    typer.Option(
+        "--ci-level",
+        min=0.5,
+        max=0.999,
+        help="Confidence level of the intervals shown (and of the lower-bound gates); "
+        "not stored with the run.",
+    ),
+]
+
+
+def bounds(suite: AgentEvalSuite, level: float = DEFAULT_LEVEL) -> Bounds:
+    """What a bound gate compares: the suite's passScore at ``level``."""
+    return suite_bounds(suite, level)
 
 
 def chosen_gate(given: str | None, stored: str = DEFAULT_GATE) -> str:
@@ -63,7 +84,7 @@ def stored_gate(store_url: str | None, run_id: str) -> str:
 
 def run_passed(record: RunRecord) -> bool | None:
     """Whether a listed run passed its own gate (None: no summary, or a gate unknown here)."""
-    verdict = stored_verdict(record.summary, record.request)
+    verdict = stored_verdict(record.summary, record.request, record.suite_document)
     return None if verdict is None else verdict.passed
 
 
@@ -73,8 +94,10 @@ def verdict_exit(verdict: GateVerdict) -> int:
 
 
 __all__ = [
+    "CiLevelOpt",
     "RunGateOpt",
     "StoredGateOpt",
+    "bounds",
     "chosen_gate",
     "run_passed",
     "stored_gate",

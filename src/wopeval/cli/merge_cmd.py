@@ -23,7 +23,7 @@ from wopeval.cli.render import print_summary
 from wopeval.engine.registry import Registry
 from wopeval.errors import UserError
 from wopeval.grading.detail import run_detail
-from wopeval.grading.gate import decide
+from wopeval.grading.gate import decide, suite_bounds
 from wopeval.service.runs import RunPlan, RunService, fold_log, grading_options
 from wopeval.service.shards import Merged, merge_shards, plan_shard
 from wopeval.service.slices import check_group, parse_shard, shard_size
@@ -171,7 +171,9 @@ def merge(
         _merge, stores, into, group, allow_partial, list(exclude or ())
     )
     summary, run_id = merged.summary, merged.record.run_id
-    verdict = decide(summary, chosen_gate(None, merged.record.run_request.gate))
+    verdict = decide(
+        summary, chosen_gate(None, merged.record.run_request.gate), suite_bounds(suite)
+    )
     if as_json:
         doc: dict[str, Any] = {
             "runId": run_id,

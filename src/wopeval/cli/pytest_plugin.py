@@ -135,6 +135,7 @@ class SuiteFile(pytest.File):
 
     collector: _Collector
     _outcome: Any = None
+    bounds: Any = None  # the suite's Bounds, for a lower-bound gate (set with the outcome)
 
     def collect(self) -> Iterator[pytest.Item]:
         from wopeval.exports.ci import gate_case_name
@@ -173,6 +174,7 @@ class SuiteFile(pytest.File):
             record = await store.get_run(result.run_id)
             assert record is not None
             suite = parse_suite(record.suite_document)
+            self.bounds = result.bounds
             options = grading_options(record.run_request)
             detail = await fold_log(
                 store, result.run_id, lambda log: run_detail(suite, log, options)
@@ -230,7 +232,7 @@ class GateItem(pytest.Item):
         parent = self.parent
         assert isinstance(parent, SuiteFile)
         summary, _ = parent.outcome()
-        verdict = decide(summary, parent.collector.gate)
+        verdict = decide(summary, parent.collector.gate, parent.bounds)
         self.user_properties.append((_VERDICT, verdict.headline()))
         if not verdict.passed:
             lines = [verdict.headline()]

@@ -18,10 +18,13 @@ from rich.text import Text
 
 from wopeval.cli.gate_opts import run_passed
 from wopeval.cli.render_detail import print_detail, verdict_lines
+from wopeval.cli.render_intervals import aggregate_part, intervals_table
 from wopeval.events.store import RunRecord
 from wopeval.grading.detail import RunDetail
 from wopeval.grading.gate import GateVerdict, decide
+from wopeval.grading.intervals import DEFAULT_LEVEL
 from wopeval.grading.summary import DEFAULT_PASS_SCORE
+from wopeval.grading.summary_intervals import SuiteIntervals, summary_intervals
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
@@ -89,10 +92,13 @@ _SEPARATOR = "  ·  "
 
 
 def footer_parts(
-    summary: EvalSummary, suite: AgentEvalSuite | None = None, verdict: GateVerdict | None = None
+    summary: EvalSummary,
+    suite: AgentEvalSuite | None = None,
+    verdict: GateVerdict | None = None,
+    intervals: SuiteIntervals | None = None,
 ) -> list[str]:
     """The gate's verdict (the suite gate's by default), then the aggregate statistics, each a
-    short markup string."""
+    short markup string; with ``intervals``, the aggregate's interval after its stderr."""
     verdict = verdict or decide(summary)
     word = "[green]PASSED[/]" if verdict.passed else "[red]FAILED[/]"
     aggregate = f"{word}  aggregate {summary.aggregateScore:.3f}"
@@ -111,6 +117,8 @@ def footer_parts(
         parts.append(f"pass@{st.k} {st.passAtK:.3f}  pass^{st.k} {st.passHatK:.3f}")
         if st.scoreStderr is not None:
             parts.append(f"stderr {st.scoreStderr:.3f}")
+    if intervals is not None:
+        parts.append(aggregate_part(summary, intervals))
     if summary.totalCostUsd is not None:
         parts.append(f"cost ${summary.totalCostUsd:.4f}")
     if summary.regression is not None and summary.regression.verdict is not None:
@@ -139,11 +147,15 @@ def print_summary(
     *,
     detail: RunDetail | None = None,
     verdict: GateVerdict | None = None,
+    level: float = DEFAULT_LEVEL,
 ) -> None:
     """The task table and the verdict (``verdict``'s gate, the suite gate by default); with
-    ``detail``, why, the trial grid and the reasons."""
+    trials, the intervals at ``level``; with ``detail``, why, the trial grid and the reasons."""
     console.print(summary_table(summary, run_id))
-    for line in fit_lines(footer_parts(summary, suite, verdict), console.width):
+    intervals = summary_intervals(summary, level)
+    if summary.trialStats is not None:
+        console.print(intervals_table(summary, intervals))
+    for line in fit_lines(footer_parts(summary, suite, verdict, intervals), console.width):
         console.print(line)
     if detail is None:
         return

@@ -33,7 +33,7 @@ from wopeval.cli.common import (
     fail_input,
     opened_store,
 )
-from wopeval.cli.gate_opts import RunGateOpt, chosen_gate, stored_gate
+from wopeval.cli.gate_opts import CiLevelOpt, RunGateOpt, bounds, chosen_gate, stored_gate
 from wopeval.cli.outage import infrastructure_json, run_exit_code, store_outage_exits
 from wopeval.cli.output import failures_json, user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
@@ -73,6 +73,8 @@ from wopeval.engine.registry import Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.errors import UserError
 from wopeval.grading.gate import DEFAULT_GATE, decide
+from wopeval.grading.intervals import DEFAULT_LEVEL
+from wopeval.grading.summary_intervals import summary_intervals
 from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
@@ -125,6 +127,7 @@ def run(
     shard: ShardOpt = None,
     group: GroupOpt = None,
     gate: RunGateOpt = DEFAULT_GATE,
+    ci_level: CiLevelOpt = DEFAULT_LEVEL,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -163,7 +166,10 @@ def run(
     run_id, summary, detail, interrupted = _run_suite(
         store, as_json, executor, ray_address, suite, target, settings, total, sharded
     )
-    _finish(run_id, summary, detail, interrupted, suite, target, settings, sharded, store, as_json)
+    _finish(
+        run_id, summary, detail, interrupted, suite, target, settings, sharded, store, as_json,
+        level=ci_level,
+    )  # fmt: skip
 
 
 def _trial_total(suite: AgentEvalSuite, sharded: ShardOption | None, shard: str | None) -> int:
@@ -231,6 +237,8 @@ def _finish(
     sharded: ShardOption | None,
     store: str | None,
     as_json: bool,
+    *,
+    level: float = DEFAULT_LEVEL,
 ) -> None:
     """Report the run (or its stop, or its shard) and exit by its gate."""
     if summary is None:
@@ -244,7 +252,7 @@ def _finish(
         from wopeval.cli.judge_out import judge_spend_of
 
         spent = judge_spend_of(store, run_id)
-    _report(run_id, summary, as_json, suite, detail, spent, settings.gate, store)
+    _report(run_id, summary, as_json, suite, detail, spent, settings.gate, store, level=level)
 
 
 def _resume(
@@ -429,11 +437,13 @@ def _report(
     judge: JudgeSpend | None = None,
     gate: str = DEFAULT_GATE,
     store: str | None = None,
+    *,
+    level: float = DEFAULT_LEVEL,
 ) -> None:
     if summary is None:
         typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
         raise typer.Exit(EXIT_FAILED)
-    verdict = decide(summary, gate)
+    verdict = decide(summary, gate, bounds(suite, level))
     baseline = None
     if summary.regression is not None:  # what compare would say beside the verdict
         from wopeval.cli.compare_cmd import baseline_report
@@ -444,6 +454,7 @@ def _report(
             "runId": run_id,
             "summary": summary.to_wire(),
             "gate": verdict.to_json(),
+            "intervals": summary_intervals(summary, level).to_json(),
         }
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc["failures"] = failures_json(detail)
@@ -460,7 +471,9 @@ def _report(
 
         from wopeval.cli.render import print_summary
 
-        print_summary(Console(), summary, run_id, suite, detail=detail, verdict=verdict)
+        print_summary(
+            Console(), summary, run_id, suite, detail=detail, verdict=verdict, level=level
+        )
         if judge is not None:
             from wopeval.cli.judge_out import judge_lines
 

@@ -16,13 +16,14 @@ import anyio
 import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
-from wopeval.cli.gate_opts import StoredGateOpt, chosen_gate, run_passed
+from wopeval.cli.gate_opts import CiLevelOpt, StoredGateOpt, bounds, chosen_gate, run_passed
 from wopeval.cli.judge_out import judge_json, judge_lines
 from wopeval.engine.judge import stored_judge_spend
 from wopeval.errors import RunNotFound
 from wopeval.events.ids import utc_now
 from wopeval.events.owners import held
-from wopeval.grading.gate import DEFAULT_GATE, decide
+from wopeval.grading.gate import DEFAULT_GATE, decide, suite_bounds
+from wopeval.grading.intervals import DEFAULT_LEVEL
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary
 
@@ -39,6 +40,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 def grade(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
     gate: StoredGateOpt = None,
+    ci_level: CiLevelOpt = DEFAULT_LEVEL,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -67,8 +69,9 @@ def grade(
         typer.echo(result.summary.to_json())  # the exit code says whether it reproduces
     else:
         suite = parse_suite(result.record.suite_document)
-        verdict = decide(result.summary, chosen_gate(gate, result.record.run_request.gate))
-        print_summary(Console(), result.summary, run_id, suite, verdict=verdict)
+        chosen = chosen_gate(gate, result.record.run_request.gate)
+        verdict = decide(result.summary, chosen, bounds(suite, ci_level))
+        print_summary(Console(), result.summary, run_id, suite, verdict=verdict, level=ci_level)
         same = result.reproduces_stored
         typer.echo("reproduces the stored summary exactly" if same else "DIFFERS from stored")
     raise typer.Exit(EXIT_OK if result.reproduces_stored else EXIT_FAILED)
@@ -113,6 +116,7 @@ def show(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
     events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
     gate: StoredGateOpt = None,
+    ci_level: CiLevelOpt = DEFAULT_LEVEL,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -130,9 +134,9 @@ def show(
                 fail_input(f"run {run_id!r} is not in the store")
             chosen = chosen_gate(gate, record.run_request.gate)
             if as_json:
-                await _show_json(opened, record, events, chosen)
+                await _show_json(opened, record, events, chosen, ci_level)
             else:
-                await _show_text(opened, record, events, chosen)
+                await _show_text(opened, record, events, chosen, ci_level)
 
     anyio.run(go)
 
@@ -146,7 +150,9 @@ async def _pages(store: EventStore, run_id: str) -> AsyncIterator[list[RunEvent]
         after = page[-1].sequence
 
 
-async def _show_json(store: EventStore, record: RunRecord, events: bool, gate: str) -> None:
+async def _show_json(
+    store: EventStore, record: RunRecord, events: bool, gate: str, level: float
+) -> None:
     doc: dict[str, Any] = {
         "runId": record.run_id,
         "status": record.status,
@@ -157,7 +163,11 @@ async def _show_json(store: EventStore, record: RunRecord, events: bool, gate: s
     if spend.calls:  # the judge's usage, apart from the agent's efficiency (RFC 0244 §C)
         doc["judge"] = judge_json(spend)
     if record.summary is not None:
-        doc["gate"] = decide(EvalSummary.model_validate(record.summary), gate).to_json()
+        from wopeval.grading.summary_intervals import summary_intervals
+
+        summary = EvalSummary.model_validate(record.summary)
+        doc["gate"] = decide(summary, gate, suite_bounds(record.suite_document, level)).to_json()
+        doc["intervals"] = summary_intervals(summary, level).to_json()
     if not events:
         typer.echo(json.dumps(doc))
         return
@@ -173,7 +183,9 @@ async def _show_json(store: EventStore, record: RunRecord, events: bool, gate: s
     out.flush()
 
 
-async def _show_text(store: EventStore, record: RunRecord, events: bool, gate: str) -> None:
+async def _show_text(
+    store: EventStore, record: RunRecord, events: bool, gate: str, level: float
+) -> None:
     from rich.console import Console
     from rich.markup import escape
 
@@ -200,8 +212,10 @@ async def _show_text(store: EventStore, record: RunRecord, events: bool, gate: s
         options = grading_options(record.run_request)
         detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
         summary = EvalSummary.model_validate(record.summary)
-        verdict = decide(summary, gate)
-        print_summary(console, summary, record.run_id, suite, detail=detail, verdict=verdict)
+        verdict = decide(summary, gate, bounds(suite, level))
+        print_summary(
+            console, summary, record.run_id, suite, detail=detail, verdict=verdict, level=level
+        )
         spend = await stored_judge_spend(store, record.run_id)
         for line in judge_lines(spend, console.width) if spend.calls else ():
             console.print(line, highlight=False, markup=False)

@@ -13,7 +13,9 @@ from xml.etree import ElementTree as ET
 from wopeval.exports.textsafe import markdown_text, xml_text
 from wopeval.grading.detail import RunDetail, TaskDetail
 from wopeval.grading.gate import GateVerdict, decide
+from wopeval.grading.intervals import DEFAULT_LEVEL, Interval
 from wopeval.grading.reasons import reason_line, reason_texts
+from wopeval.grading.summary_intervals import SuiteIntervals, summary_intervals
 from wopeval.wire.summary import EvalSummary, TaskSummary
 
 
@@ -44,6 +46,21 @@ def _reasons(task: TaskDetail | None) -> tuple[bool, str, str]:
     return crashed, lines[0], "\n".join(lines)
 
 
+def _interval_properties(parent: ET.Element, items: list[tuple[str, Interval | None]]) -> None:
+    for name, interval in items:
+        if interval is not None:
+            ET.SubElement(parent, "property", name=f"{name}.low", value=f"{interval.low:.6f}")
+            ET.SubElement(parent, "property", name=f"{name}.high", value=f"{interval.high:.6f}")
+
+
+def _suite_interval_properties(properties: ET.Element, intervals: SuiteIntervals) -> None:
+    """The suite's intervals as ``NAME.low``/``NAME.high`` properties, after their level."""
+    ET.SubElement(properties, "property", name="ciLevel", value=f"{intervals.level:g}")
+    _interval_properties(properties, [("aggregateScore", intervals.aggregate),
+                                      ("passAtK", intervals.pass_at_k),
+                                      ("passHatK", intervals.pass_hat_k)])  # fmt: skip
+
+
 def gate_case_name(gate: str) -> str:
     """The name of the JUnit test case that carries the gate's verdict."""
     return f"wopeval gate ({gate})"
@@ -54,12 +71,15 @@ def junit_xml(
     run_id: str,
     detail: RunDetail | None = None,
     verdict: GateVerdict | None = None,
+    level: float = DEFAULT_LEVEL,
 ) -> str:
     """JUnit XML: a ``testsuite`` per run, a ``testcase`` per task; ``failure`` for a wrong
     answer, ``error`` for a task whose failing trials crashed (needs ``detail``). A last case,
     ``wopeval gate (NAME)``, carries the run's verdict by ``verdict``'s gate (the suite gate by
-    default): a pipeline reads that case, not the count of failing tasks."""
+    default): a pipeline reads that case, not the count of failing tasks. The intervals at
+    ``level`` are properties: the suite's, and a task's pass rate, pass@k and pass^k."""
     gated = verdict or decide(summary)
+    intervals = summary_intervals(summary, level)
     details = {t.task_id: t for t in detail.tasks} if detail is not None else {}
     verdicts = {t.taskId: _reasons(details.get(t.taskId)) for t in summary.tasks if not t.passed}
     errors = sum(1 for crashed, _, _ in verdicts.values() if crashed)
@@ -75,9 +95,14 @@ def junit_xml(
     for name, value in (("runId", run_id), ("aggregateScore", f"{summary.aggregateScore:.6f}"),
                         ("passed", str(gated.passed).lower()), ("gate", gated.gate)):  # fmt: skip
         ET.SubElement(properties, "property", name=name, value=value)
-    for task in summary.tasks:
+    _suite_interval_properties(properties, intervals)
+    for task, its in zip(summary.tasks, intervals.tasks, strict=True):
         case = ET.SubElement(suite, "testcase", classname=summary.suiteId, name=task.taskId,
                              time=f"{(task.latencyMs or 0) / 1000:.3f}")  # fmt: skip
+        if task.trials is not None:
+            _interval_properties(ET.SubElement(case, "properties"), [
+                ("passRate", its.pass_rate), ("meanScore", its.mean_score),
+                ("passAtK", its.pass_at_k), ("passHatK", its.pass_hat_k)])  # fmt: skip
         if not task.passed:
             crashed, first, every = verdicts[task.taskId]
             stats = _failure_message(task)
@@ -108,10 +133,12 @@ def markdown(
     run_id: str,
     detail: RunDetail | None = None,
     verdict: GateVerdict | None = None,
+    level: float = DEFAULT_LEVEL,
 ) -> str:
     """A Markdown table, e.g. for ``$GITHUB_STEP_SUMMARY``; the heading gives ``verdict``'s
-    (the suite gate's by default)."""
+    (the suite gate's by default); the intervals at ``level`` follow the table."""
     gated = verdict or decide(summary)
+    intervals = summary_intervals(summary, level)
     word = "✅ passed" if gated.passed else "❌ failed"
     lines = [
         f"### {summary.suiteId}@{summary.suiteVersion}: {word} (gate `{gated.gate}`)",
@@ -134,9 +161,35 @@ def markdown(
             f"{f'{t.passedCount}/{t.n}' if t else '-'} | {f'{t.passAtK:.3f}' if t else '-'} | "
             f"{f'{t.passHatK:.3f}' if t else '-'} | {path} |"
         )
+    lines += _markdown_intervals(summary, intervals)
     if detail is not None:
         lines += _markdown_reasons(detail)
     return "\n".join(lines) + "\n"
+
+
+def _markdown_intervals(summary: EvalSummary, intervals: SuiteIntervals) -> list[str]:
+    """The aggregate's interval and, with trials, each task's (a section after the table)."""
+    level = f"{intervals.level * 100:g}%"
+    aggregate = intervals.aggregate
+    lines = ["", f"#### {level} intervals", ""]
+    if aggregate is not None:
+        lines.append(f"Aggregate {summary.aggregateScore:.3f}, {aggregate.text(3)} "
+                     f"({aggregate.method}, the task as the unit).")  # fmt: skip
+    if summary.trialStats is None:
+        return lines
+    k = summary.trialStats.k
+    lines += ["", f"| task | pass rate | mean score | pass@{k} | pass^{k} |",
+              "| --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for task, its in zip(summary.tasks, intervals.tasks, strict=True):
+        t, at, hat = task.trials, its.pass_at_k, its.pass_hat_k
+        at_k = "-" if t is None or at is None else f"{t.passAtK:.2f} {at.text()}"
+        hat_k = "-" if t is None or hat is None else f"{t.passHatK:.2f} {hat.text()}"
+        score = f"{task.score:.2f} {its.mean_score.text()}"
+        lines.append(f"| `{task.taskId}` | {its.passed_count}/{its.n} {its.pass_rate.text()} "
+                     f"| {score} | {at_k} | {hat_k} |")  # fmt: skip
+    lines += ["", "Rates: Clopper-Pearson; mean scores: the same on n × mean of n; pass@k and "
+              "pass^k: the rate's bounds mapped through 1-(1-p)^k and p^k."]  # fmt: skip
+    return lines
 
 
 def _markdown_reasons(detail: RunDetail) -> list[str]:

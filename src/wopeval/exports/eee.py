@@ -9,7 +9,9 @@ message. ``input.raw`` is the task id (the schema requires a string), ``messages
 
 Uncertainty: ``standard_error`` is the standard error of the aggregate clustered by task
 (Miller 2024, :func:`wopeval.grading.stats.clustered_stderr`) with its method named in
-``method``; it is omitted below two tasks.
+``method`` (omitted below two tasks); ``confidence_interval`` is the aggregate's interval at
+95 %, the task as the unit (:func:`wopeval.grading.intervals.task_clopper_pearson`), its level
+and method named.
 
 Layout: the datastore's, under the directory given — ``data/<suite>/<developer>/<model>/`` holds
 ``<uuid>.json`` and ``<uuid>_samples.jsonl``; the aggregate's
@@ -30,15 +32,19 @@ from typing import Any
 
 from wopeval import __version__
 from wopeval.grading.detail import RunDetail
+from wopeval.grading.intervals import task_clopper_pearson
 from wopeval.grading.stats import clustered_stderr
 from wopeval.grading.views import TrialView
 from wopeval.wire.summary import EvalSummary
 
 SCHEMA_VERSION = "0.3.0"
 STDERR_METHOD = "clustered by task: stdev of per-task mean scores / sqrt(taskCount) (Miller 2024)"
+CI_METHOD = (
+    "task-clopper-pearson: Clopper-Pearson on the sum of per-task mean scores over taskCount"
+)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
-__all__ = ["STDERR_METHOD", "EeeExport", "TrialUsage", "eee_export", "write_eee"]
+__all__ = ["CI_METHOD", "STDERR_METHOD", "EeeExport", "TrialUsage", "eee_export", "write_eee"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,11 @@ def _result(summary: EvalSummary, result_id: str, suite_name: str) -> dict[str, 
     uncertainty: dict[str, Any] = {"num_samples": summary.taskCount}
     if stderr is not None:
         uncertainty["standard_error"] = {"value": stderr, "method": STDERR_METHOD}
+    interval = task_clopper_pearson(means)
+    if interval is not None:
+        uncertainty["confidence_interval"] = {"lower": interval.low, "upper": interval.high,
+                                              "confidence_level": interval.level,
+                                              "method": CI_METHOD}  # fmt: skip
     return {
         "evaluation_result_id": result_id,
         "evaluation_name": suite_name,

@@ -11,7 +11,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
 from wopeval.errors import RunError
 from wopeval.events.store import EventStore
-from wopeval.grading.gate import DEFAULT_GATE, GateVerdict, decide
+from wopeval.grading.gate import DEFAULT_GATE, Bounds, GateVerdict, decide, suite_bounds
 from wopeval.service.runs import RunService
 from wopeval.suite import load_suite
 from wopeval.suite.models import AgentEvalSuite
@@ -23,11 +23,12 @@ class EvalResult:
     run_id: str
     summary: EvalSummary
     gate: str = DEFAULT_GATE  # the run's gate (RunSettings.gate)
+    bounds: Bounds | None = None  # what a lower-bound gate compares: the suite's passScore
 
     @property
     def verdict(self) -> GateVerdict:
         """The run's gate's verdict: what ``wopeval run`` exits by and every output shows."""
-        return decide(self.summary, self.gate)
+        return decide(self.summary, self.gate, self.bounds)
 
     @property
     def passed(self) -> bool:
@@ -67,7 +68,8 @@ async def evaluate(
         record, summary = await service.run(plan)
         if summary is None:
             raise RunError(f"run {record.run_id} did not complete")
-        return EvalResult(run_id=record.run_id, summary=summary, gate=settings.gate)
+        bounds = suite_bounds(loaded)
+        return EvalResult(record.run_id, summary, gate=settings.gate, bounds=bounds)
     finally:
         if not isinstance(store, EventStore):
             await opened.close()

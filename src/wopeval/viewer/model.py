@@ -16,6 +16,7 @@ from typing import Any
 
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.grading.detail import ERROR_KINDS, STATUS_MARK, run_detail
+from wopeval.grading.intervals import Interval
 from wopeval.grading.reasons import (
     TrajectoryDiff,
     Verdict,
@@ -25,11 +26,13 @@ from wopeval.grading.reasons import (
     trajectory_diff,
 )
 from wopeval.grading.stats import pass_at_k, pass_hat_k
+from wopeval.grading.summary_intervals import SuiteIntervals, summary_intervals
 from wopeval.grading.trial import trajectory_of
 from wopeval.grading.views import TrialView, collect_trials
 from wopeval.service.runs import fold_log, grading_options
 from wopeval.suite import parse_suite
 from wopeval.suite.models import Task, Thresholds, Trials
+from wopeval.viewer.bands import Band, suite_bands, task_bands
 from wopeval.viewer.queries import Outcome, Reason, Scored, all_events, outcomes, trial_events
 from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -65,6 +68,8 @@ class TaskRow:
     cells: list[Cell]
     summary: TaskSummary | None = None
     curve: list[tuple[int, float, float]] = field(default_factory=list)  # k, pass@k, pass^k
+    bands: list[Band] = field(default_factory=list)  # k, their intervals
+    rate: Interval | None = None  # the pass rate's interval
 
     @property
     def flaky(self) -> bool:
@@ -119,6 +124,8 @@ class RunPage:
         return len(self.outline.task_ids)
 
     gating_aggregate: float | None = None  # RFC 0246: what the suite's pass decision reads
+    intervals: SuiteIntervals | None = None  # of the summary, at the default level
+    suite_bands: list[Band] = field(default_factory=list)  # k, the curves' intervals
 
 
 def status_of(outcome: Outcome | None, terminal: bool) -> str | None:
@@ -183,25 +190,32 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
             break
         tasks.append(TaskRow(task_id, [c for c in cells if c is not None]))
     by_task = {t.taskId: t for t in summary.tasks} if summary else {}
+    intervals = summary_intervals(summary) if summary else None
+    rates = {t.task_id: t.pass_rate for t in intervals.tasks} if intervals else {}
     for row in tasks:
         row.summary = by_task.get(row.task_id)
+        row.rate = rates.get(row.task_id)
     pages = max(1, -(-len(tasks) // TASKS_PER_PAGE))
     page = min(max(task_page, 1), pages)
     offset = (page - 1) * TASKS_PER_PAGE
     shown = tasks[offset : offset + TASKS_PER_PAGE]
     finished = sum(1 for o in found.values() if o.scored is not None)
     curve: list[tuple[int, float, float, float, float]] = []
+    bands: list[Band] = []
     if record.terminal:  # while running, an unfinished trial is not a failed one: no curves yet
         for row in shown:
             row.curve = list(_curve(n, row.passed_count))
+            row.bands = list(task_bands(n, row.passed_count))
         curve = suite_curve([row.passed_count for row in tasks], n)
+        bands = suite_bands([row.passed_count for row in tasks], n)
     gating = None
     if record.terminal and tasks and all(row.cells for row in tasks):
         means = [math.fsum(c.gating_score for c in row.cells) / len(row.cells) for row in tasks]
         gating = math.fsum(means) / len(means)
     return RunPage(
-        record, outline, summary, shown, page, pages, offset, finished, last, curve, gating
-    )
+        record, outline, summary, shown, page, pages, offset, finished, last, curve, gating,
+        intervals, bands,
+    )  # fmt: skip
 
 
 async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:

@@ -1,6 +1,7 @@
 """The viewer's reads from the store: paged and filtered, so memory stays bounded.
 
-The runs page reads one page of run rows (never the suite documents) and a count. The run page
+The runs page reads one page of run rows and a count; of the suite documents only those of the
+page's runs a lower-bound gate decides (it reads their ``passScore``). The run page
 reads only the trial outcomes (``eval.scored`` and ``wopeval.trial-failed``), not every event.
 A trial page reads the trial's own events: its root bracket and everything caused by it.
 """
@@ -15,7 +16,7 @@ from sqlalchemy import func, or_, select
 
 from wopeval.events.store import EventStore
 from wopeval.events.tables import events, row_event, runs
-from wopeval.grading.gate import GateVerdict, stored_verdict
+from wopeval.grading.gate import GATES, GateVerdict, stored_verdict
 from wopeval.grading.reasons import reason_line
 from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.vocab import EVAL_SCORED, INVOCATION_STARTED, TRIAL_FAILED, X_TASK_ID
@@ -133,6 +134,18 @@ async def _facet(store: EventStore, column: Any, tenant: str | None) -> list[str
     return [str(row[0]) for row in await store.read(stmt)]
 
 
+async def _bound_suites(store: EventStore, page: list[Any]) -> dict[str, dict[str, Any]]:
+    """The suite documents of the page's runs whose gate reads a bound (for its passScore)."""
+    wanted = [m["run_id"] for m in page if m["summary"] is not None
+              and (gate := json.loads(m["request"]).get("gate")) in GATES
+              and GATES[gate].bound is not None]  # fmt: skip
+    if not wanted:
+        return {}
+    stmt = select(runs.c.run_id, runs.c.suite_document).where(runs.c.run_id.in_(wanted))
+    found = (row._mapping for row in await store.read(stmt))
+    return {m["run_id"]: json.loads(m["suite_document"]) for m in found}
+
+
 async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) -> RunsPage:
     """One page of runs, newest first, matching ``chosen``; ``tenant=None`` reads every run."""
     where = _conditions(tenant, chosen)
@@ -147,6 +160,8 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
         .limit(PAGE_SIZE)
         .offset(offset)
     )
+    page = [row._mapping for row in await store.read(stmt)]
+    bounded = await _bound_suites(store, page)
     rows = [
         RunRow(
             run_id=m["run_id"],
@@ -159,9 +174,9 @@ async def runs_page(store: EventStore, tenant: str | None, chosen: RunFilter) ->
             created_at=m["created_at"],
             updated_at=m["updated_at"],
             request=(request := json.loads(m["request"])),
-            verdict=stored_verdict(summary, request),
+            verdict=stored_verdict(summary, request, bounded.get(m["run_id"])),
         )
-        for m in (row._mapping for row in await store.read(stmt))
+        for m in page
         for summary in [None if m["summary"] is None else json.loads(m["summary"])]
     ]
     total = (await store.read(select(func.count()).select_from(runs).where(*where)))[0][0]

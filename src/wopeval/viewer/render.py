@@ -44,7 +44,9 @@ def environment() -> Environment:
     env.globals["sparkline"] = sparkline
     env.globals["suite_plot"] = suite_plot
     env.globals["qs"] = lambda **kw: urlencode(kw)
-    env.globals["gate_of"] = lambda record: stored_verdict(record.summary, record.request)
+    env.globals["gate_of"] = lambda record: stored_verdict(
+        record.summary, record.request, record.suite_document
+    )
     return env
 
 
