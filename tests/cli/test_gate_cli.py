@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from tests.cli.gate_runs import junit_gate, markdown_passed, suite_doc, write_suite
 from wopeval.cli.app import app
 from wopeval.events.store import EventStore
-from wopeval.grading.gate import GATES, Gate, GateFailure
+from wopeval.grading.gate import GATES, Gate, GateFailure, stored_verdict
 
 
 def _run(tmp_path: Path, doc: dict[str, Any], *args: str) -> tuple[int, dict[str, Any], str]:
@@ -178,3 +178,37 @@ def test_shards_run_by_different_gates_do_not_merge(tmp_path: Path) -> None:
     assert merged.exit_code == 2
     assert "gate is 'every-task'" in merged.output
     assert "has 'suite'" in merged.output
+
+
+# Ten passing tasks of one trial: the aggregate's lower bound is 0.6915 at 95 % and 0.7411 at
+# 90 % (Clopper–Pearson, (alpha / 2) ** (1 / 10)), so passScore 0.7 passes only at 90 %.
+TEN_PASSING = suite_doc([[True]] * 10, pass_score=0.7)
+
+
+def test_a_runs_ci_level_is_stored_and_every_output_gates_by_it(tmp_path: Path) -> None:
+    code, doc, store = _run(tmp_path, TEN_PASSING, "--gate", "lower-bound", "--ci-level", "0.9")
+    assert code == 0
+    run_id = doc["runId"]
+    assert doc["gate"]["passed"] is True
+    assert _stored_request(store, run_id)["ciLevel"] == 0.9
+    shown = json.loads(_cli("show", run_id, "--store", store, "--json").stdout)
+    assert shown["gate"]["passed"] is True
+    assert shown["intervals"]["level"] == 0.9
+    junit = _cli("export", run_id, "-f", "junit", "--store", store)
+    assert junit_gate(junit.stdout, "lower-bound")[0] is True
+    markdown = _cli("export", run_id, "-f", "markdown", "--store", store)
+    assert markdown_passed(markdown.stdout, "lower-bound") is True
+    graded = _cli("grade", run_id, "--store", store)
+    assert graded.exit_code == 0
+    assert "PASSED  aggregate" in graded.stdout
+    # --ci-level reads the stored run at another level, as --gate reads it by another gate
+    other = json.loads(
+        _cli("show", run_id, "--store", store, "--json", "--ci-level", "0.95").stdout
+    )
+    assert other["gate"]["passed"] is False
+    listed = stored_verdict(shown["summary"], _stored_request(store, run_id), TEN_PASSING)
+    assert listed is not None
+    assert listed.passed is True  # the viewer's runs list
+    (tmp_path / "at95").mkdir()
+    code, doc, _ = _run(tmp_path / "at95", TEN_PASSING, "--gate", "lower-bound")
+    assert (code, doc["gate"]["passed"]) == (1, False)

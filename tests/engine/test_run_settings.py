@@ -29,6 +29,7 @@ CHANGED: dict[str, Any] = {
     "executor": "ray",
     "gate": "every-task",
     "limits": TrialLimits(maxToolCalls=5),
+    "ci_level": 0.9,
 }
 # The stored JSON key of each setting: runs stored before now must read back unchanged.
 STORED_KEYS = {
@@ -47,6 +48,7 @@ STORED_KEYS = {
     "executor": "executor",
     "gate": "gate",
     "limits": "limits",
+    "ci_level": "ciLevel",
 }
 
 

@@ -23,7 +23,7 @@ from wopeval.exports.html import render_report
 from wopeval.exports.otel import write_otlp_json_lines
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.fold import TrialHook
-from wopeval.grading.gate import decide, suite_bounds
+from wopeval.grading.gate import Bounds, decide, suite_bounds
 from wopeval.grading.views import TrialView
 from wopeval.service.runs import LOG_PAGE, Fold, fold_log, grading_options
 from wopeval.suite import parse_suite
@@ -135,10 +135,11 @@ def export(
             elif fmt in (ExportFormat.junit, ExportFormat.markdown):
                 summary = _summary_of(record)
                 chosen = chosen_gate(gate, record.run_request.gate)
-                verdict = decide(summary, chosen, suite_bounds(record.suite_document))
+                verdict = decide(summary, chosen, _bounds_of(record))
                 detail = await fold_log(opened, run_id, _detail_of(record))
                 render = junit_xml if fmt is ExportFormat.junit else markdown
-                _write(render(summary, run_id, detail, verdict), output)
+                level = record.run_request.ci_level
+                _write(render(summary, run_id, detail, verdict, level=level), output)
             elif fmt is ExportFormat.events:
                 await _write_events(opened, run_id, output)
             else:  # streamed: the log in pages, each trial's spans written once it is scored
@@ -189,7 +190,7 @@ def report(
 
     record, summary, detail = anyio.run(go)
     chosen = chosen_gate(gate, record.run_request.gate)
-    verdict = decide(summary, chosen, suite_bounds(record.suite_document))
+    verdict = decide(summary, chosen, _bounds_of(record))
     page = render_report(
         summary,
         run_id=run_id,
@@ -208,3 +209,8 @@ def register(app: typer.Typer) -> None:
 
 
 __all__ = ["register"]
+
+
+def _bounds_of(record: RunRecord) -> Bounds:
+    """What the run's bound gate compares: its suite's passScore at the run's own level."""
+    return suite_bounds(record.suite_document, record.run_request.ci_level)

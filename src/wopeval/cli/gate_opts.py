@@ -50,8 +50,18 @@ CiLevelOpt = Annotated[
         "--ci-level",
         min=0.5,
         max=0.999,
-        help="Confidence level of the intervals shown (and of the lower-bound gates); "
-        "not stored with the run.",
+        help="Confidence level of the intervals shown and of the lower-bound gates (stored "
+        "with the run).",
+    ),
+]
+StoredCiLevelOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--ci-level",
+        min=0.5,
+        max=0.999,
+        help="Confidence level of the intervals shown and of the lower-bound gates instead of "
+        "the run's own.",
     ),
 ]
 
@@ -59,6 +69,11 @@ CiLevelOpt = Annotated[
 def bounds(suite: AgentEvalSuite, level: float = DEFAULT_LEVEL) -> Bounds:
     """What a bound gate compares: the suite's passScore at ``level``."""
     return suite_bounds(suite, level)
+
+
+def chosen_level(given: float | None, stored: float) -> float:
+    """The confidence level to show and gate by: ``--ci-level`` if given, else the run's."""
+    return stored if given is None else given
 
 
 def chosen_gate(given: str | None, stored: str = DEFAULT_GATE) -> str:
@@ -96,9 +111,11 @@ def verdict_exit(verdict: GateVerdict) -> int:
 __all__ = [
     "CiLevelOpt",
     "RunGateOpt",
+    "StoredCiLevelOpt",
     "StoredGateOpt",
     "bounds",
     "chosen_gate",
+    "chosen_level",
     "run_passed",
     "stored_gate",
     "verdict_exit",

@@ -171,8 +171,9 @@ def merge(
         _merge, stores, into, group, allow_partial, list(exclude or ())
     )
     summary, run_id = merged.summary, merged.record.run_id
+    request = merged.record.run_request
     verdict = decide(
-        summary, chosen_gate(None, merged.record.run_request.gate), suite_bounds(suite)
+        summary, chosen_gate(None, request.gate), suite_bounds(suite, request.ci_level)
     )
     if as_json:
         doc: dict[str, Any] = {

@@ -161,6 +161,7 @@ def run(
         limits=trial_limits(
             max_tool_calls, max_output_bytes, max_tool_result_bytes, max_reason_chars
         ),
+        ci_level=ci_level,
     )
     total = _trial_total(suite, sharded, shard)
     run_id, summary, detail, interrupted = _run_suite(

@@ -16,14 +16,20 @@ import anyio
 import typer
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store, store_option
-from wopeval.cli.gate_opts import CiLevelOpt, StoredGateOpt, bounds, chosen_gate, run_passed
+from wopeval.cli.gate_opts import (
+    StoredCiLevelOpt,
+    StoredGateOpt,
+    bounds,
+    chosen_gate,
+    chosen_level,
+    run_passed,
+)
 from wopeval.cli.judge_out import judge_json, judge_lines
 from wopeval.engine.judge import stored_judge_spend
 from wopeval.errors import RunNotFound
 from wopeval.events.ids import utc_now
 from wopeval.events.owners import held
 from wopeval.grading.gate import DEFAULT_GATE, decide, suite_bounds
-from wopeval.grading.intervals import DEFAULT_LEVEL
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary
 
@@ -40,7 +46,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 def grade(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
     gate: StoredGateOpt = None,
-    ci_level: CiLevelOpt = DEFAULT_LEVEL,
+    ci_level: StoredCiLevelOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -70,8 +76,9 @@ def grade(
     else:
         suite = parse_suite(result.record.suite_document)
         chosen = chosen_gate(gate, result.record.run_request.gate)
-        verdict = decide(result.summary, chosen, bounds(suite, ci_level))
-        print_summary(Console(), result.summary, run_id, suite, verdict=verdict, level=ci_level)
+        level = chosen_level(ci_level, result.record.run_request.ci_level)
+        verdict = decide(result.summary, chosen, bounds(suite, level))
+        print_summary(Console(), result.summary, run_id, suite, verdict=verdict, level=level)
         same = result.reproduces_stored
         typer.echo("reproduces the stored summary exactly" if same else "DIFFERS from stored")
     raise typer.Exit(EXIT_OK if result.reproduces_stored else EXIT_FAILED)
@@ -116,7 +123,7 @@ def show(
     run_id: Annotated[str, typer.Argument(metavar="RUN_ID")],
     events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
     gate: StoredGateOpt = None,
-    ci_level: CiLevelOpt = DEFAULT_LEVEL,
+    ci_level: StoredCiLevelOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -133,10 +140,11 @@ def show(
             if record is None:
                 fail_input(f"run {run_id!r} is not in the store")
             chosen = chosen_gate(gate, record.run_request.gate)
+            level = chosen_level(ci_level, record.run_request.ci_level)
             if as_json:
-                await _show_json(opened, record, events, chosen, ci_level)
+                await _show_json(opened, record, events, chosen, level)
             else:
-                await _show_text(opened, record, events, chosen, ci_level)
+                await _show_text(opened, record, events, chosen, level)
 
     anyio.run(go)
 

@@ -257,7 +257,8 @@ def stored_verdict(
         return None
     if GATES[gate].bound is not None and suite_document is None:
         return None
-    bounds = None if suite_document is None else suite_bounds(suite_document)
+    level = request.get("ciLevel", DEFAULT_LEVEL) if isinstance(request, dict) else DEFAULT_LEVEL
+    bounds = None if suite_document is None else suite_bounds(suite_document, level)
     return decide(EvalSummary.model_validate(summary), gate, bounds)
 
 

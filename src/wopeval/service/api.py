@@ -68,7 +68,7 @@ async def evaluate(
         record, summary = await service.run(plan)
         if summary is None:
             raise RunError(f"run {record.run_id} did not complete")
-        bounds = suite_bounds(loaded)
+        bounds = suite_bounds(loaded, settings.ci_level)
         return EvalResult(record.run_id, summary, gate=settings.gate, bounds=bounds)
     finally:
         if not isinstance(store, EventStore):

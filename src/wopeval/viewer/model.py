@@ -190,7 +190,8 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
             break
         tasks.append(TaskRow(task_id, [c for c in cells if c is not None]))
     by_task = {t.taskId: t for t in summary.tasks} if summary else {}
-    intervals = summary_intervals(summary) if summary else None
+    level = record.run_request.ci_level  # the run's own, as its bound gate reads
+    intervals = summary_intervals(summary, level) if summary else None
     rates = {t.task_id: t.pass_rate for t in intervals.tasks} if intervals else {}
     for row in tasks:
         row.summary = by_task.get(row.task_id)
@@ -205,9 +206,9 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
     if record.terminal:  # while running, an unfinished trial is not a failed one: no curves yet
         for row in shown:
             row.curve = list(_curve(n, row.passed_count))
-            row.bands = list(task_bands(n, row.passed_count))
+            row.bands = list(task_bands(n, row.passed_count, level))
         curve = suite_curve([row.passed_count for row in tasks], n)
-        bands = suite_bands([row.passed_count for row in tasks], n)
+        bands = suite_bands([row.passed_count for row in tasks], n, level)
     gating = None
     if record.terminal and tasks and all(row.cells for row in tasks):
         means = [math.fsum(c.gating_score for c in row.cells) / len(row.cells) for row in tasks]

@@ -135,6 +135,8 @@ class RunSettingsBase(BaseModel):
     executor: Executor = "local"  # "ray": trials run in Ray workers (engine.distributed)
     gate: Annotated[str, Field(pattern=GATE_PATTERN)] = DEFAULT_GATE  # wopeval.grading.gate
     limits: TrialLimits = Field(default_factory=TrialLimits)  # per trial: calls, sizes
+    # The confidence level of the intervals a lower-bound gate reads (wopeval.grading.intervals)
+    ci_level: Annotated[float, Field(ge=0.5, le=0.999, alias="ciLevel")] = 0.95
 
     def settings(self) -> dict[str, Any]:
         """Every setting by its Python name (what a settings model is built from)."""
