@@ -1,0 +1,53 @@
+"""``bench/host.py`` and ``bench/read_cmds.py`` print every row of issue 32's goals 3 and 5.
+
+The real scripts, tiny, this tree only, SQLite only: the JSON's shape, the peer or floors
+beside the figures, ``met`` a bool computed from them. No figure is asserted (no timing).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(script: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args],
+                          capture_output=True, text=True, timeout=300, cwd=str(ROOT))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_host_bench_prints_rate_latency_and_ratio_with_its_peer() -> None:
+    report = _run("host.py", "--creates", "16", "--repeats", "1", "--no-before", "--no-pg",
+                  "--no-fanout")  # fmt: skip
+    sqlite = report["creates"]["sqlite"]
+    assert set(report["creates"]) == {"sqlite"}
+    assert isinstance(sqlite["met"], bool)
+    after, peer = sqlite["after"], sqlite["peer"]
+    for figures in (after, peer):
+        for key in ("per_s", "p50_ms", "p99_ms"):
+            spread = figures[key]
+            assert spread["min"] <= spread["median"] <= spread["max"]
+            assert spread["median"] > 0
+    ratio = after["ratio_http_vs_in_process"]["median"]
+    assert ratio == round(after["per_s"]["median"] / peer["per_s"]["median"], 3)
+    assert sqlite["met"] == (ratio >= 0.5)
+    assert len(sqlite["runs"]["after"]) == len(sqlite["runs"]["peer"]) == 1
+
+
+def test_read_bench_prints_every_reading_command_and_the_floors() -> None:
+    report = _run("read_cmds.py", "--repeats", "1", "--no-before")
+    rows = ["runs", "runs --json", "show RUN", "show RUN --json", "--help"]
+    assert list(report["after"]) == rows
+    assert set(report["floors"]) == {"python -c pass", "store imports"}
+    assert "before" not in report
+    walls = [report["after"][row]["wall_s"]["median"] for row in rows[:-1]]
+    assert report["met"] == all(wall < 0.5 for wall in walls)
+    floor = report["floors"]["store imports"]["wall_s"]["median"]
+    assert report["after"]["runs"]["wall_vs_store_floor"] == round(walls[0] / floor, 2)
