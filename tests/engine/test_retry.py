@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.engine.helpers import make_suite
 from wopeval.agents.openai_compat import ModelUnavailable
-from wopeval.engine.agent import AgentContext
+from wopeval.engine.agent import AgentContext, Usage
 from wopeval.engine.cmd_agent import CommandDied
 from wopeval.engine.registry import Registry
 from wopeval.engine.retry import RetriesNeedLocal, RetryBudget, retry_cause, should_retry
@@ -281,6 +281,27 @@ async def test_an_attempt_that_reached_a_live_tool_is_not_retried(store: EventSt
     assert len(effects) == 1  # its effect not repeated
     assert _scored(events)[("t", 0)].scoreLabel == INFRASTRUCTURE_LABEL
     assert detail.retried() == {}
+
+
+async def test_no_retry_starts_past_a_cost_ceiling(store: EventStore) -> None:
+    attempts = Attempts()
+
+    async def spends_then_fails(task_input: Any, ctx: AgentContext) -> Any:
+        attempts.next(ctx)
+        await ctx.report_usage(Usage("p", "m", input_tokens=1, output_tokens=1, cost_usd=1.0))
+        raise ModelUnavailable("the model server at http://h/v1 answered HTTP 503")
+
+    registry = Registry()
+    registry.register_agent(AGENT, spends_then_fails)
+    service = RunService(store, registry)
+    settings = RunSettings(retry_infrastructure=NO_WAIT, host_max_cost_usd=0.5)
+    plan = await service.plan(make_suite([_task("t")]), AGENT, settings)
+    record = await service.create(plan)
+    await service.execute(plan, RunHandle(record.run_id))
+    events = await store.events(record.run_id)
+    assert attempts.seen == {("t", 0): 1}
+    assert [c.retry for c in _completions(events)] == [None]
+    assert _scored(events)[("t", 0)].scoreLabel == INFRASTRUCTURE_LABEL
 
 
 async def test_without_a_policy_an_infrastructure_failure_stands(store: EventStore) -> None:

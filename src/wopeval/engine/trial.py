@@ -107,7 +107,8 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     finally:
         gateway.before_live = None  # trial → gateway → trial: no cycle left for the GC
     retry = None
-    if env.retries is not None and label is not None:  # decided on the label alone
+    # Decided on the label alone; past a cost ceiling no attempt starts, a retry neither.
+    if env.retries is not None and label is not None and not env.meter.exceeded:
         key = (task.taskId, trial_index)
         retry = env.retries.take(key, label, failure, trial.went_live)
     await trial.record(
