@@ -125,13 +125,16 @@ RetryInfraOpt = Annotated[
 ]
 RetryBudgetOpt = Annotated[
     int | None,
-    typer.Option(min=0, help="With --retry-infrastructure: at most this many retries in the run."),
+    typer.Option(
+        min=0, metavar="M", help="With --retry-infrastructure: at most M retries in the run."
+    ),
 ]
 RetryBackoffOpt = Annotated[
     float,
     typer.Option(
         min=0.0,
         max=3600.0,
+        metavar="S",
         help="With --retry-infrastructure: seconds before a trial's first retry, doubled for "
         "each next one (at most 30 s), half of it jittered.",
     ),
