@@ -165,6 +165,7 @@ SLOW_FILES = frozenset(
         "tests/conformance/test_kit_extended.py",
         "tests/exports/test_otlp_thirdparty.py",
         "tests/outage/test_outage_labels.py",
+        "tests/outage/test_outage_retries.py",
     }
 )
 # Single tests that take seconds (real servers, large generated inputs): by node id prefix.

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from wopeval.engine.run import RunSettings
-from wopeval.wire.request import RunRequest, RunSettingsBase, TrialLimits
+from wopeval.wire.request import RetryPolicy, RunRequest, RunSettingsBase, TrialLimits
 
 AGENT = "core.acme.agent"
 # A value other than the default for every setting, by its Python name.
@@ -30,6 +30,7 @@ CHANGED: dict[str, Any] = {
     "gate": "every-task",
     "limits": TrialLimits(maxToolCalls=5),
     "ci_level": 0.9,
+    "retry_infrastructure": RetryPolicy(maxRetries=2, budget=5),
 }
 # The stored JSON key of each setting: runs stored before now must read back unchanged.
 STORED_KEYS = {
@@ -49,6 +50,7 @@ STORED_KEYS = {
     "gate": "gate",
     "limits": "limits",
     "ci_level": "ciLevel",
+    "retry_infrastructure": "retryInfrastructure",
 }
 
 

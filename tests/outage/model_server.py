@@ -5,8 +5,9 @@
 server's without that route (``{"detail": "Not Found"}``). ``POST /v1/chat/completions``
 answers by ``mode``: ``answer`` (an assistant message), ``error-500`` (every request, with a 1 ms
 ``retry-after-ms`` so the SDK's retries are quick) or ``hang`` (never answers while the server
-is open); in ``error-500`` mode ``GET`` answers 500 too. ``refused_url()`` is a URL nothing
-listens on. Every request's method and path is kept in ``requests``.
+is open); in ``error-500`` mode ``GET`` answers 500 too. With ``fail_first=n`` the first ``n``
+completion requests answer 500 whatever the mode (an outage that passes). ``refused_url()`` is
+a URL nothing listens on. Every request's method and path is kept in ``requests``.
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ class ModelServer:
         models: tuple[str, ...] = ("m1",),
         not_found: NotFound = "openai",
         answer: str = "late",
+        fail_first: int = 0,
     ) -> None:
         self.mode = mode
+        self.fail_first = fail_first
         self.not_found = not_found
         self.models = models
         self.answer = answer
@@ -97,7 +100,7 @@ class ModelServer:
                 server.requests.append(("POST", self.path))
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if server.mode == "error-500":
+                if server.mode == "error-500" or server.completions <= server.fail_first:
                     error = {"error": {"message": "upstream failed", "type": "server_error"}}
                     self._send(500, error, {"retry-after-ms": "1"})
                     return

@@ -4,7 +4,8 @@ A trial labelled ``infrastructure`` (its model server unreachable or failing, an
 agent process that died: :mod:`wopeval.engine.outage`) says nothing about the agent. A run that
 did not pass with any such trial could not be judged: it exits ``3`` with one line naming the
 component, never ``1``, so a pipeline can tell an outage (retry) from a regression (block). A
-run that passed in spite of them passes, and says how many there were.
+run that passed in spite of them passes, and says how many there were. A run whose trials
+were retried after such failures (``--retry-infrastructure``) says how many, and why, in one line.
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ def run_exit_code(run_id: str, passed: bool, detail: RunDetail | None) -> int:
         typer.echo(
             f"outage: {len(messages)} of {total} trial(s) of run {run_id} failed for "
             f"infrastructure, not the agent; {verdict}: {reason}",
+            err=True,
+        )
+    retried = detail.retried() if detail is not None else {}
+    if retried:
+        causes = ", ".join(f"{cause} {retried[cause]}" for cause in sorted(retried)
+                           if cause not in ("trials", "attempts"))  # fmt: skip
+        typer.echo(
+            f"retries: {retried['trials']} trial(s) of run {run_id} were run again after an "
+            f"infrastructure failure ({retried['attempts']} attempt(s) superseded: {causes}); "
+            "each is scored by its last attempt",
             err=True,
         )
     if passed:

@@ -57,6 +57,9 @@ from wopeval.cli.run_opts import (
     OverrideTargetOpt,
     RayAddressOpt,
     ResumeOpt,
+    RetryBackoffOpt,
+    RetryBudgetOpt,
+    RetryInfraOpt,
     ShardOpt,
     StoreOpt,
     SuiteArg,
@@ -64,6 +67,7 @@ from wopeval.cli.run_opts import (
     TrialTimeoutOpt,
     check_run_options,
     refuse_with_resume,
+    retry_policy,
     trial_limits,
 )
 from wopeval.cli.run_target import RunTarget, resolve_target
@@ -128,6 +132,9 @@ def run(
     group: GroupOpt = None,
     gate: RunGateOpt = DEFAULT_GATE,
     ci_level: CiLevelOpt = DEFAULT_LEVEL,
+    retry_infrastructure: RetryInfraOpt = 0,
+    retry_budget: RetryBudgetOpt = None,
+    retry_backoff: RetryBackoffOpt = 1.0,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -162,6 +169,9 @@ def run(
             max_tool_calls, max_output_bytes, max_tool_result_bytes, max_reason_chars
         ),
         ci_level=ci_level,
+        retry_infrastructure=retry_policy(
+            retry_infrastructure, retry_budget, retry_backoff, executor
+        ),
     )
     total = _trial_total(suite, sharded, shard)
     run_id, summary, detail, interrupted = _run_suite(
@@ -460,6 +470,7 @@ def _report(
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc["failures"] = failures_json(detail)
             doc["infrastructureFailures"] = infrastructure_json(detail)
+            doc["retries"] = detail.retried()
         if judge is not None:  # the judge's usage, apart from the agent's efficiency
             from wopeval.cli.judge_out import judge_json
 

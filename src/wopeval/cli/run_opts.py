@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from wopeval.cli.common import check_finite, fail_input, store_option
-from wopeval.wire.request import TrialLimits
+from wopeval.wire.request import RetryPolicy, TrialLimits
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
     from wopeval.cli.merge_cmd import ShardOption
@@ -111,6 +111,34 @@ GroupOpt = Annotated[
     str | None,
     typer.Option(help="With --shard: the run group (default: from the suite and settings)."),
 ]
+RetryInfraOpt = Annotated[
+    int,
+    typer.Option(
+        "--retry-infrastructure",
+        min=0,
+        metavar="N",
+        help="Run a trial again, up to N more times, when it failed for infrastructure only "
+        "(its model server, MCP server or agent process failed, not the agent), never for a "
+        "wrong answer or a low score, nor once it reached a live tool. Retried attempts stay "
+        "in the log, superseded. 0: never (docs/design.md, Retries).",
+    ),
+]
+RetryBudgetOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=0, metavar="M", help="With --retry-infrastructure: at most M retries in the run."
+    ),
+]
+RetryBackoffOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=3600.0,
+        metavar="S",
+        help="With --retry-infrastructure: seconds before a trial's first retry, doubled for "
+        "each next one (at most 30 s), half of it jittered.",
+    ),
+]
 StoreOpt = Annotated[str | None, store_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
@@ -172,6 +200,19 @@ def trial_limits(
     )
 
 
+def retry_policy(
+    retries: int, budget: int | None, backoff_s: float, executor: str
+) -> RetryPolicy | None:
+    """The policy of --retry-infrastructure, --retry-budget and --retry-backoff (None: off)."""
+    if retries == 0:
+        if budget is not None:
+            fail_input("--retry-budget needs --retry-infrastructure N")
+        return None
+    if executor != "local":
+        fail_input("--retry-infrastructure runs with --executor local only")
+    return RetryPolicy(maxRetries=retries, budget=budget, backoffS=backoff_s)
+
+
 def check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
     if executor not in ("local", "ray"):
         fail_input(f"--executor: {executor!r} is not one of local, ray")
@@ -187,5 +228,6 @@ __all__ = [
     "check_executor",
     "check_run_options",
     "refuse_with_resume",
+    "retry_policy",
     "trial_limits",
 ]

@@ -28,6 +28,7 @@ from wopeval.events.store import EventStore
 from wopeval.suite.models import AgentEvalSuite, Task
 from wopeval.wire.events import (
     EvalScored,
+    InvocationCompleted,
     ProviderUsage,
     RunEvent,
     ToolCalled,
@@ -71,6 +72,8 @@ class ResumeState:
     rerun: set[Key] = field(default_factory=set)
     interrupted: dict[Key, str] = field(default_factory=dict)
     spent_usd: float = 0.0
+    # Each trial's retries its log records (``x-wopeval-retry``): the policy goes on from them.
+    retried: dict[Key, int] = field(default_factory=dict)
 
     def pending(self, suite: AgentEvalSuite) -> Iterator[tuple[int, int]]:
         """The ``(task index, trial index)`` pairs still to run, trial-major, lazily."""
@@ -125,6 +128,8 @@ class _Scanner:
         if isinstance(payload, ProviderUsage):
             self.state.spent_usd += payload.costEstimateUsd or 0.0
         key = self.roots.get(event.causationId or "")
+        if isinstance(payload, InvocationCompleted) and payload.retry is not None and key:
+            self.state.retried[key] = max(self.state.retried.get(key, 0), payload.retry.attempt)
         flight = self.in_flight.get(key) if key is not None else None
         if flight is None:
             return

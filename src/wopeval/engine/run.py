@@ -24,6 +24,7 @@ from wopeval.engine.budget import CostMeter
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
+from wopeval.engine.retry import RetryBudget, check_retries
 from wopeval.engine.scope import run_scope
 from wopeval.engine.trial import SETTLING_LIMIT, TrialEnv, record_skipped, run_trial, settle
 from wopeval.errors import StoreError, describe, unwrap
@@ -124,6 +125,7 @@ async def execute_run(
     """
     run_id = handle.run_id
     check_runnable(suite, judge)
+    check_retries(settings.retry_infrastructure, settings.executor)
     options = GradingOptions(target_agent_id=agent_id, host_max_cost_usd=settings.host_max_cost_usd)
     env = TrialEnv(
         sink=store,
@@ -139,6 +141,7 @@ async def execute_run(
         include_trial_index=suite.trials is not None,
         judge=judge,
         settling_limit=max(SETTLING_LIMIT, 2 * settings.concurrency),
+        retries=_retry_budget(settings, resume),
     )
     if resume is not None:
         env.meter.add(resume.spent_usd)
@@ -213,6 +216,15 @@ def _describe(exc: BaseException) -> str:
     """The failure's own message, not the task group's wrapper around a single error."""
     exc = unwrap(exc)
     return describe(exc)
+
+
+def _retry_budget(settings: RunSettings, resume: ResumeState | None) -> RetryBudget | None:
+    """The run's retry policy, with the retries a resumed run's log already records."""
+    policy = settings.retry_infrastructure
+    if policy is None:
+        return None
+    done = dict(resume.retried) if resume is not None else {}
+    return RetryBudget(policy, used=sum(done.values()), done=done)
 
 
 def _suite_ceiling(suite: AgentEvalSuite) -> float | None:

@@ -64,7 +64,18 @@ _TRACEBACK_LIMIT = 8000
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     """Run, record and grade one trial; returns its grade (also recorded as ``eval.scored``,
-    committed by the next :func:`settle`)."""
+    committed by the next :func:`settle`). An attempt that failed for infrastructure is run
+    again, after a backoff, while the run's retry policy allows (wopeval.engine.retry)."""
+    while True:
+        grade = await _attempt(env, task, trial_index)
+        if grade is not None:
+            return grade
+        assert env.retries is not None  # an attempt is superseded only under a policy
+        await anyio.sleep(env.retries.delay_s(env.run_id, (task.taskId, trial_index)))
+
+
+async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | None:
+    """One attempt of a trial: its grade, or None when it was marked superseded by a retry."""
     await settle(env, wait=False)
     fixtures = task.fixtures
     seeded = fixtures.memorySeed if fixtures else None
@@ -78,7 +89,7 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     )
     trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
-    gateway.before_live = trial.flush  # a resume must see the call before the live tool does
+    gateway.before_live = trial.before_live  # a resume must see the call before the tool does
     ids = {"invocationId": new_id("inv"), "agentId": env.agent_id}
     trial.root_event_id = await trial.record(
         InvocationStarted.build(
@@ -94,15 +105,25 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
         if trial.over_limit is not None:  # the more decisive cause, whatever happened next
             label, failure = "agent-error", trial.over_limit
     finally:
-        gateway.before_live = None  # trial → gateway → trial.flush: no cycle left for the GC
+        gateway.before_live = None  # trial → gateway → trial: no cycle left for the GC
+    retry = None
+    # Decided on the label alone; past a cost ceiling no attempt starts, a retry neither.
+    if env.retries is not None and label is not None and not env.meter.exceeded:
+        key = (task.taskId, trial_index)
+        retry = env.retries.take(key, label, failure, trial.went_live)
     await trial.record(
         InvocationCompleted.build(
             **ids,
             outcome="completed" if label is None else "failed",
             error_label=label,
             failure=failure,
+            retry=retry,
         )
     )
+    if retry is not None:  # never graded: the next attempt's bracket supersedes this one
+        trial.log.info("%s: retrying after an infrastructure failure (%s)", trial.ids, retry.cause)
+        env.settling.append(trial)
+        return None
     # Graded on what it recorded, committed or not: its score is chained after those events.
     view = collect_trials(trial.known_events())[(task.taskId, trial_index)]
     grade, grader_error = await _grade(env, task, view, trial)

@@ -16,6 +16,7 @@ from wopeval.engine.deadlines import TrialDeadlines
 from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
+from wopeval.engine.retry import RetryBudget
 from wopeval.engine.sink import EventSink
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
@@ -47,6 +48,8 @@ class TrialEnv:
     include_trial_index: bool = False
     judge: Judge | None = None
     limits: TrialLimits = field(default_factory=TrialLimits)
+    # The run's infrastructure retry policy and what it spent (None: no retries)
+    retries: RetryBudget | None = None
     # Each trial's copies of the task inputs and fixture responses (their JSON texts kept)
     copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
     # Trials returned with their score (and reason) queued, not yet known committed: see settle
@@ -94,6 +97,14 @@ class TrialState:
     _chain: Chain = field(default_factory=Chain)
     # The first trial limit it went past (a call, a tool result): it fails the trial.
     over_limit: Failure | None = None
+    # It reached a live tool (a retry could repeat the tool's effects).
+    went_live: bool = False
+
+    async def before_live(self) -> None:
+        """Awaited by the gateway right before a live tool is called: a resume must see the
+        call committed before the tool does, and a retry must know it went live."""
+        self.went_live = True
+        await self.flush()
 
     def went_over(self, failure: Failure) -> None:
         if self.over_limit is None:

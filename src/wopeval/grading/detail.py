@@ -9,6 +9,7 @@ pages, JUnit/Markdown/HTML reports — never on the content-free wire.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -36,6 +37,8 @@ class TrialCell:
     status: TrialStatus
     score: float | None
     reason: TrialFailed | None
+    # Why each earlier attempt was retried (infrastructure causes), oldest first.
+    retries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,18 @@ class RunDetail:
         """Trials that failed because a component failed (``infrastructure``), not the agent."""
         return sum(c.reason is not None and c.reason.kind == "infrastructure"
                    for t in self.tasks for c in t.cells)  # fmt: skip
+
+    def retried(self) -> dict[str, int]:
+        """The trials retried after an infrastructure failure (``trials``) and the attempts
+        retries superseded, in all and by cause (``attempts``, ``<cause>``): content-free."""
+        counts: Counter[str] = Counter()
+        for task in self.tasks:
+            for cell in task.cells:
+                if cell.retries:
+                    counts["trials"] += 1
+                    counts["attempts"] += len(cell.retries)
+                    counts.update(cell.retries)
+        return dict(counts)
 
     def below_pass_score(self) -> list[TaskDetail]:
         """The tasks that pull the gating aggregate down, lowest first."""
@@ -133,13 +148,13 @@ def detail_of(suite: AgentEvalSuite, graded: Graded, cells: CellKeeper) -> RunDe
 
 
 def _cell(task: Task, view: TrialView, options: GradingOptions, pass_score: float) -> TrialCell:
-    index = view.trial_index
+    index, retries = view.trial_index, view.retries
     if not view.ran and view.scored is None:
-        return TrialCell(index, "missing", None, None)
+        return TrialCell(index, "missing", None, None, retries)
     scored = view.scored
     passed = scored is not None and scored.passed
     if passed and not view.failed_closed:
-        return TrialCell(index, "pass", scored.score if scored else None, None)
+        return TrialCell(index, "pass", scored.score if scored else None, None, retries)
     reason = view.reason
     if reason is None:  # an imported or older log: explain it now, from the same pure function
         trajectory = trajectory_of(task, view, options.target_agent_id)
@@ -151,7 +166,8 @@ def _cell(task: Task, view: TrialView, options: GradingOptions, pass_score: floa
             pass_score=pass_score,
         )
         reason = explain(task, view, verdict, target_agent_id=options.target_agent_id)
-    return TrialCell(index, _status(view, reason), scored.score if scored else None, reason)
+    score = scored.score if scored else None
+    return TrialCell(index, _status(view, reason), score, reason, retries)
 
 
 def _status(view: TrialView, reason: TrialFailed | None) -> TrialStatus:

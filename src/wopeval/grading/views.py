@@ -5,7 +5,8 @@ every event of the trial carries ``causationId`` = the root's ``eventId`` (see
 :mod:`wopeval.wire.events`), so concurrent trials can interleave freely in the log. An
 ``eval.scored`` without a bracket (a trial skipped by a cost ceiling) still yields a view. When a
 resumed run re-runs a trial interrupted before its ``eval.scored``, the later bracket supersedes
-the unfinished one (:mod:`wopeval.engine.resume`).
+the unfinished one (:mod:`wopeval.engine.resume`); so does an infrastructure retry's next
+attempt (:mod:`wopeval.engine.retry`), and the view keeps the causes of the attempts it superseded.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from wopeval.wire.events import (
     InvocationStarted,
     Payload,
     ProviderUsage,
+    RetryMark,
     RunEvent,
     ToolCalled,
     ToolReturned,
@@ -77,6 +79,9 @@ class TrialView:
     completed_at: str | None = None
     scored: EvalScored | None = None
     reason: TrialFailed | None = None
+    # This attempt's retry mark, and the causes of the earlier attempts retries superseded.
+    retry: RetryMark | None = None
+    retries: tuple[str, ...] = ()
 
     @property
     def ran(self) -> bool:
@@ -160,8 +165,10 @@ class TrialCollector:
             key = (started.task_id or "", started.trial_index or 0)
             self._touch(key, event)
             view = self.views.get(key)
-            if view is None or (view.ran and view.scored is None):  # a resume's new attempt
+            if view is None or (view.ran and view.scored is None):  # a resume's or retry's
+                earlier = _retried(view)
                 view = self.views[key] = TrialView(task_id=key[0], trial_index=key[1])
+                view.retries = earlier
             _open(view, event, started)
             self._by_root[event.eventId] = view
         elif event.type == EVAL_SCORED:
@@ -277,6 +284,14 @@ class _Positional:
                 self.current = None
 
 
+def _retried(superseded: TrialView | None) -> tuple[str, ...]:
+    """The retry causes a new attempt carries on from the attempt it supersedes."""
+    if superseded is None:
+        return ()
+    mark = superseded.retry
+    return superseded.retries + ((mark.cause,) if mark is not None else ())
+
+
 def _apply(view: TrialView, event: RunEvent) -> None:
     payload = event.typed
     if isinstance(payload, ToolCalled):
@@ -308,3 +323,4 @@ def _apply(view: TrialView, event: RunEvent) -> None:
         view.completed_at = event.timestamp
         view.error_label = payload.error_label
         view.failure = payload.failure
+        view.retry = payload.retry

@@ -27,6 +27,7 @@ import anyio.to_thread
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, scan
+from wopeval.engine.retry import check_retries
 from wopeval.engine.run import ProgressFn, RunHandle, RunSettings, check_runnable, execute_run
 from wopeval.engine.toolspec import check_declared_tools
 from wopeval.errors import RunNotFound, UserError
@@ -212,6 +213,7 @@ class RunService:
         self.registry.resolve(agent_id)
         check_declared_tools(suite, self.registry.agent_object(agent_id))
         check_runnable(suite, self.judge)
+        check_retries(settings.retry_infrastructure, settings.executor)
         baseline = settings.baseline_run_id
         if baseline is not None:
             if await usable_baseline(self.store, tenant, baseline, suite) is None:

@@ -33,6 +33,7 @@ from wopeval.wire.vocab import (
     X_ERROR,
     X_FAILURE,
     X_FIXTURE,
+    X_RETRY,
     X_TASK_ID,
     X_TRIAL_INDEX,
     EvalMode,
@@ -40,6 +41,7 @@ from wopeval.wire.vocab import (
     FixtureOutcome,
     NonNegFloat,
     NonNegInt,
+    RetryCause,
     UnitFloat,
 )
 
@@ -56,6 +58,7 @@ __all__ = [
     "InvocationStarted",
     "Owner",
     "ProviderUsage",
+    "RetryMark",
     "RunCancelled",
     "RunCompleted",
     "RunFailed",
@@ -167,6 +170,16 @@ class Failure(BaseModel):
     traceback: str | None = None
 
 
+class RetryMark(BaseModel):
+    """The mark on an attempt a retry superseded: which attempt it was (1 the first) and why
+    (content-free: the class of the component that failed, never its message)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    attempt: Annotated[int, Field(ge=1)]
+    cause: RetryCause
+
+
 class InvocationCompleted(Payload):
     event_type: ClassVar[str] = INVOCATION_COMPLETED
     invocationId: Annotated[str, Field(min_length=1)]
@@ -177,6 +190,7 @@ class InvocationCompleted(Payload):
     enqueuedRunId: str | None = None
     error_label: str | None = Field(None, alias=X_ERROR)
     failure: Failure | None = Field(None, alias=X_FAILURE)
+    retry: RetryMark | None = Field(None, alias=X_RETRY)
 
 
 class ToolCalled(Payload):

@@ -88,6 +88,20 @@ class TrialLimits(BaseModel):
     maxReasonChars: Annotated[int, Field(ge=256)] = 16_384
 
 
+class RetryPolicy(BaseModel):
+    """Retry a trial that failed for ``infrastructure`` (and for nothing else): at most
+    ``maxRetries`` more attempts of one trial, ``budget`` retries in the whole run (None: no
+    run-wide bound), the n-th retry after ``backoffS * 2**(n-1)`` seconds (at most
+    ``maxBackoffS``), half of it jittered (wopeval.engine.retry)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    maxRetries: Annotated[int, Field(ge=1)] = 1
+    budget: Annotated[int, Field(ge=0)] | None = None
+    backoffS: Annotated[float, Field(ge=0, le=3600)] = 1.0
+    maxBackoffS: Annotated[float, Field(ge=0, le=3600)] = 30.0
+
+
 def _as_list(value: Sequence[Any] | None) -> list[Any] | None:
     return None if value is None else list(value)
 
@@ -137,6 +151,8 @@ class RunSettingsBase(BaseModel):
     limits: TrialLimits = Field(default_factory=TrialLimits)  # per trial: calls, sizes
     # The confidence level of the intervals a lower-bound gate reads (wopeval.grading.intervals)
     ci_level: Annotated[float, Field(ge=0.5, le=0.999, alias="ciLevel")] = 0.95
+    # None: a trial that failed for infrastructure stays failed (wopeval.engine.retry)
+    retry_infrastructure: Annotated[RetryPolicy | None, Field(alias="retryInfrastructure")] = None
 
     def settings(self) -> dict[str, Any]:
         """Every setting by its Python name (what a settings model is built from)."""

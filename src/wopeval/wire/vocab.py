@@ -75,6 +75,8 @@ X_FIXTURE = "x-wopeval-fixture"
 X_JUDGE = "x-wopeval-judge"
 X_ERROR = "x-wopeval-error"  # a failed invocation's short label (timeout, agent-error, …)
 X_FAILURE = "x-wopeval-failure"  # … and what happened: exception type, message, traceback
+# On an attempt superseded by a retry (``--retry-infrastructure``): its attempt and cause.
+X_RETRY = "x-wopeval-retry"
 
 # --- error codes -------------------------------------------------------------------------------
 FIXTURE_MISS_ERROR_CODE = "wopeval.fixture_miss"
@@ -105,4 +107,6 @@ OTEL_AGENT_ERROR = "openwop.agent.error_label"
 # ``infrastructure``: a component the agent depends on failed (its model server unreachable or
 # failing, an MCP server or agent process that died), so the trial says nothing of the agent.
 INFRASTRUCTURE_LABEL = "infrastructure"
+# Which component's failure an infrastructure retry was for (``x-wopeval-retry``'s ``cause``).
+RetryCause = Literal["model-server", "mcp-server", "agent-process", "component-timeout", "other"]
 ERROR_LABELS = ("agent-error", "timeout", "cancelled", "output-not-json", INFRASTRUCTURE_LABEL)
