@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 from typer.testing import CliRunner
 
+from wopeval.agents.openai_compat import ModelUnavailable
 from wopeval.cli.app import app
 from wopeval.engine.agent import Usage
 from wopeval.engine.registry import Registry
@@ -19,6 +20,7 @@ from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service.runs import RunService
 from wopeval.suite import parse_suite
+from wopeval.wire.request import RetryPolicy
 from wopeval.wire.vocab import OTEL_SUPERSEDED
 
 SUITE = {
@@ -63,15 +65,33 @@ async def _resumed_run(store_url: str) -> str:
         return record.run_id
 
 
-def test_the_export_of_a_resumed_run_imports_one_trial_per_pair(tmp_path: Path) -> None:
-    store = str(tmp_path / "s.db")
-    run_id = anyio.run(_resumed_run, store)
-    exported = tmp_path / "run.otel.jsonl"
-    runner = CliRunner()
+async def _retried_run(store_url: str) -> str:
+    """A run whose first trial's first attempt failed for infrastructure and was retried."""
+    attempts: list[int] = []
+
+    async def agent(task_input: Any, ctx: Any) -> Any:
+        attempts.append(ctx.trial_index)
+        if attempts.count(0) == 1 and ctx.trial_index == 0:
+            raise ModelUnavailable("the model server at http://h/v1 answered HTTP 503")
+        return "ok"
+
+    registry = Registry()
+    registry.register_agent("test.agent", agent)
+    policy = RetryPolicy(maxRetries=1, backoffS=0.0)
+    async with await EventStore.open(store_url) as store:
+        service = RunService(store, registry)
+        settings = RunSettings(concurrency=1, retry_infrastructure=policy)
+        plan = await service.plan(parse_suite(SUITE), "test.agent", settings)
+        record = await service.create(plan)
+        await service.execute(plan, RunHandle(record.run_id))
+        return record.run_id
+
+
+def _agent_spans(runner: CliRunner, run_id: str, store: str, exported: Path) -> list[Any]:
     result = runner.invoke(app, ["export", run_id, "--format", "otel", "-o", str(exported),
                                  "--store", store])  # fmt: skip
     assert result.exit_code == 0, result.output
-    agents = [
+    return [
         span
         for line in exported.read_text().splitlines()
         for resource in json.loads(line).get("resourceSpans", [])
@@ -79,10 +99,39 @@ def test_the_export_of_a_resumed_run_imports_one_trial_per_pair(tmp_path: Path) 
         for span in scope["spans"]
         if span["name"].startswith("invoke_agent")
     ]
-    marked = [
-        span for span in agents
+
+
+def _superseded(spans: list[Any]) -> list[Any]:
+    return [
+        span for span in spans
         if {"key": OTEL_SUPERSEDED, "value": {"boolValue": True}} in span["attributes"]
     ]  # fmt: skip
+
+
+def test_the_export_says_why_an_attempt_was_superseded(tmp_path: Path) -> None:
+    runner = CliRunner()
+    resumed = anyio.run(_resumed_run, str(tmp_path / "r.db"))
+    retried = anyio.run(_retried_run, str(tmp_path / "t.db"))
+    spans = {
+        "resumed": _superseded(_agent_spans(runner, resumed, str(tmp_path / "r.db"),
+                                            tmp_path / "r.jsonl")),
+        "retried": _superseded(_agent_spans(runner, retried, str(tmp_path / "t.db"),
+                                            tmp_path / "t.jsonl")),
+    }  # fmt: skip
+    messages = {why: [s["status"].get("message") for s in found] for why, found in spans.items()}
+    assert messages == {
+        "resumed": ["superseded: the run was resumed"],
+        "retried": ["superseded: retried"],
+    }
+
+
+def test_the_export_of_a_resumed_run_imports_one_trial_per_pair(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    run_id = anyio.run(_resumed_run, store)
+    exported = tmp_path / "run.otel.jsonl"
+    runner = CliRunner()
+    agents = _agent_spans(runner, run_id, store, exported)
+    marked = _superseded(agents)
     assert (len(agents), len(marked)) == (3, 1)  # two trials, one attempt superseded
     suite = tmp_path / "suite.json"
     suite.write_text(json.dumps(SUITE))

@@ -69,6 +69,7 @@ from wopeval.wire.vocab import (
     OTEL_TOOL_FIXTURE_INDEX,
     X_ERROR,
     X_FIXTURE,
+    X_RETRY,
 )
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -113,6 +114,7 @@ class _Exporter:
         self.tools: dict[str, Span] = {}
         self.invocations: dict[str, str] = {}
         self.attempts: dict[tuple[str, int], str] = {}  # unscored trial spans, by (task, index)
+        self.retried: set[str] = set()  # root event ids of attempts a retry supersedes
         self.on_result = on_result  # (timestamp, attributes, the span the event is in)
 
     def run(self, events: Iterable[RunEvent]) -> None:
@@ -164,6 +166,8 @@ class _Exporter:
                 parent.set_attribute("openwop.agent.outcome", str(payload.get("outcome")))
                 if isinstance(payload.get(X_ERROR), str):
                     parent.set_attribute(OTEL_AGENT_ERROR, payload[X_ERROR])
+                if isinstance(payload.get(X_RETRY), dict):  # a retry supersedes this attempt
+                    self.retried.add(event.causationId or "")
         elif event.type == TOOL_CALLED and parent is not None:
             self.tools[str(payload["callId"])] = self.tracer.start_span(
                 f"execute_tool {payload['toolName']}",
@@ -194,14 +198,16 @@ class _Exporter:
                 )
 
     def _supersede(self, root_event_id: str | None, at: int) -> None:
-        """An attempt left unscored (a run interrupted, then resumed: the trial ran again)
-        ends where the next one starts, marked so that ``import-otlp`` does not count it as a
-        second claim on its trial (as grading ignores it in the log)."""
+        """An attempt left unscored (a run interrupted, then resumed, or an attempt retried
+        after an infrastructure failure: the trial ran again) ends where the next one starts,
+        marked so that ``import-otlp`` does not count it as a second claim on its trial (as
+        grading ignores it in the log)."""
         span = self.trials.pop(root_event_id, None) if root_event_id is not None else None
         if span is None:
             return
         span.set_attribute(OTEL_SUPERSEDED, True)
-        span.set_status(Status(StatusCode.ERROR, "superseded: the run was resumed"))
+        why = "retried" if root_event_id in self.retried else "the run was resumed"
+        span.set_status(Status(StatusCode.ERROR, f"superseded: {why}"))
         span.end(end_time=at)
         self.invocations.pop(root_event_id or "", None)
 
