@@ -10,7 +10,7 @@ pages, JUnit/Markdown/HTML reports — never on the content-free wire.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from wopeval.grading.exact import at_least
@@ -31,11 +31,31 @@ STATUS_MARK: dict[TrialStatus, str] = {
 
 
 @dataclass(frozen=True)
+class TrialUsage:
+    """What a trial spent, read from its bracket (``provider.usage`` events and timestamps):
+    the inputs of :mod:`wopeval.grading.efficiency`, never of its grade."""
+
+    ran: bool
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    latency_ms: int | None
+
+
+@dataclass(frozen=True)
 class TrialCell:
     trial_index: int
     status: TrialStatus
     score: float | None
     reason: TrialFailed | None
+    usage: TrialUsage | None = None
+
+
+def usage_of(view: TrialView) -> TrialUsage:
+    """The trial's spend as its view read it."""
+    return TrialUsage(
+        view.ran, view.cost_usd, view.input_tokens, view.output_tokens, view.latency_ms
+    )
 
 
 @dataclass(frozen=True)
@@ -105,7 +125,7 @@ class CellKeeper:
         self.found: dict[tuple[str, int], TrialCell] = {}
 
     def __call__(self, task: Task, view: TrialView) -> None:
-        cell = _cell(task, view, self._options, self._pass_score)
+        cell = replace(_cell(task, view, self._options, self._pass_score), usage=usage_of(view))
         self.found[(task.taskId, view.trial_index)] = cell
         if self._on_trial is not None:
             self._on_trial(task, view)
