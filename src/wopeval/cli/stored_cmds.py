@@ -35,6 +35,14 @@ if TYPE_CHECKING:
 
 StoreOpt = Annotated[str | None, store_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+EfficiencyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--efficiency",
+        help="Also show cost and tokens per success and latency p50/p95, per task and for the "
+        "suite, with intervals (read from the log; informational, never gated).",
+    ),
+]
 
 
 def grade(
@@ -117,6 +125,7 @@ def show(
     events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
     gate: StoredGateOpt = None,
     ci_level: CiLevelOpt = DEFAULT_LEVEL,
+    efficiency: EfficiencyOpt = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -134,9 +143,9 @@ def show(
                 fail_input(f"run {run_id!r} is not in the store")
             chosen = chosen_gate(gate, record.run_request.gate)
             if as_json:
-                await _show_json(opened, record, events, chosen, ci_level)
+                await _show_json(opened, record, events, chosen, ci_level, efficiency)
             else:
-                await _show_text(opened, record, events, chosen, ci_level)
+                await _show_text(opened, record, events, chosen, ci_level, efficiency)
 
     anyio.run(go)
 
@@ -151,7 +160,7 @@ async def _pages(store: EventStore, run_id: str) -> AsyncIterator[list[RunEvent]
 
 
 async def _show_json(
-    store: EventStore, record: RunRecord, events: bool, gate: str, level: float
+    store: EventStore, record: RunRecord, events: bool, gate: str, level: float, efficiency: bool
 ) -> None:
     doc: dict[str, Any] = {
         "runId": record.run_id,
@@ -168,6 +177,10 @@ async def _show_json(
         summary = EvalSummary.model_validate(record.summary)
         doc["gate"] = decide(summary, gate, suite_bounds(record.suite_document, level)).to_json()
         doc["intervals"] = summary_intervals(summary, level).to_json()
+        if efficiency:  # folds the log: only when asked, so show --json stays light
+            from wopeval.cli.pareto_cmd import stored_efficiency
+
+            doc["efficiency"] = (await stored_efficiency(store, record, level)).to_json()
     if not events:
         typer.echo(json.dumps(doc))
         return
@@ -184,7 +197,7 @@ async def _show_json(
 
 
 async def _show_text(
-    store: EventStore, record: RunRecord, events: bool, gate: str, level: float
+    store: EventStore, record: RunRecord, events: bool, gate: str, level: float, efficiency: bool
 ) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -216,6 +229,11 @@ async def _show_text(
         print_summary(
             console, summary, record.run_id, suite, detail=detail, verdict=verdict, level=level
         )
+        if efficiency:
+            from wopeval.cli.render_efficiency import efficiency_table
+            from wopeval.grading.efficiency import run_efficiency
+
+            console.print(efficiency_table(run_efficiency(detail, level)))
         spend = await stored_judge_spend(store, record.run_id)
         for line in judge_lines(spend, console.width) if spend.calls else ():
             console.print(line, highlight=False, markup=False)

@@ -40,13 +40,16 @@ from wopeval.grading.quantiles import betainc
 
 __all__ = [
     "METHODS",
+    "NO_SUCCESS",
     "Efficiency",
     "Quantile",
     "RunEfficiency",
     "Span",
     "efficiency_of",
+    "figure",
     "nearest_rank",
     "per_success_interval",
+    "per_success_text",
     "quantile_interval",
     "run_efficiency",
 ]
@@ -68,6 +71,11 @@ class Span:
 
     def to_json(self) -> dict[str, float | None]:
         return {"low": self.low, "high": self.high}
+
+    def text(self) -> str:
+        """``[0.107, 1.48]``; an unbounded upper bound is ``∞)``."""
+        high = "∞)" if self.high is None else f"{figure(self.high)}]"
+        return f"[{figure(self.low)}, {high}"
 
 
 @dataclass(frozen=True)
@@ -173,6 +181,26 @@ class RunEfficiency:
             "suite": self.suite.to_json(),
             "tasks": [{"taskId": task_id, **eff.to_json()} for task_id, eff in self.tasks],
         }
+
+
+NO_SUCCESS = "no success"
+
+
+def figure(value: float) -> str:
+    """Three significant digits, no exponent: ``0.125``, ``1.48``, ``1,250``."""
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) < 1e-4:
+        return f"{value:.2e}"
+    return f"{value:.3g}"
+
+
+def per_success_text(point: Fraction | None, span: Span | None) -> str:
+    """``0.2 [0.107, 1.48]``, or ``no success [0.445, ∞)`` (never 0)."""
+    head = NO_SUCCESS if point is None else figure(float(point))
+    return head if span is None else f"{head} {span.text()}"
 
 
 def per_success_interval(total: Fraction, s: int, n: int, level: float) -> Span | None:
