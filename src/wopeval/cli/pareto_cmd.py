@@ -10,9 +10,7 @@ an unknown run, a run without a summary, runs of different suites).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import anyio
 import typer
@@ -27,16 +25,11 @@ from wopeval.grading.efficiency import (
     METHODS,
     NO_SUCCESS,
     Efficiency,
-    RunEfficiency,
     figure,
     per_success_text,
-    run_efficiency,
 )
-from wopeval.grading.frontier import Point, on_frontier
 from wopeval.grading.intervals import DEFAULT_LEVEL
-
-if TYPE_CHECKING:
-    from wopeval.events.store import EventStore, RunRecord
+from wopeval.service.efficiency import ParetoRow, mixed_suites, pareto_rows
 
 StoreOpt = Annotated[str | None, store_option()]
 NOTE = "informational: RFC 0244 §C forbids gating on efficiency"
@@ -44,34 +37,6 @@ FRONTIER_RULE = (
     "a run is on the frontier (*) when no other run has a success rate at least as high and a "
     "cost per success at least as low (one strictly); a run with no success never is"
 )
-
-
-async def stored_efficiency(store: EventStore, record: RunRecord, level: float) -> RunEfficiency:
-    """A stored run's efficiency, from its suite and log (one paged pass)."""
-    from wopeval.grading.detail import run_detail
-    from wopeval.service.runs import fold_log, grading_options
-    from wopeval.suite import parse_suite
-
-    suite = parse_suite(record.suite_document, source=f"run {record.run_id}")
-    options = grading_options(record.run_request)
-    detail = await fold_log(store, record.run_id, lambda log: run_detail(suite, log, options))
-    return run_efficiency(detail, level)
-
-
-@dataclass(frozen=True)
-class ParetoRow:
-    run_id: str
-    agent_id: str
-    suite: str
-    efficiency: Efficiency
-    frontier: bool
-
-    def to_json(self) -> dict[str, object]:
-        eff = self.efficiency.to_json()
-        keep = ("trials", "successes", "successRate", "successRateInterval", "totalCostUsd",
-                "costPerSuccessUsd", "costPerSuccessInterval")  # fmt: skip
-        return {"runId": self.run_id, "agentId": self.agent_id, "suite": self.suite,
-                **{key: eff[key] for key in keep}, "onFrontier": self.frontier}  # fmt: skip
 
 
 async def _rows(url: str | None, run_ids: list[str], level: float) -> list[ParetoRow]:
@@ -84,17 +49,11 @@ async def _rows(url: str | None, run_ids: list[str], level: float) -> list[Paret
             if record.summary is None:
                 fail_input(f"run {run_id!r} has no summary (status {record.status})")
             records.append(record)
-        suites = sorted({r.suite_id for r in records})
-        if len(suites) > 1:
+        suites = mixed_suites(records)
+        if suites:
             fail_input(f"the runs are of different suites ({', '.join(suites)}): their success "
                        "rates and costs are not comparable; give runs of one suite")  # fmt: skip
-        found = [(r, (await stored_efficiency(store, r, level)).suite) for r in records]
-    points = [Point(eff.success_rate or Fraction(0), eff.cost_per_success) for _, eff in found]
-    marks = on_frontier(points)
-    return [
-        ParetoRow(r.run_id, r.agent_id, f"{r.suite_id}@{r.suite_version}", eff, mark)
-        for (r, eff), mark in zip(found, marks, strict=True)
-    ]
+        return await pareto_rows(store, records, level)
 
 
 def _rate(eff: Efficiency) -> str:
@@ -191,11 +150,4 @@ def register(app: typer.Typer) -> None:
     app.command()(pareto)
 
 
-__all__ = [
-    "ParetoRow",
-    "pareto_markdown",
-    "pareto_table",
-    "register",
-    "run_lines",
-    "stored_efficiency",
-]
+__all__ = ["pareto_markdown", "pareto_table", "register", "run_lines"]

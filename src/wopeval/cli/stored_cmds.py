@@ -178,7 +178,7 @@ async def _show_json(
         doc["gate"] = decide(summary, gate, suite_bounds(record.suite_document, level)).to_json()
         doc["intervals"] = summary_intervals(summary, level).to_json()
         if efficiency:  # folds the log: only when asked, so show --json stays light
-            from wopeval.cli.pareto_cmd import stored_efficiency
+            from wopeval.service.efficiency import stored_efficiency
 
             doc["efficiency"] = (await stored_efficiency(store, record, level)).to_json()
     if not events:
