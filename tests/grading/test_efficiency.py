@@ -147,3 +147,9 @@ def test_changing_a_price_changes_only_cost_numbers() -> None:
     one, two = efficiency_of(cells).to_json(), efficiency_of(doubled).to_json()
     changed = {key for key in one if one[key] != two[key]}
     assert changed == {"totalCostUsd", "costPerSuccessUsd", "costPerSuccessInterval"}
+
+
+def test_p95_needs_72_latencies_for_an_upper_bound() -> None:
+    # P(B ≥ m) = 0.95^m: 0.95^71 = 0.02624 > 0.025 ≥ 0.95^72 = 0.02493
+    assert quantile_interval(list(range(71)), P95, 0.95).high is None
+    assert quantile_interval(list(range(72)), P95, 0.95).high == 71.0
