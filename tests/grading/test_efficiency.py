@@ -111,7 +111,7 @@ def test_few_values_leave_the_quantile_unbounded() -> None:
 
 def test_quantile_interval_matches_the_binomial_ranks() -> None:
     rng = random.Random(7)
-    for m in (12, 40, 200):
+    for m in (1, 2, 12, 40, 200, 1000):
         values = sorted(rng.randint(0, 1000) for _ in range(m))
         for q in (P50, P95):
             span = quantile_interval(values, q, 0.95)

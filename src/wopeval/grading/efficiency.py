@@ -30,7 +30,7 @@ on the order of the trials.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -232,6 +232,18 @@ def _binom_cdf(k: int, m: int, q: float) -> float:
     return betainc(m - k, k + 1, 1 - q)
 
 
+def _last(holds: Callable[[int], bool], low: int, high: int) -> int:
+    """The largest ``k`` in ``[low, high]`` where ``holds`` (true at ``low``, then false from
+    some point on), by bisection."""
+    while low < high:
+        mid = (low + high + 1) // 2
+        if holds(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 def quantile_interval(ordered: Sequence[int], q: Fraction, level: float) -> Span:
     """The distribution-free interval of the ``q`` quantile ξ from ``m`` sorted values
     (Conover 1999, §3.2): ``[X₍ᵣ₎, X₍ₜ₎]`` where, with ``B ~ Binomial(m, q)``, ``r`` is the
@@ -241,12 +253,9 @@ def quantile_interval(ordered: Sequence[int], q: Fraction, level: float) -> Span
     ``None`` (unbounded): too few values to bound it."""
     half = (1 - check_level(level)) / 2
     m, p = len(ordered), float(q)
-    r = 0
-    while r + 1 <= m and _binom_cdf(r, m, p) <= half:  # rank r + 1 qualifies
-        r += 1
-    t = m + 1
-    while t - 1 >= 1 and 1 - _binom_cdf(t - 2, m, p) <= half:  # rank t - 1 qualifies
-        t -= 1
+    # Both searches bisect over ranks (the binomial CDF is monotone): O(log m) CDF evaluations.
+    r = _last(lambda rank: _binom_cdf(rank - 1, m, p) <= half, 0, m)  # rank 0: no bound
+    t = _last(lambda rank: 1 - _binom_cdf(rank - 1, m, p) > half, 0, m) + 1  # m + 1: none
     low = float(ordered[r - 1]) if r >= 1 else 0.0
     high = float(ordered[t - 1]) if t <= m else None
     return Span(low, high)
