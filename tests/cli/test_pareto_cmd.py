@@ -145,6 +145,11 @@ def test_plainest_run_without_cost(tmp_path: Path) -> None:
     assert (row["trials"], row["successes"], row["costPerSuccessUsd"]) == (1, 1, 0.0)
     assert row["costPerSuccessInterval"] == {"low": 0.0, "high": 0.0}
     assert row["onFrontier"] is True
+    shown = _cli("show", run_id, "--store", store, "--efficiency")
+    assert shown.exit_code == 0, shown.output
+    assert all(cell_len(line) <= 80 for line in shown.stdout.splitlines()), shown.stdout
+    suite_row = next(line for line in shown.stdout.splitlines() if line.startswith("suite"))
+    assert suite_row.split()[3:6] == ["1/1", "0", "[0,"]  # 0 per success, interval [0, 0]
 
 
 def test_bad_input_exits_2(runs: tuple[str, dict[str, dict[str, Any]]], tmp_path: Path) -> None:
