@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from wopeval.grading.detail import ERROR_KINDS, RunDetail, TaskDetail, TrialCell, TrialStatus
+from wopeval.grading.detail import (
+    ERROR_KINDS,
+    RunDetail,
+    TaskDetail,
+    TrialCell,
+    TrialStatus,
+    usage_of,
+)
 from wopeval.grading.exact import at_least, exact_mean, exceeds
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.stats import TaskTrialResult, TrialOutcome, task_result, trial_stats
@@ -250,7 +257,10 @@ def reference_run_detail(
     count = suite.trial_plan.effective_count
     for task, grade in zip(suite.tasks, graded.tasks, strict=True):
         cells = [
-            _cell(task, i, graded.views.get((task.taskId, i)), options, graded.pass_score)
+            _with_usage(
+                _cell(task, i, graded.views.get((task.taskId, i)), options, graded.pass_score),
+                graded.views.get((task.taskId, i)),
+            )
             for i in range(count)
         ]
         tasks.append(
@@ -264,6 +274,10 @@ def reference_run_detail(
         within_ceilings=graded.within_ceilings,
         skipped=graded.skipped,
     )
+
+
+def _with_usage(cell: TrialCell, view: TrialView | None) -> TrialCell:
+    return cell if view is None else replace(cell, usage=usage_of(view))
 
 
 def _cell(

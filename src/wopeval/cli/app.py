@@ -59,6 +59,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.compare_cmd",
         "Compare two stored runs task by task. Exit 1 when the verdict is 'regressed'.",
     ),
+    "pareto": LazyCommand(
+        "wopeval.cli.pareto_cmd",
+        "Plot success against cost per success across runs of one suite; mark the frontier.",
+    ),
     "conformance": LazyCommand(
         "wopeval.cli.conformance_cmd",
         "Check an OpenWOP host against RFC 0244 (trajectories, trials, fail-closed fixtures).",

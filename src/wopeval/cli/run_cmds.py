@@ -76,6 +76,7 @@ from wopeval.engine.judge import Judge, JudgeSpend
 from wopeval.engine.registry import Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.errors import UserError
+from wopeval.grading.efficiency import run_efficiency
 from wopeval.grading.gate import DEFAULT_GATE, decide
 from wopeval.grading.intervals import DEFAULT_LEVEL
 from wopeval.grading.summary_intervals import summary_intervals
@@ -471,6 +472,7 @@ def _report(
             doc["failures"] = failures_json(detail)
             doc["infrastructureFailures"] = infrastructure_json(detail)
             doc["retries"] = detail.retried()
+            doc["efficiency"] = run_efficiency(detail, level).to_json()  # informational
         if judge is not None:  # the judge's usage, apart from the agent's efficiency
             from wopeval.cli.judge_out import judge_json
 

@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 
 StoreOpt = Annotated[str | None, store_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
+EfficiencyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--efficiency",
+        help="Also show cost and tokens per success and latency p50/p95, per task and for the "
+        "suite, with intervals (read from the log; informational, never gated).",
+    ),
+]
 
 
 def grade(
@@ -124,6 +132,7 @@ def show(
     events: Annotated[bool, typer.Option("--events", help="Also print the event log.")] = False,
     gate: StoredGateOpt = None,
     ci_level: StoredCiLevelOpt = None,
+    efficiency: EfficiencyOpt = False,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -142,9 +151,9 @@ def show(
             chosen = chosen_gate(gate, record.run_request.gate)
             level = chosen_level(ci_level, record.run_request.ci_level)
             if as_json:
-                await _show_json(opened, record, events, chosen, level)
+                await _show_json(opened, record, events, chosen, level, efficiency)
             else:
-                await _show_text(opened, record, events, chosen, level)
+                await _show_text(opened, record, events, chosen, level, efficiency)
 
     anyio.run(go)
 
@@ -159,7 +168,7 @@ async def _pages(store: EventStore, run_id: str) -> AsyncIterator[list[RunEvent]
 
 
 async def _show_json(
-    store: EventStore, record: RunRecord, events: bool, gate: str, level: float
+    store: EventStore, record: RunRecord, events: bool, gate: str, level: float, efficiency: bool
 ) -> None:
     doc: dict[str, Any] = {
         "runId": record.run_id,
@@ -176,6 +185,10 @@ async def _show_json(
         summary = EvalSummary.model_validate(record.summary)
         doc["gate"] = decide(summary, gate, suite_bounds(record.suite_document, level)).to_json()
         doc["intervals"] = summary_intervals(summary, level).to_json()
+        if efficiency:  # folds the log: only when asked, so show --json stays light
+            from wopeval.service.efficiency import stored_efficiency
+
+            doc["efficiency"] = (await stored_efficiency(store, record, level)).to_json()
     if not events:
         typer.echo(json.dumps(doc))
         return
@@ -192,7 +205,7 @@ async def _show_json(
 
 
 async def _show_text(
-    store: EventStore, record: RunRecord, events: bool, gate: str, level: float
+    store: EventStore, record: RunRecord, events: bool, gate: str, level: float, efficiency: bool
 ) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -224,6 +237,11 @@ async def _show_text(
         print_summary(
             console, summary, record.run_id, suite, detail=detail, verdict=verdict, level=level
         )
+        if efficiency:
+            from wopeval.cli.render_efficiency import efficiency_table
+            from wopeval.grading.efficiency import run_efficiency
+
+            console.print(efficiency_table(run_efficiency(detail, level)))
         spend = await stored_judge_spend(store, record.run_id)
         for line in judge_lines(spend, console.width) if spend.calls else ():
             console.print(line, highlight=False, markup=False)

@@ -12,6 +12,7 @@ from xml.etree import ElementTree as ET
 
 from wopeval.exports.textsafe import markdown_text, xml_text
 from wopeval.grading.detail import RunDetail, TaskDetail
+from wopeval.grading.efficiency import P50, P95, RunEfficiency, per_success_text, run_efficiency
 from wopeval.grading.gate import GateVerdict, decide
 from wopeval.grading.intervals import DEFAULT_LEVEL, Interval
 from wopeval.grading.reasons import reason_line, reason_texts
@@ -163,6 +164,7 @@ def markdown(
         )
     lines += _markdown_intervals(summary, intervals)
     if detail is not None:
+        lines += markdown_efficiency(run_efficiency(detail, level))
         lines += _markdown_reasons(detail)
     return "\n".join(lines) + "\n"
 
@@ -189,6 +191,28 @@ def _markdown_intervals(summary: EvalSummary, intervals: SuiteIntervals) -> list
                      f"| {score} | {at_k} | {hat_k} |")  # fmt: skip
     lines += ["", "Rates: Clopper-Pearson; mean scores: the same on n × mean of n; pass@k and "
               "pass^k: the rate's bounds mapped through 1-(1-p)^k and p^k."]  # fmt: skip
+    return lines
+
+
+METHOD_NOTE = "Clopper-Pearson bounds mapped through C/(n·p)"
+
+
+def markdown_efficiency(run: RunEfficiency) -> list[str]:
+    """Cost and tokens per success and latency quantiles, per task and for the suite."""
+    lines = ["", "#### Efficiency (informational, never gated)", "",
+             f"| task | successes | cost per success, USD ({run.level * 100:g}%) "
+             "| tokens per success | latency p50, ms | p95, ms |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for name, eff in [*((f"`{t}`", e) for t, e in run.tasks), ("**suite**", run.suite)]:
+        p50, p95 = eff.latency(P50), eff.latency(P95)
+        lines.append(
+            f"| {name} | {eff.successes}/{eff.trials} "
+            f"| {per_success_text(eff.cost_per_success, eff.cost_interval)} "
+            f"| {per_success_text(eff.tokens_per_success, eff.tokens_interval)} "
+            f"| {'-' if p50 is None else p50.value} | {'-' if p95 is None else p95.value} |"
+        )
+    lines += ["", f"Cost per success: every trial's cost (failed ones too) over the successes; "
+              f"its interval: the success rate's {METHOD_NOTE}."]  # fmt: skip
     return lines
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from wopeval.grading.exact import at_least
@@ -32,6 +32,18 @@ STATUS_MARK: dict[TrialStatus, str] = {
 
 
 @dataclass(frozen=True)
+class TrialUsage:
+    """What a trial spent, read from its bracket (``provider.usage`` events and timestamps):
+    the inputs of :mod:`wopeval.grading.efficiency`, never of its grade."""
+
+    ran: bool
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    latency_ms: int | None
+
+
+@dataclass(frozen=True)
 class TrialCell:
     trial_index: int
     status: TrialStatus
@@ -39,6 +51,14 @@ class TrialCell:
     reason: TrialFailed | None
     # Why each earlier attempt was retried (infrastructure causes), oldest first.
     retries: tuple[str, ...] = ()
+    usage: TrialUsage | None = None
+
+
+def usage_of(view: TrialView) -> TrialUsage:
+    """The trial's spend as its view read it."""
+    return TrialUsage(
+        view.ran, view.cost_usd, view.input_tokens, view.output_tokens, view.latency_ms
+    )
 
 
 @dataclass(frozen=True)
@@ -120,7 +140,7 @@ class CellKeeper:
         self.found: dict[tuple[str, int], TrialCell] = {}
 
     def __call__(self, task: Task, view: TrialView) -> None:
-        cell = _cell(task, view, self._options, self._pass_score)
+        cell = replace(_cell(task, view, self._options, self._pass_score), usage=usage_of(view))
         self.found[(task.taskId, view.trial_index)] = cell
         if self._on_trial is not None:
             self._on_trial(task, view)

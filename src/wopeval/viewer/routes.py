@@ -20,8 +20,12 @@ from sqlalchemy import Select, select
 
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.events.tables import runs
+from wopeval.grading.efficiency import figure, per_success_text
+from wopeval.grading.intervals import DEFAULT_LEVEL
+from wopeval.service.efficiency import mixed_suites, pareto_rows
 from wopeval.viewer.compare import compare_page
 from wopeval.viewer.model import cell_of, run_page, trial_page
+from wopeval.viewer.pareto import pareto_plot
 from wopeval.viewer.queries import Outcome, RunFilter, outcomes, runs_page
 from wopeval.viewer.render import render
 from wopeval.wire import sse
@@ -133,6 +137,28 @@ class _Pages:
             )
         return self.page(request, "compare.html.j2", cmp=found)
 
+    async def pareto(self, request: Request) -> HTMLResponse:
+        """``?runs=A,B`` (or ticked ``run`` boxes): the runs of one suite, cost against success."""
+        q = request.query_params
+        ids = [i for i in q.get("runs", "").split(",") if i] + q.getlist("run")
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            error = "name the runs: ?runs=RUN_ID,RUN_ID (or tick them on the runs page)"
+            return self.page(request, "missing.html.j2", status=400, what="runs", error=error)
+        records = [await self.visible(request, run_id) for run_id in ids]
+        shown = [r for r in records if r is not None and r.kind == "eval"]
+        if len(shown) != len(ids):
+            return self.missing(request, "run")
+        refusal = _pareto_refusal(shown)
+        if refusal:
+            return self.page(request, "missing.html.j2", status=400, what="runs", error=refusal)
+        rows = await pareto_rows(self.store_of(request), shown, DEFAULT_LEVEL)
+        unplotted = [i for i, r in enumerate(rows, 1) if r.efficiency.cost_per_success is None]
+        return self.page(request, "pareto.html.j2", rows=rows, plot=pareto_plot(rows),
+                         unplotted=unplotted,
+                         suites=sorted({row.suite for row in rows}), figure=figure,
+                         per_success=per_success_text)  # fmt: skip
+
     async def live(self, request: Request) -> Response:
         q = request.query_params
         record = await self.visible(request, q.get("run", ""))
@@ -141,6 +167,17 @@ class _Pages:
         stream = _live(self.store_of(request), record.run_id, _int(q.get("after"), -1, -1))
         return StreamingResponse(stream, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})  # fmt: skip
+
+
+def _pareto_refusal(records: list[RunRecord]) -> str | None:
+    """Why these runs cannot be set side by side, or None."""
+    unfinished = [r.run_id for r in records if r.summary is None]
+    if unfinished:
+        return f"no summary yet: {', '.join(unfinished)}"
+    suites = mixed_suites(records)
+    if suites:
+        return f"runs of different suites ({', '.join(suites)}) do not compare"
+    return None
 
 
 def _older_first(
@@ -172,7 +209,7 @@ def viewer_router(
     pages = _Pages(store_of, tenant_of, base, signed_in_of)
     router = APIRouter()
     for path, handler in (("/", pages.runs), ("/run", pages.run), ("/trial", pages.trial),
-                          ("/compare", pages.compare)):  # fmt: skip
+                          ("/compare", pages.compare), ("/pareto", pages.pareto)):  # fmt: skip
         router.add_api_route(
             path, handler, methods=["GET"], response_class=HTMLResponse, include_in_schema=False
         )

@@ -19,7 +19,8 @@
     var next = at(row + move[0], col + move[1]);
     if (next) { next.focus(); ev.preventDefault(); }
   });
-  // The runs list: "compare" is offered once exactly two runs are ticked.
+  // The runs list: "compare" is offered once exactly two runs are ticked, "cost against success"
+  // once one is.
   var picker = document.getElementById("compare-ticked");
   if (picker) {
     var ticked = function () { return document.querySelectorAll('input[name="run"]:checked').length; };
@@ -27,6 +28,8 @@
     var update = function () {
       var n = ticked();
       picker.disabled = n !== 2;
+      var pareto = document.getElementById("pareto-ticked");
+      if (pareto) { pareto.disabled = n < 1; }
       if (note) { note.textContent = n === 2 ? "the older is the baseline" : "tick two runs (" + n + " ticked)"; }
     };
     document.addEventListener("change", function (ev) {
