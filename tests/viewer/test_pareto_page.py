@@ -4,7 +4,6 @@ socket and looked at in Debian's chromium on a laptop and a phone. Screenshots g
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,13 +12,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 
 from tests.cli.gate_runs import suite_doc, write_suite
-from tests.exports.test_html_report import ARGS
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
-from tests.viewer.test_viewer_layout import NO_SIDEWAYS, VIEWPORTS
-from tests.viewer.test_viewer_pages import Browser, make_run
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
+from tests.viewer.test_viewer_pages import make_run
 
 # (trial outcomes, cost a trial): a 0.2 per success at 1/2; b 0.4 at 3/4 (both on the
 # frontier); c 0.4 at 1/4 (a dominates it); d no success
@@ -52,36 +49,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     other_doc["suiteId"] = "core.test.evals.other"
     (folder / "other").mkdir()
     other = anyio.run(make_run, store, write_suite(folder / "other", other_doc), TENANT_A)
-    shots = Path(os.environ.get("WOPEVAL_SHOTS") or folder)
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = shots_dir(folder)
     with serving(store, host_config()) as server:
         yield Site(server.base_url + "/view", ids, other, shots)
-
-
-@pytest.fixture(scope="module")
-def chromium_browser(chromium: str) -> Iterator[Any]:
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=chromium, args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-def _open(chromium_browser: Any, size: str) -> Browser:
-    width, height = VIEWPORTS[size]
-    context = chromium_browser.new_context(
-        viewport={"width": width, "height": height},
-        extra_http_headers={"Authorization": f"Bearer {KEY_A}"},
-    )
-    return Browser(context.new_page())
 
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_the_page_plots_the_runs_with_error_bars_and_marks_the_frontier(
     site: Site, chromium_browser: Any, size: str
 ) -> None:
-    b = _open(chromium_browser, size)
+    b = open_page(chromium_browser, size)
     runs = ",".join(site.ids[n] for n in "abcd")
     answer = b.page.goto(f"{site.url}/pareto?runs={runs}")
     assert answer is not None
@@ -108,7 +85,7 @@ def test_the_page_plots_the_runs_with_error_bars_and_marks_the_frontier(
 
 
 def test_ticking_runs_opens_the_page(site: Site, chromium_browser: Any) -> None:
-    b = _open(chromium_browser, "phone")
+    b = open_page(chromium_browser, "phone")
     b.page.goto(site.url + "/")
     button = b.page.locator("#pareto-ticked")
     assert button.is_disabled()

@@ -8,7 +8,6 @@ test's output folder.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -19,22 +18,17 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.exports.test_html_report import ARGS
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
 from tests.viewer.agents import GATE
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
 from tests.viewer.test_viewer_pages import (
     DATA,
-    Browser,
     _evaluate_live,
     _running_run,
     make_run,
     off_loop,
 )
-
-VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
-NO_SIDEWAYS = "document.documentElement.scrollWidth <= window.innerWidth"
 
 
 @dataclass
@@ -54,29 +48,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     baseline = anyio.run(make_run, store, DATA / "suite.yaml", TENANT_A)
     candidate = anyio.run(make_run, store, DATA / "candidate.yaml", TENANT_A)
     plain = anyio.run(make_run, store, DATA / "plain.yaml", TENANT_A)
-    shots = Path(os.environ.get("WOPEVAL_SHOTS") or folder)
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = shots_dir(folder)
     with serving(store, host_config()) as server:
         yield Runs(server.base_url + "/view", store, plain, baseline, candidate, shots)
-
-
-@pytest.fixture(scope="module")
-def chromium_browser(chromium: str) -> Iterator[Any]:
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=chromium, args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-def _open(chromium_browser: Any, size: str) -> Browser:
-    width, height = VIEWPORTS[size]
-    context = chromium_browser.new_context(
-        viewport={"width": width, "height": height},
-        extra_http_headers={"Authorization": f"Bearer {KEY_A}"},
-    )
-    return Browser(context.new_page())
 
 
 def _pages(runs: Runs) -> dict[str, str]:
@@ -97,7 +71,7 @@ def _pages(runs: Runs) -> dict[str, str]:
 def test_every_page_fits_the_screen_with_the_plainest_and_the_rich_suite(
     runs: Runs, chromium_browser: Any, size: str
 ) -> None:
-    b = _open(chromium_browser, size)
+    b = open_page(chromium_browser, size)
     for name, path in _pages(runs).items():
         answer = b.page.goto(runs.url + path)
         assert answer is not None
@@ -114,7 +88,7 @@ def test_every_page_fits_the_screen_with_the_plainest_and_the_rich_suite(
 def test_the_runs_list_shows_each_runs_verdict_and_agent_on_screen(
     runs: Runs, chromium_browser: Any, size: str
 ) -> None:
-    b = _open(chromium_browser, size)
+    b = open_page(chromium_browser, size)
     b.page.goto(runs.url + "/")
     width = VIEWPORTS[size][0]
     for run_id in (runs.plain, runs.baseline, runs.candidate):
@@ -135,7 +109,7 @@ def test_the_runs_list_shows_each_runs_verdict_and_agent_on_screen(
 def test_ticking_two_runs_compares_them_older_as_baseline(
     runs: Runs, chromium_browser: Any
 ) -> None:
-    b = _open(chromium_browser, "phone")
+    b = open_page(chromium_browser, "phone")
     b.page.goto(runs.url + "/")
     button = b.page.locator("#compare-ticked")
     assert button.is_disabled()
@@ -178,7 +152,7 @@ def test_the_live_page_refreshes_its_numbers_and_curves_when_the_run_ends(
             run_id = off_loop(_running_run, runs.store)
             time.sleep(0.1)
         assert run_id is not None, done
-        b = _open(chromium_browser, "phone")
+        b = open_page(chromium_browser, "phone")
         b.page.goto(f"{runs.url}/run?id={run_id}")
         assert b.page.locator("#verdict").count() == 0  # no summary while it runs
         assert b.page.locator("#curves").count() == 0
@@ -209,7 +183,7 @@ def test_the_run_page_shows_its_intervals_on_screen(
     """The rich run (3 tasks × 3 trials): the aggregate's 95 % interval over tasks, each task's
     pass rate interval (2/3: Clopper-Pearson [0.09, 0.99]) and the curves' bands; the plainest
     run (1/1) has its whiskers. Every interval is inside the viewport's width."""
-    b = _open(chromium_browser, size)
+    b = open_page(chromium_browser, size)
     width = VIEWPORTS[size][0]
     b.page.goto(f"{runs.url}/run?id={runs.baseline}")
     aggregate = b.page.locator("#aggregate-ci")

@@ -8,7 +8,6 @@ Real runs on a real socket, Debian's chromium through Playwright; screenshots go
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,15 +16,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 
-from tests.exports.test_html_report import ARGS
 from tests.host.helpers import KEY_A, KEY_B, TENANT_A, TENANT_B, host_config, serving
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, shots_dir
 from tests.viewer.test_viewer_pages import DATA, Browser, make_run, off_loop
 from wopeval.host.pages import COOKIE
-
-VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
-NO_SIDEWAYS = "document.documentElement.scrollWidth <= window.innerWidth"
 
 
 @dataclass
@@ -42,20 +37,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     store = str(folder / "viewer.db")
     rich = anyio.run(make_run, store, DATA / "suite.yaml", TENANT_A)
     plain = anyio.run(make_run, store, DATA / "plain.yaml", TENANT_A)
-    shots = Path(os.environ.get("WOPEVAL_SHOTS") or folder)
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = shots_dir(folder)
     with serving(store, host_config()) as server:
         yield Site(server.base_url, plain, rich, shots)
-
-
-@pytest.fixture(scope="module")
-def chromium_browser(chromium: str) -> Iterator[Any]:
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=chromium, args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _pages(site: Site) -> dict[str, str]:

@@ -1,0 +1,32 @@
+"""What the viewer's browser tests share: the two screen sizes, the no-sideways-scroll check,
+a page signed in by API key, and where screenshots go."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.host.helpers import KEY_A
+from tests.viewer.test_viewer_pages import Browser
+
+VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
+NO_SIDEWAYS = "document.documentElement.scrollWidth <= window.innerWidth"
+
+
+def open_page(chromium_browser: Any, size: str, key: str | None = KEY_A) -> Browser:
+    """A page at ``size``, sending ``key`` as a bearer token on every request (none: a browser
+    that has to sign in)."""
+    width, height = VIEWPORTS[size]
+    headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+    context = chromium_browser.new_context(
+        viewport={"width": width, "height": height}, extra_http_headers=headers
+    )
+    return Browser(context.new_page())
+
+
+def shots_dir(folder: Path) -> Path:
+    """Where screenshots go: ``$WOPEVAL_SHOTS`` (to look at them), else ``folder``."""
+    shots = Path(os.environ.get("WOPEVAL_SHOTS") or folder)
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots
