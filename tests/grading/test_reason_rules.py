@@ -333,3 +333,67 @@ def test_0244_B_a_judge_score_at_pass_score_is_no_reason_beside_a_failed_traject
         "trajectory (subset): missing a",
         "judge score 0.25 is below passScore 0.5",
     ]
+
+
+def _closed_on(entries: int, missed: list[str], output: Any, expected: dict[str, Any]) -> Any:
+    """A trial failed closed with ``entries`` unconsumed entries (tools e0, e1, …)."""
+    responses = [{"tool": f"e{i}"} for i in range(entries)]
+    task = _task(expected, {"onMiss": "fail", "toolResponses": responses})
+    view = _view(output)
+    view.failed_closed = True
+    view.missed_tools = list(missed)
+    view.miss_served, view.miss_calls = [0] * len(missed), [None] * len(missed)
+    return reason_texts(_explained(task, view, _failed(0.0, 0.5, "fixture-miss")))
+
+
+@pytest.mark.parametrize(
+    ("entries", "listed"),
+    [
+        (5, "#0 e0, #1 e1, #2 e2, #3 e3, #4 e4"),
+        (6, "#0 e0, #1 e1, #2 e2, #3 e3, #4 e4 and 1 more"),
+        (8, "#0 e0, #1 e1, #2 e2, #3 e3, #4 e4 and 3 more"),
+    ],
+)
+def test_0244_D_a_miss_lists_five_unconsumed_entries_then_counts_the_rest(
+    entries: int, listed: str
+) -> None:
+    assert _closed_on(entries, ["m"], "ok", GOLDEN_OK) == [
+        f"fixture miss (onMiss: fail): no unconsumed fixture matched the call to m "
+        f"(unconsumed then: {listed})"
+    ]
+
+
+def test_0244_D_failed_closed_without_a_missed_tool_still_says_a_call_missed() -> None:
+    assert _closed_on(1, [], "ok", GOLDEN_OK) == [
+        "fixture miss (onMiss: fail): no unconsumed fixture matched a call"
+    ]
+
+
+def test_0244_D_a_golden_output_is_graded_beside_a_miss_and_a_judges_is_not() -> None:
+    """Failed closed: a golden output is still compared (its own reason after the miss); a
+    rubric score is 0 whatever the judge said, so its output is no second reason."""
+    miss = "fixture miss (onMiss: fail): no unconsumed fixture matched the call to m " + (
+        "(unconsumed then: #0 e0)"
+    )
+    golden = _closed_on(1, ["m"], "no", GOLDEN_OK)
+    assert golden == [miss, 'output does not match (exact): expected "ok", got "no"']
+    rubric = {"kind": "rubric", "rubric": [{"criterion": "polite", "weight": 1}]}
+    assert _closed_on(1, ["m"], "no", rubric) == [miss]
+
+
+def test_0244_A_a_trajectory_task_does_not_grade_its_output_beside_the_trajectory() -> None:
+    task = _task(
+        {
+            "kind": "trajectory",
+            "match": MATCH,
+            "trajectory": {"match": "subset", "calls": [{"tool": "a"}]},
+        }
+    )
+    failed = _explained(task, _view("no"), Verdict(False, 0.0, None, False, 1.0))
+    assert reason_texts(failed) == ["trajectory (subset): missing a"]
+    golden = _task({**GOLDEN_OK, "trajectory": {"match": "subset", "calls": [{"tool": "a"}]}})
+    both = _explained(golden, _view("no"), Verdict(False, 0.0, None, False, 1.0))
+    assert reason_texts(both) == [
+        "trajectory (subset): missing a",
+        'output does not match (exact): expected "ok", got "no"',
+    ]
