@@ -3,73 +3,27 @@ store-free: the suite fails only when the nearest-rank p95 of per-task latencies
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from tests.grading.hand_logs import AGENT, Log, golden_suite
 from wopeval.grading.summary import GradingOptions, build_summary, p95
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import RunEvent
-from wopeval.wire.vocab import EVAL_SCORED, INVOCATION_COMPLETED, INVOCATION_STARTED, X_TASK_ID
 
-AGENT = "core.acme.agent"
 OPTIONS = GradingOptions(target_agent_id=AGENT)
 
 
-def _suite(latencies: int, bar: int | None) -> AgentEvalSuite:
-    thresholds: dict[str, Any] = {"passScore": 1.0}
-    if bar is not None:
-        thresholds["maxP95LatencyMs"] = bar
-    return AgentEvalSuite.model_validate(
-        {
-            "suiteId": "core.acme.evals.latency",
-            "version": "1.0.0",
-            "modes": ["golden"],
-            "thresholds": thresholds,
-            "tasks": [
-                {
-                    "taskId": f"t{i}",
-                    "input": "hi",
-                    "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}},
-                }
-                for i in range(latencies)
-            ],
-        }
-    )
+def _suite(tasks: int, bar: int | None) -> AgentEvalSuite:
+    thresholds = {"passScore": 1.0} | ({"maxP95LatencyMs": bar} if bar is not None else {})
+    return golden_suite(tasks, thresholds)
 
 
 def _log(latencies_ms: list[int]) -> list[RunEvent]:
-    """One passed trial per task, its bracket ``latency`` ms long (started at 09:00:00)."""
-    events: list[RunEvent] = []
-
-    def add(type_: str, payload: dict[str, Any], at_ms: int, cause: str | None = None) -> str:
-        event_id = f"evt-latency-{len(events):08d}"
-        seconds, ms = divmod(at_ms, 1000)
-        events.append(
-            RunEvent(
-                eventId=event_id,
-                runId="run-latency",
-                type=type_,
-                payload=payload,
-                timestamp=f"2026-12-01T09:00:{seconds:02d}.{ms:03d}Z",
-                sequence=len(events),
-                causationId=cause,
-            )
-        )
-        return event_id
-
+    """One passed trial per task, its bracket ``latency`` ms long."""
+    log = Log()
     for i, latency in enumerate(latencies_ms):
-        task = f"t{i}"
-        root = add(
-            INVOCATION_STARTED,
-            {"invocationId": f"inv-{i}", "agentId": AGENT, "source": "run-api", X_TASK_ID: task,
-             "x-wopeval-trialIndex": 0},
-            0,
-        )  # fmt: skip
-        done = {"invocationId": f"inv-{i}", "agentId": AGENT, "outcome": "completed"}
-        add(INVOCATION_COMPLETED, done, latency, root)
-        add(EVAL_SCORED, {"taskId": task, "trialIndex": 0, "score": 1.0, "passed": True}, latency)
-    return events
+        log.trial(f"t{i}", latency_ms=latency)
+    return log.events
 
 
 @pytest.mark.parametrize(
