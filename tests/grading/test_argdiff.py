@@ -98,3 +98,16 @@ def test_0244_A_exact_compares_arrays_of_one_length_item_by_item_else_whole() ->
     assert _texts("exact", {"a": {"b": 1}}, {"a": 1}) == ['a: expected {"b": 1}, got 1']
     assert _texts("exact", {"_x-1$": 1}, {"_x-1$": 2}) == ["_x-1$: expected 1, got 2"]
     assert _texts("exact", {"1a": 1}, {"1a": 2}) == ['["1a"]: expected 1, got 2']
+
+
+def test_0244_A_exact_holds_inside_nested_objects_and_array_items() -> None:
+    """An extra key is a difference at every depth under ``exact``, named by its full path."""
+    assert _texts("exact", {"a": {"b": 1}}, {"a": {"b": 1, "c": 2}}) == [
+        "a.c: expected nothing, got 2"
+    ]
+    assert _texts("exact", [{"k": 1}], [{"k": 1, "x": 2}]) == ["[0].x: expected nothing, got 2"]
+    assert _texts("subset", [{"k": 1}], [{"k": 1, "x": 2}]) == [
+        'arguments: expected [{"k": 1}], got [{"k": 1, "x": 2}]'
+    ]
+    assert [d.path for d in arg_differences("exact", {"é.x": 1}, {"é.x": 2})] == ['["é.x"]']
+    assert repr(ABSENT) == "ABSENT"

@@ -198,9 +198,9 @@ def test_0244_D_a_miss_lists_only_entries_not_served_before_it_under_their_own_a
 
 
 def test_0244_D_a_view_whose_miss_lists_do_not_line_up_is_read_as_not_from_a_log() -> None:
-    """Hostile input: a hand-built view whose per-miss lists are shorter than its missed tools
-    (either one) is explained from the served entries, not zipped short or refused."""
-    for served, calls in (([0], []), ([], [None])):
+    """Hostile input: a hand-built view where one of its per-miss lists is shorter than its
+    missed tools (the other lines up) is explained from the served entries, not refused."""
+    for served, calls in (([0, 0], []), ([], [None, None])):
         task = _task({"kind": "golden", "match": MATCH}, {"onMiss": "fail", "toolResponses": []})
         view = _view("ok")
         view.failed_closed = True
