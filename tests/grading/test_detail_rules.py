@@ -5,9 +5,21 @@ from __future__ import annotations
 
 import pytest
 
+from tests.grading.hand_logs import AGENT, Log, golden_suite
 from wopeval.cli.render_detail import LEGEND
-from wopeval.grading.detail import STATUS_MARK, RunDetail, TaskDetail, TrialCell, TrialStatus
+from wopeval.grading.detail import (
+    STATUS_MARK,
+    RunDetail,
+    TaskDetail,
+    TrialCell,
+    TrialStatus,
+    run_detail,
+)
+from wopeval.grading.summary import GradingOptions
+from wopeval.grading.views import TrialView
+from wopeval.suite.models import Task
 from wopeval.wire.events import TrialFailed
+from wopeval.wire.vocab import TRIAL_FAILED
 
 
 def _cell(index: int, status: TrialStatus, kind: str | None = None) -> TrialCell:
@@ -86,3 +98,33 @@ def test_each_status_has_the_mark_the_legend_shows() -> None:
         if name != "flaky"
     )
     assert legend == STATUS_MARK
+
+
+def test_run_detail_passes_each_planned_trials_view_on_to_its_hook() -> None:
+    """``on_trial`` (the EEE export keeps usage through it) sees each planned trial's task and
+    view, as the cells are made; the cells are the run's."""
+    log = Log()
+    log.trial("t0")
+    log.trial("t1", passed=False)
+    seen: list[tuple[str, str, int]] = []
+
+    def hook(task: Task, view: TrialView) -> None:
+        seen.append((task.taskId, view.task_id, view.trial_index))
+
+    detail = run_detail(golden_suite(2), log.events, GradingOptions(AGENT), on_trial=hook)
+    assert seen == [("t0", "t0", 0), ("t1", "t1", 0)]
+    assert [[c.status for c in t.cells] for t in detail.tasks] == [["pass"], ["fail"]]
+
+
+def test_a_reason_recorded_for_a_trial_that_never_ran_leaves_it_missing() -> None:
+    """Hostile log: t0's only event is a ``wopeval.trial-failed``; no bracket, no score. Its
+    cell is ``missing`` (index 0, no score, no reason), as a trial with no event at all."""
+    log = Log()
+    reason = {"taskId": "t0", "trialIndex": 0, "kind": "trajectory", "message": "m"}
+    log.add(TRIAL_FAILED, reason, 0, None)
+    log.trial("t1")
+    detail = run_detail(golden_suite(2), log.events, GradingOptions(AGENT))
+    assert [t.cells for t in detail.tasks] == [
+        [TrialCell(0, "missing", None, None)],
+        [TrialCell(0, "pass", 1.0, None)],
+    ]
