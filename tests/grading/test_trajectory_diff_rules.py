@@ -104,3 +104,9 @@ def test_0244_A_wrong_arguments_show_four_differences_then_count(keys: int, tail
     assert reason.details["tool"] == "a"
     assert reason.details["argsMatch"] == "exact"
     assert len(reason.details["differences"]) == keys
+
+
+@pytest.mark.parametrize("mode", ["exact", "in-order"])
+def test_0244_A_every_call_there_in_another_order_is_named_as_the_order(mode: str) -> None:
+    diff = _diff(mode, [{"tool": "a"}, {"tool": "b"}], ["b", "a"])
+    assert _texts(diff) == [f"trajectory ({mode}): calls out of the expected order"]
