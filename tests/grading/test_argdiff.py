@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wopeval.grading.argdiff import ABSENT, ArgDifference, arg_differences
+from wopeval.grading.argdiff import ABSENT, ArgDifference, arg_differences, shown
 from wopeval.grading.jsonmatch import args_match
 
 JSON = st.recursive(
@@ -63,3 +63,51 @@ def test_0244_A_the_diff_is_empty_exactly_when_the_arguments_match(
     assert (found == []) == args_match(mode, want, got)  # type: ignore[arg-type]
     for difference in found:
         assert difference.expected is not ABSENT or difference.observed is not ABSENT
+
+
+def test_shown_cuts_a_value_longer_than_its_limit_to_the_limit() -> None:
+    """A JSON text of 60 characters is shown whole; of 61, cut to 59 and an ellipsis."""
+    sixty, sixty_one = "x" * 58, "x" * 59  # 58 + 2 quotes = 60 characters of JSON
+    assert shown(sixty) == f'"{sixty}"'
+    assert shown(sixty_one) == '"' + "x" * 58 + "…"
+    assert len(shown(sixty_one)) == 60
+    assert shown([1, 2, 3], limit=7) == "[1, 2,…"  # 9 characters: 6 kept
+    assert shown(ABSENT) == "nothing"
+    assert shown("é") == '"é"'  # not escaped to \u00e9
+    assert shown({1, 2}) == "{1, 2}"  # not JSON: its repr
+
+
+def test_a_difference_round_trips_through_its_json_absent_sides_left_out() -> None:
+    for difference in (
+        ArgDifference("a", 1, "1"),
+        ArgDifference("b", ABSENT, 2),
+        ArgDifference("c[0]", 3, ABSENT),
+        ArgDifference("", None, 0),
+    ):
+        row = difference.to_json()
+        assert ArgDifference.of_json(row) == difference
+    assert ArgDifference("b", ABSENT, 2).to_json() == {"path": "b", "observed": 2}
+    assert ArgDifference("c", 3, ABSENT).to_json() == {"path": "c", "expected": 3}
+    assert ArgDifference("", None, 0).text() == "arguments: expected null, got 0"
+
+
+def test_0244_A_exact_compares_arrays_of_one_length_item_by_item_else_whole() -> None:
+    assert _texts("exact", {"a": [1, 2]}, {"a": [1, 3]}) == ["a[1]: expected 2, got 3"]
+    assert _texts("exact", {"a": [1, 2]}, {"a": [1, 2, 3]}) == ["a: expected [1, 2], got [1, 2, 3]"]
+    assert _texts("exact", [{"k": 1}], [{"k": 2}]) == ["[0].k: expected 1, got 2"]
+    assert _texts("exact", {"a": {"b": 1}}, {"a": 1}) == ['a: expected {"b": 1}, got 1']
+    assert _texts("exact", {"_x-1$": 1}, {"_x-1$": 2}) == ["_x-1$: expected 1, got 2"]
+    assert _texts("exact", {"1a": 1}, {"1a": 2}) == ['["1a"]: expected 1, got 2']
+
+
+def test_0244_A_exact_holds_inside_nested_objects_and_array_items() -> None:
+    """An extra key is a difference at every depth under ``exact``, named by its full path."""
+    assert _texts("exact", {"a": {"b": 1}}, {"a": {"b": 1, "c": 2}}) == [
+        "a.c: expected nothing, got 2"
+    ]
+    assert _texts("exact", [{"k": 1}], [{"k": 1, "x": 2}]) == ["[0].x: expected nothing, got 2"]
+    assert _texts("subset", [{"k": 1}], [{"k": 1, "x": 2}]) == [
+        'arguments: expected [{"k": 1}], got [{"k": 1, "x": 2}]'
+    ]
+    assert [d.path for d in arg_differences("exact", {"é.x": 1}, {"é.x": 2})] == ['["é.x"]']
+    assert repr(ABSENT) == "ABSENT"

@@ -15,6 +15,7 @@ from wopeval.grading.stats import (
     TaskTrialResult,
     TrialOutcome,
     clustered_stderr,
+    mean_or_zero,
     pass_at_k,
     pass_hat_k,
     task_result,
@@ -251,3 +252,18 @@ def test_rfc0246_the_tallied_gating_mean_is_the_exact_mean_of_the_recorded_score
         tally.add(trial)
     expected = exact_sum(t.gating_score for t in trials) / len(trials)
     assert tally.result(1, "mean", 0.5).gating_score == expected
+
+
+def test_the_reported_mean_is_the_fsum_mean_and_zero_for_none() -> None:
+    assert mean_or_zero([]) == 0.0
+    assert mean_or_zero([0.25]) == 0.25
+    assert mean_or_zero([0.1] * 10) == 0.1  # fsum: exactly 1.0 / 10 (a plain sum gives 0.0999…)
+
+
+def test_a_tally_refuses_no_trials_and_an_unknown_pass_rule_by_name() -> None:
+    with pytest.raises(ValueError, match=r"^outcomes must hold at least one trial$"):
+        task_result([], 1, "all", 1.0)
+    with pytest.raises(ValueError, match=r"^passRule must be all, any or mean, got 'most'$"):
+        task_result([PASS], 1, "most", 1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^results must hold at least one task$"):
+        trial_stats([], k=1)
