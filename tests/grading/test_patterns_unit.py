@@ -5,6 +5,7 @@ that keeps an expectation's compiled form. Each rule with a boundary table, stor
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Sequence
 
 import pytest
@@ -16,7 +17,9 @@ from wopeval.grading.patterns import (
     ExpectationMemo,
     Term,
     _terms,
+    cached,
     compile_patterns,
+    compiled,
     guards_hold,
     has_terms,
     leaf_key,
@@ -63,6 +66,9 @@ def test_0244_A_terms_read_subclasses_of_str_and_dict_as_json() -> None:
         ({"a": True}, [(("a",), 1)], False),  # a boolean is not a number
         ({"a": 2}, [(("a",), 1)], False),
         ({}, [(("a",), 1)], False),
+        ({}, [(("a",), json_key(None))], False),  # a missing key is not null
+        ({"a": None}, [(("a",), json_key(None))], True),
+        ({"a": {}}, [(("a", "b"), json_key(None))], False),
         ({"b": 1}, [(("a",), 1)], False),
         ("a", [(("a",), 1)], False),
         ({"a": {"b": 1}}, [(("a", "b"), 1)], True),
@@ -123,6 +129,8 @@ def test_0244_A_guards_hold(value: object, guards: tuple[object, ...], held: boo
         ({"a": [1, {"b": 2}]}, {"a": [1.0, {"b": 2.0}]}, True),
         ({"a": "x"}, {"a": "y"}, False),
         ({"a": None, "b": "s"}, {"b": "s", "a": None}, True),  # other key order, other bytes
+        ({"a": "x", "b": 1}, {"a": "x", "b": True}, False),  # a guard after a string
+        ({"a": None, "b": [1]}, {"a": None, "b": [True]}, False),  # and after a null
         ({"a": 1}, {"a": 1, "b": 1}, False),
         ({"a": 1.5}, {"a": 1.5}, True),
     ],
@@ -315,3 +323,27 @@ def test_expectation_memo_makes_once_per_calls_and_forgets_with_the_expectation(
     assert memo.entries == {}
     assert memo.get(other) == 4
     assert len(memo.entries) == 1
+
+
+def test_expectation_memo_forgets_quietly_what_is_already_gone() -> None:
+    memo: ExpectationMemo[int] = ExpectationMemo(_Maker())
+    expectation = TrajectoryExpectation(match="exact", calls=[ExpectedCall(tool="t")])
+    memo.get(expectation)
+    memo.entries.clear()
+    raised: list[object] = []
+    hook, sys.unraisablehook = sys.unraisablehook, raised.append
+    try:
+        del expectation
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert raised == []  # the weak reference's callback found nothing to forget and raised nothing
+    assert memo.entries == {}
+
+
+def test_0244_A_cached_is_the_compiled_form_once_there_is_one() -> None:
+    expectation = TrajectoryExpectation(match="exact", calls=[ExpectedCall(tool="t")])
+    assert cached(expectation) is None
+    made = compiled(expectation)
+    assert cached(expectation) is made
+    assert compiled(expectation) is made
