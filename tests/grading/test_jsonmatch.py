@@ -68,6 +68,16 @@ def test_json_equal_rejects_non_json_types() -> None:
         json_equal({1: "a"}, {1: "a"})
 
 
+@pytest.mark.parametrize("expected", [[1], {"a": 1}, "a", None, 1, True])
+def test_json_equal_and_subset_reject_what_is_not_json_on_the_other_side(expected: object) -> None:
+    # Even where the answer would be "not equal": a value that is not JSON is refused.
+    for compare in (json_equal, json_subset):
+        with pytest.raises(TypeError, match="set"):
+            compare(expected, {1})
+        with pytest.raises(ValueError, match="not a JSON value"):
+            compare(expected, math.nan)
+
+
 @given(JSON_VALUES, JSON_VALUES)
 def test_canonical_json_is_an_equality_key(a: object, b: object) -> None:
     assert json_equal(a, b) == (canonical_json(a) == canonical_json(b))

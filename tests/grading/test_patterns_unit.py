@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from wopeval.grading.classgraph import build_graph
 from wopeval.grading.jsonmatch import json_key, matches
 from wopeval.grading.patterns import (
     OBJECT,
@@ -25,6 +26,7 @@ from wopeval.grading.patterns import (
     leaf_key,
     uncompiled_matches,
 )
+from wopeval.grading.trajectory import ObservedCall
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 
 
@@ -347,3 +349,27 @@ def test_0244_A_cached_is_the_compiled_form_once_there_is_one() -> None:
     made = compiled(expectation)
     assert cached(expectation) is made
     assert compiled(expectation) is made
+
+
+def test_0244_A_a_bucket_of_three_classes_finds_each() -> None:
+    # "n" holds arrays, no scalar: "id" is the pivot, and three classes share its value 1.
+    calls = [ExpectedCall(tool="t", args={"id": 1, "n": [n]}, argsMatch="exact") for n in range(3)]
+    tool = compile_patterns([*calls, ExpectedCall(tool="t", args={"id": 2}, argsMatch="exact")])
+    assert tool.tools["t"].by_field == {1: [0, 1, 2], 2: 3}
+    graph = build_graph(calls, [ObservedCall("t", {"id": 1, "n": [n]}, "a") for n in (2, 0, 5)])
+    assert graph.right_neighbours == [(2,), (0,), ()]
+
+
+def test_0244_A_compiling_counts_its_steps() -> None:
+    calls = [
+        ExpectedCall(tool="t", args={"id": 1}, argsMatch="exact"),
+        ExpectedCall(tool="t", args={"id": 2}, argsMatch="exact"),
+        ExpectedCall(tool="t", args={"a": 1, "b": {}}, argsMatch="subset"),
+        ExpectedCall(tool="u", args={}, argsMatch="subset"),
+        ExpectedCall(tool="t"),
+    ]
+    # Terms of the subset classes 2 + 1, two steps per exact class (2 · 2) and per indexed
+    # term (2 · 2 for t, 2 · 1 for u): 3 + 4 + 4 + 2 = 13.
+    assert compile_patterns(calls).work == 13
+    assert compile_patterns([]).work == 0
+    assert compile_patterns(calls[4:]).work == 0  # ignore: nothing to index
