@@ -76,6 +76,8 @@ def test_json_equal_and_subset_reject_what_is_not_json_on_the_other_side(expecte
             compare(expected, {1})
         with pytest.raises(ValueError, match="not a JSON value"):
             compare(expected, math.nan)
+    with pytest.raises(TypeError, match="set"):
+        json_equal({1}, expected)
 
 
 @given(JSON_VALUES, JSON_VALUES)
@@ -228,6 +230,8 @@ def test_json_key_and_canonical_json_name_what_is_not_json() -> None:
     for key in (json_key, canonical_json):
         with pytest.raises(TypeError, match="not a JSON value: set"):
             key({1})
+        with pytest.raises(TypeError, match="not a JSON object key: 1"):
+            key({1: 2})
         with pytest.raises(TypeError, match="not a JSON object key: 1"):
             key(_Dict({1: 2}))  # type: ignore[dict-item]
         with pytest.raises(TypeError, match="not a JSON object key: 1"):
