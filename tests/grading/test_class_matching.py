@@ -84,7 +84,9 @@ def test_0244_A_first_fit_is_rerouted_when_a_later_class_needs_its_call() -> Non
     # {} takes {x:1} first; the exact {x:1} then finds nothing; the augmenting path moves {} to
     # {x:2}: 2, with one call of each class used.
     graph = build_graph([_want({}), _want({"x": 1}, "exact")], [_got({"x": 1}), _got({"x": 2})])
+    built = graph.work
     assert class_matching(graph) == (2, [1, 1], [1, 1])
+    assert graph.work > built  # the augmenting paths' steps are counted on top
 
 
 def test_0244_A_an_augmenting_path_through_every_class() -> None:
@@ -132,6 +134,11 @@ def test_flow_network_starts_from_the_flow_it_is_given() -> None:
     network.add_edge(0, 1, 3, 2)
     network.add_edge(1, 2, 3, 2)
     assert network.cap == [1, 2, 1, 2]
+    assert network.steps == 0
     assert network.max_flow(0, 2) == 1
     assert network.cap == [0, 3, 0, 3]
+    # Steps: levels 1 + 2 + 1 edges listed, the path 3 edges looked at, the blocked retry 1,
+    # the second levels 1: 9; a second max_flow lists the source's edge once more: 10.
+    assert network.steps == 9
     assert network.max_flow(0, 2) == 0
+    assert network.steps == 10
