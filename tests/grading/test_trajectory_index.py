@@ -5,6 +5,8 @@ graph counts its steps."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,7 +73,7 @@ def test_0244_A_shared_first_field_finds_the_rarest_posting() -> None:
 
 
 def _edges(
-    patterns: list[object], inputs: list[object], mode: ArgsMatch = "exact"
+    patterns: Sequence[object], inputs: Sequence[object], mode: ArgsMatch = "exact"
 ) -> list[tuple[int, ...]]:
     expected = [ExpectedCall(tool="t", args=args, argsMatch=mode) for args in patterns]
     observed = [ObservedCall("t", value, "a") for value in inputs]
