@@ -4,6 +4,7 @@ trajectory grading in each mode on an expectation's first grade and its later on
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import anyio
@@ -120,3 +121,23 @@ def test_0244_A_the_plainest_calls() -> None:
     subset = ExpectedCall(tool="t", args={"n": {"k": "v"}}, argsMatch="subset")
     assert matches(subset, "t", {"n": {"k": "v", "extra": 1}, "o": 2})
     assert not matches(subset, "t", {"n": {"k": "w"}})
+
+
+def test_0244_A_a_str_enum_input_is_the_string_it_holds() -> None:
+    # An in-process agent may pass a StrEnum member; every route reads it as its string (the
+    # canonical keys always did; json_equal compared exact types and said no).
+    class Status(enum.StrEnum):
+        OPEN = "open"
+
+    for mode in ("exact", "subset"):
+        want = ExpectedCall(tool="t", args={"status": "open", "tags": ["x"]}, argsMatch=mode)
+        inputs = {"status": Status.OPEN, "tags": ["x"]}
+        assert matches(want, "t", inputs)
+        assert not matches(want, "t", {"status": "closed", "tags": ["x"]})
+        assert uncompiled_matches(want, "t", inputs)
+        patterns = compile_patterns([want])
+        assert patterns.matches(0, "t", inputs)
+        assert _served_by_the_gateway(want, "t", inputs)
+        expectation = TrajectoryExpectation(match="exact", calls=[want])
+        assert grade_trajectory(expectation, [ObservedCall("t", inputs, AGENT)], AGENT).matched
+    assert matches(ExpectedCall(tool="t", args=Status.OPEN, argsMatch="exact"), "t", "open")

@@ -68,6 +68,18 @@ def test_json_equal_rejects_non_json_types() -> None:
         json_equal({1: "a"}, {1: "a"})
 
 
+@pytest.mark.parametrize("expected", [[1], {"a": 1}, "a", None, 1, True])
+def test_json_equal_and_subset_reject_what_is_not_json_on_the_other_side(expected: object) -> None:
+    # Even where the answer would be "not equal": a value that is not JSON is refused.
+    for compare in (json_equal, json_subset):
+        with pytest.raises(TypeError, match="set"):
+            compare(expected, {1})
+        with pytest.raises(ValueError, match="not a JSON value"):
+            compare(expected, math.nan)
+    with pytest.raises(TypeError, match="set"):
+        json_equal({1}, expected)
+
+
 @given(JSON_VALUES, JSON_VALUES)
 def test_canonical_json_is_an_equality_key(a: object, b: object) -> None:
     assert json_equal(a, b) == (canonical_json(a) == canonical_json(b))
@@ -144,3 +156,85 @@ def test_json_key_is_never_none_and_rejects_non_json() -> None:
         json_key([math.nan])
     with pytest.raises(TypeError, match="JSON object key"):
         json_key({1: 2})
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Dict(dict[str, object]):
+    pass
+
+
+class _List(list[object]):
+    pass
+
+
+# Every kind of JSON value, integral and non-integral floats, nested booleans and nulls, and
+# subclasses of the JSON types (a subclass is the JSON value it holds: the isinstance path).
+KEYED: list[object] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    1.0,
+    -0.0,
+    2.5,
+    "",
+    "x",
+    "1",
+    [],
+    [1],
+    [1.0],
+    [True],
+    [None],
+    (1,),
+    {},
+    {"a": 1},
+    {"a": 1.0},
+    {"a": True},
+    {"a": False},
+    {"a": None},
+    {"a": [1]},
+    {"a": {"b": 2.5}},
+    _Str("x"),
+    _Int(1),
+    _Float(2.5),
+    _Float(1.0),
+    _Dict(a=1),
+    _List([1]),
+    [_Str("x"), _Int(0)],
+    {"a": _List([True])},
+]
+
+
+@pytest.mark.parametrize("a", range(len(KEYED)))
+def test_json_key_and_canonical_json_are_equality_keys_on_every_kind(a: int) -> None:
+    left = KEYED[a]
+    for right in KEYED:
+        equal = json_equal(left, right)
+        assert (json_key(left) == json_key(right)) is equal, (left, right)
+        assert (canonical_json(left) == canonical_json(right)) is equal, (left, right)
+
+
+def test_json_key_and_canonical_json_name_what_is_not_json() -> None:
+    for key in (json_key, canonical_json):
+        with pytest.raises(TypeError, match="not a JSON value: set"):
+            key({1})
+        with pytest.raises(TypeError, match="not a JSON object key: 1"):
+            key({1: 2})
+        with pytest.raises(TypeError, match="not a JSON object key: 1"):
+            key(_Dict({1: 2}))  # type: ignore[dict-item]
+        with pytest.raises(TypeError, match="not a JSON object key: 1"):
+            key({"a": {1: 2}})
+        with pytest.raises(ValueError, match="not a JSON value: inf"):
+            key(_List([math.inf]))

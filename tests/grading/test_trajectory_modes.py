@@ -142,6 +142,31 @@ def test_0244_A_exact_args_mismatch() -> None:
     )
 
 
+def test_0244_A_exact_needs_the_same_order_where_subset_and_any_order_do_not() -> None:
+    calls = (
+        ExpectedCall(tool=LOOKUP, args={"orderId": "o-1"}, argsMatch="exact"),
+        ExpectedCall(tool=REFUND, args={"amountMinor": 4200}, argsMatch="exact"),
+    )
+    observed = [_call(REFUND, {"amountMinor": 4200}), _call(LOOKUP, {"orderId": "o-1"})]
+    ordered: list[TrajectoryMode] = ["exact", "in-order"]
+    unordered: list[TrajectoryMode] = ["any-order", "subset"]
+    for mode in ordered:
+        assert grade_trajectory(_expect(mode, *calls), observed, AGENT) == _block(
+            mode, False, 2, 2, 2, 0
+        )
+    for mode in unordered:
+        assert grade_trajectory(_expect(mode, *calls), observed, AGENT).matched
+
+
+def test_0244_A_exact_first_grade_keeps_booleans_apart_from_numbers() -> None:
+    # Each expectation is new, so nothing is compiled: the call-by-call path decides, where
+    # == says {"n": True} equals {"n": 1} and only the marshal bytes (or the keys) tell.
+    want = ExpectedCall(tool=LOOKUP, args={"n": 1}, argsMatch="exact")
+    assert not grade_trajectory(_expect("exact", want), [_call(LOOKUP, {"n": True})], AGENT).matched
+    assert grade_trajectory(_expect("exact", want), [_call(LOOKUP, {"n": 1.0})], AGENT).matched
+    assert not grade_trajectory(_expect("exact", want), [_call(REFUND, {"n": 1})], AGENT).matched
+
+
 def test_0244_A_exact_needs_the_same_length() -> None:
     observed = [_call(LOOKUP), _call(REFUND, {"amountMinor": 4200}), _call(NOTIFY)]
     assert grade_trajectory(_expect("exact", *REFUND_CALLS), observed, AGENT) == _block(

@@ -76,9 +76,12 @@ def json_equal(a: object, b: object) -> bool:
         _check_scalar(a)
         _check_scalar(b)
         return _is_number(a) and _is_number(b) and a == b
-    if isinstance(a, str) or a is None:
+    if isinstance(a, str):
         _check_scalar(b)
-        return type(a) is type(b) and a == b
+        return isinstance(b, str) and a == b
+    if a is None:
+        _check_scalar(b)
+        return b is None
     if isinstance(a, dict):
         return _dict_equal(a, b)
     if isinstance(a, list | tuple):

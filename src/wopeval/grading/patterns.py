@@ -229,17 +229,13 @@ def _terms(pattern: dict[str, object], path: Path, out: list[Term]) -> None:
             out.append(((*path, name), json_key(item)))
 
 
-def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> int:
-    """Collect the guards of a container made of exact JSON types with string keys.
-
-    0: some other type or key (no guards); 1: its sorted-key encoding is canonical; 2: it holds
-    an integral float, so only its canonical key needs the normalising copy.
-    """
+def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:
+    """Collect the guards of a container made of exact JSON types with string keys (False:
+    some other type or key, so no guards vouch for it)."""
     keyed = type(value) is dict
-    found = 1
     for name, item in value.items() if keyed else enumerate(value):
         if keyed and type(name) is not str:
-            return 0
+            return False
         kind = type(item)
         if kind is str or item is None:
             continue
@@ -247,17 +243,14 @@ def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> int:
             out.append(((*path, name), kind is bool))
         elif kind is float:
             if not math.isfinite(item):
-                return 0
-            found = 2 if item.is_integer() else found
+                return False
             out.append(((*path, name), False))
         elif kind is dict or kind is list:
-            inner = _guards(item, (*path, name), out)
-            if inner == 0:
-                return 0
-            found = max(found, inner)
+            if not _guards(item, (*path, name), out):
+                return False
         else:
-            return 0
-    return found
+            return False
+    return True
 
 
 def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
