@@ -13,10 +13,10 @@ from wopeval.suite.errors import (
     format_path,
     from_validation_error,
     json_type,
-    position_key,
     show,
     type_at,
 )
+from wopeval.suite.load import parse_suite
 from wopeval.suite.models import AgentEvalSuite, ExpectedCall, Trials
 
 
@@ -54,6 +54,7 @@ def test_suite_error_keeps_every_error_and_counts_them() -> None:
 def test_json_type_and_show() -> None:
     kinds = [json_type(v) for v in (None, True, 1, 1.5, "s", [1], {"a": 1})]
     assert kinds == ["null", "boolean", "integer", "number", "string", "array", "object"]
+    assert json_type((1,)) == "tuple"  # a Python spelling, not a JSON array
     assert show("superset") == "'superset'"
     assert show(None) == "null"
     assert show({"a": [1, 2]}) == '{"a": [1, 2]}'
@@ -70,12 +71,19 @@ def test_type_at_follows_the_models() -> None:
     assert type_at(AgentEvalSuite, ("suiteId", 0)) is None
 
 
-def test_position_key_orders_by_declaration() -> None:
-    keys = [
-        position_key(AgentEvalSuite, loc)
-        for loc in [("trials", "k"), ("tasks", 1, "taskId"), ("suiteId",), ("tasks", 0, "bogus")]
+def test_errors_come_in_declaration_order_unknown_members_last() -> None:
+    task = {"taskId": "t", "input": 1, "expected": {"kind": "golden", "match": {"strategy":
+            "exact", "value": 1}}}  # fmt: skip
+    data = {"trials": {"k": 0}, "tasks": [{**task, "bogus": 1}, {**task, "taskId": "T"}],
+            "version": "1.0.0", "modes": ["golden"], "suiteId": "X"}  # fmt: skip
+    with pytest.raises(SuiteError) as caught:
+        parse_suite(data)
+    assert [e.path for e in caught.value.errors] == [
+        "suiteId",
+        "tasks[0].bogus",
+        "tasks[1].taskId",
+        "trials.k",
     ]
-    assert sorted(range(4), key=keys.__getitem__) == [2, 3, 1, 0]
 
 
 def test_unknown_error_kinds_fall_back_to_pydantic_text() -> None:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from wopeval.errors import UserError
-from wopeval.suite.models import (
+from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
     SEMVER_PATTERN,
     SUITE_ID_PATTERN,
@@ -110,7 +110,7 @@ def json_type(value: object) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
         return "array"
     if isinstance(value, dict):
         return "object"
@@ -135,12 +135,11 @@ def _number(value: object) -> str:
     return str(value)
 
 
-# --- walking the models by location -------------------------------------------------------
+# --- walking the models by location (for messages) ---------------------------------------
 
 
-def unwrap(annotation: object) -> tuple[object, bool]:
-    """Strip ``Annotated`` and ``| None`` from a type; say whether ``None`` was allowed."""
-    nullable = False
+def unwrap(annotation: object) -> object:
+    """Strip ``Annotated`` and ``| None`` from a type."""
     current = annotation
     while True:
         origin = get_origin(current)
@@ -148,13 +147,11 @@ def unwrap(annotation: object) -> tuple[object, bool]:
             current = get_args(current)[0]
             continue
         if origin is Union or origin is types.UnionType:
-            members = get_args(current)
-            rest = [member for member in members if member is not type(None)]
-            nullable = nullable or len(rest) < len(members)
+            rest = [member for member in get_args(current) if member is not type(None)]
             if len(rest) == 1:
                 current = rest[0]
                 continue
-        return current, nullable
+        return current
 
 
 def as_model(annotation: object) -> type[BaseModel] | None:
@@ -176,7 +173,7 @@ def type_at(root: type[BaseModel], loc: Loc) -> object | None:
     """The declared type at a location under ``root`` (unwrapped), or ``None`` if unknown."""
     current: object = root
     for part in loc:
-        current, _ = unwrap(current)
+        current = unwrap(current)
         if isinstance(part, int):
             current = list_item(current)
         else:
@@ -185,25 +182,7 @@ def type_at(root: type[BaseModel], loc: Loc) -> object | None:
             current = field.annotation if field else None
         if current is None:
             return None
-    return unwrap(current)[0]
-
-
-def position_key(root: type[BaseModel], loc: Loc) -> tuple[int, ...]:
-    """A sort key putting errors in declaration order: fields as declared, items by index."""
-    key: list[int] = []
-    current: object = root
-    for part in loc:
-        current, _ = unwrap(current)
-        if isinstance(part, int):
-            key.append(part)
-            current = list_item(current)
-            continue
-        model = as_model(current)
-        names = list(model.model_fields) if model else []
-        key.append(names.index(part) if part in names else len(names))
-        field = model.model_fields.get(part) if model else None
-        current = field.annotation if field else None
-    return tuple(key)
+    return unwrap(current)
 
 
 # --- pydantic messages → plain sentences --------------------------------------------------
@@ -259,6 +238,8 @@ def describe(root: type[BaseModel], error: ErrorDetails) -> str:
     kind = error["type"]
     value = error.get("input")
     ctx: dict[str, Any] = dict(error.get("ctx", {}))
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a JSON number"
     if kind == "missing":
         return "required"
     if kind == "extra_forbidden":
@@ -271,8 +252,6 @@ def describe(root: type[BaseModel], error: ErrorDetails) -> str:
         return _bound_message(kind, ctx, value)
     if kind in ("too_short", "too_long", "string_too_short", "string_too_long"):
         return _length_message(kind, ctx, value)
-    if kind == "finite_number":
-        return f"{show(value)} is not a finite number"
     if kind in _TYPE_NAMES:
         exact_number = isinstance(value, float) and kind.startswith("int")
         got = show(value) if exact_number else json_type(value)
@@ -281,12 +260,30 @@ def describe(root: type[BaseModel], error: ErrorDetails) -> str:
     return message[:1].lower() + message[1:]
 
 
+def _key_error(error: ErrorDetails) -> tuple[Loc, str] | None:
+    """A key that is not a string, named at its object: pydantic names the key itself
+    (``invalid_key`` in a model, ``[key]`` after it in a ``dict[str, …]``)."""
+    loc: Loc = tuple(error["loc"])
+    if error["type"] == "invalid_key":
+        loc = loc[:-1]
+    elif loc[-1:] == ("[key]",):
+        loc = loc[:-2]
+    else:
+        return None
+    key = error.get("input")
+    return loc, f"object keys must be strings, got {json_type(key)} {key!r}"
+
+
 def from_validation_error(
     exc: ValidationError, root: type[BaseModel]
 ) -> list[tuple[Loc, FieldError]]:
-    """Every error of a ``ValidationError``, as ``(location, FieldError)`` pairs."""
+    """Every error of a ``ValidationError``, as ``(location, FieldError)`` pairs, in its order."""
     out: list[tuple[Loc, FieldError]] = []
     for error in exc.errors(include_url=False):
         loc: Loc = tuple(error["loc"])
-        out.append((loc, FieldError(format_path(loc), describe(root, error))))
+        message = describe(root, error)
+        key_error = _key_error(error)
+        if key_error is not None:
+            loc, message = key_error
+        out.append((loc, FieldError(format_path(loc), message)))
     return out
