@@ -161,7 +161,7 @@ def validate_suite(data: object) -> tuple[AgentEvalSuite | None, list[FieldError
     suite, errors = check_schema(data)
     if suite is None:
         # Rules that need no valid model are reported in the same pass, after the shape errors.
-        return None, errors + [e for e in check_raw_rules(data) if e not in errors]
+        return None, errors + check_raw_rules(data)
     return suite, check_rules(suite)
 
 
