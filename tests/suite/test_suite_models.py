@@ -202,3 +202,12 @@ def test_a_list_spelled_as_a_tuple_is_not_an_array() -> None:
     assert errors_of(minimal(allowedModels=("general",))) == [
         "allowedModels: expected an array, got tuple"
     ]
+
+
+def test_each_kind_of_non_json_has_its_own_error_type() -> None:
+    content: dict[Any, Any] = {1: 0, "n": math.nan, "s": {1}}
+    assert shape_errors(with_task(input=content)) == [
+        (("tasks", 0, "input"), "json_key"),
+        (("tasks", 0, "input", "n"), "json_number"),
+        (("tasks", 0, "input", "s"), "json_value"),
+    ]
