@@ -152,6 +152,9 @@ def test_a_key_that_is_not_a_string_is_named_at_its_object() -> None:
     assert errors_of(minimal(thresholds={1: 2})) == [
         "thresholds: object keys must be strings, got integer 1"
     ]
+    task_key = minimal()
+    task_key["tasks"][0][5] = "x"
+    assert errors_of(task_key) == ["tasks[0]: object keys must be strings, got integer 5"]
     assert errors_of(with_task(fixtures={"memorySeed": [{True: 1}]})) == [
         "tasks[0].fixtures.memorySeed[0]: object keys must be strings, got boolean True"
     ]
