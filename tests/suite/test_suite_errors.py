@@ -61,6 +61,8 @@ def test_json_type_and_show() -> None:
     assert show("superset") == "'superset'"
     assert show(None) == "null"
     assert show({"a": [1, 2]}) == '{"a": [1, 2]}'
+    assert show("x" * 58) == "'" + "x" * 58 + "'"  # 60 characters: shown whole
+    assert show("x" * 59) == "'" + "x" * 58 + "…"
     assert show("x" * 100).endswith("…")
     assert len(show("x" * 100)) == 60
 
@@ -72,6 +74,7 @@ def test_type_at_follows_the_models() -> None:
     )
     assert type_at(AgentEvalSuite, ("tasks", 0, "nope")) is None
     assert type_at(AgentEvalSuite, ("suiteId", 0)) is None
+    assert type_at(AgentEvalSuite, ("tasks", 0, "input", "a")) is None
 
 
 def test_errors_come_in_declaration_order_unknown_members_last() -> None:
