@@ -8,6 +8,7 @@ boundary. A refusal names the field (the documented promise); its wording is not
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -215,9 +216,24 @@ def test_trials_in_all_are_bounded_at_max_trials(n_tasks: int, count: int, refus
     assert _paths(errors) == (["trials.count"] if refused else [])
 
 
-@pytest.mark.parametrize("count", [True, "1000000", 1e9, None])
+@pytest.mark.parametrize("count", [True, "1000000", 1e9 + 0.5, math.inf, math.nan, None])
 def test_a_count_that_is_not_an_integer_is_left_to_the_schema(count: Any) -> None:
     assert count_errors({"tasks": _tasks(MAX_TASKS), "trials": {"count": count}}) == []
+
+
+@pytest.mark.parametrize(("count", "refused"), [(float(MAX_TRIALS), False),
+                         (MAX_TRIALS + 1.0, True), (1e300, True)])  # fmt: skip
+def test_a_count_with_a_zero_fraction_is_bounded_as_the_integer_it_is(
+    count: float, refused: bool
+) -> None:
+    # JSON Schema's integer (and the loader) reads 1e9 as 1000000000 trials
+    errors = count_errors({"tasks": _tasks(1), "trials": {"count": count}})
+    assert _paths(errors) == (["trials.count"] if refused else [])
+    if refused:
+        assert errors[0].message.startswith(f"{int(count)} trials of 1 task(s)")
+        with pytest.raises(SuiteError) as caught:
+            _suite(count)  # type: ignore[arg-type]
+        assert _paths(caught.value.errors) == ["trials.count"]
 
 
 def test_counting_a_document_that_is_not_an_object_finds_nothing() -> None:

@@ -389,3 +389,120 @@ def test_0244_B_rule_errors_are_reported_alongside_schema_errors() -> None:
     assert "tasks[2].taskId" in paths  # the schema error (pattern)
     assert "tasks[1].taskId" in paths  # the duplicate, in the same pass
     assert "trials.k" in paths  # k > count, in the same pass
+
+
+# --- bounds met while reading a file --------------------------------------------------------
+
+_YAML_HEAD = "suiteId: core.acme.evals.demo\nversion: 1.0.0\nmodes: [golden]\ntasks:\n"
+_YAML_TASK = (
+    "  - {taskId: t, input: {n: %s},"
+    " expected: {kind: rubric, rubric: [{criterion: c, weight: 1}]}}\n"
+)
+
+
+@pytest.mark.parametrize("spelling", ["+" + "9" * 30, "-" + "9" * 30, "9" * 15 + "_" + "9" * 15])
+def test_a_yaml_integer_of_max_digits_is_read_whatever_its_sign_and_underscores(
+    tmp_path: Path, spelling: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(_YAML_HEAD + _YAML_TASK % spelling, encoding="utf-8")
+    assert load_suite(path).tasks[0].input == {"n": int(spelling.replace("_", ""))}
+
+
+@pytest.mark.parametrize(("suffix", "text"), [
+    (".yaml", _YAML_HEAD + _YAML_TASK % ("+" + "9" * 31)),
+    (".json", json.dumps(minimal()).replace('"hi"', "-" + "9" * 31)),
+])  # fmt: skip
+def test_an_integer_of_one_digit_more_is_refused_unread(
+    tmp_path: Path, suffix: str, text: str
+) -> None:
+    path = tmp_path / f"s{suffix}"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    assert caught.value.source == str(path)
+    [error] = caught.value.errors
+    assert error.message == "an integer of 31 digits; at most 30"
+    assert error.path in ("tasks[0].input.n", "tasks[0].input.message")
+
+
+def test_a_json_file_nested_past_the_parser_is_named_with_its_source(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    assert caught.value.source == str(path)
+    assert [str(e) for e in caught.value.errors] == ["$: nests deeper than 64 levels"]
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_is_built(tmp_path: Path) -> None:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 7)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    assert caught.value.source == str(path)
+    assert [str(e) for e in caught.value.errors] == ["$: YAML aliases expand beyond 200000 nodes"]
+
+
+def test_a_task_is_found_by_its_id() -> None:
+    suite = parse_suite(minimal())
+    assert suite.task("t") is suite.tasks[0]
+    with pytest.raises(KeyError, match="'u'"):
+        suite.task("u")
+
+
+def _refused(path: Path) -> list[str]:
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    assert caught.value.source == str(path)
+    return [str(e) for e in caught.value.errors]
+
+
+def test_file_refusals_name_their_file(tmp_path: Path) -> None:
+    bare = tmp_path / "suite"
+    bare.write_text("{}", encoding="utf-8")
+    assert _refused(bare) == ["$: unsupported file type (none) (expected .json, .yaml or .yml)"]
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"suiteId: \xe9\n")
+    assert _refused(latin)[0].startswith("$: not UTF-8 text: ")
+    bell = tmp_path / "bell.yaml"
+    bell.write_text("suiteId: a\x07\n", encoding="utf-8")
+    assert _refused(bell)[0].startswith("$: invalid YAML: unacceptable character #x0007")
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("tasks: {a: 1\n", encoding="utf-8")
+    assert _refused(flow) == [
+        "$: invalid YAML at line 2, column 1: expected ',' or '}', but got '<stream end>' "
+        "(while parsing a flow mapping)"
+    ]
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("a: " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    assert _refused(deep) == ["$: nests deeper than 64 levels"]
+    repeated = tmp_path / "repeated.json"
+    repeated.write_text('{"suiteId": "a", "suiteId": "b"}', encoding="utf-8")
+    assert _refused(repeated) == ["suiteId: duplicate key 'suiteId'; each key may appear once"]
+
+
+def test_bounds_are_refused_before_repeated_keys(tmp_path: Path) -> None:
+    path = tmp_path / "both.json"
+    path.write_text('{"a": 1, "a": 2, "n": ' + "9" * 31 + "}", encoding="utf-8")
+    assert _refused(path) == ["n: an integer of 31 digits; at most 30"]
+
+
+def test_data_given_in_code_is_bounded_as_a_file_is() -> None:
+    data = minimal()
+    data["tasks"][0]["input"] = {"n": 10**40}
+    with pytest.raises(SuiteError) as caught:
+        parse_suite(data)
+    assert caught.value.source == "<suite>"
+    assert [e.path for e in caught.value.errors] == ["tasks[0].input.n"]
+
+
+def test_a_suite_built_in_code_is_written_as_json() -> None:
+    call = {"tool": "t", "args": (1, 2), "argsMatch": "exact"}
+    data = minimal(modes=["golden"])
+    data["tasks"][0]["expected"] = {"kind": "trajectory", "trajectory": {"match": "exact",
+                                    "calls": [call]}}  # fmt: skip
+    document: Any = suite_to_document(AgentEvalSuite.model_validate(data))
+    assert document["tasks"][0]["expected"]["trajectory"]["calls"][0]["args"] == [1, 2]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from wopeval.suite import AgentEvalSuite, FieldError
-from wopeval.suite.rules import check_rules
+from wopeval.suite.rules import check_raw_rules, check_rules
 
 GOLDEN: dict[str, Any] = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 
@@ -169,3 +169,43 @@ def test_all_rule_errors_are_reported_in_document_order() -> None:
         "tasks[1].expected.trajectory.calls[0].args",
         "trials.k",
     ]
+
+
+# --- the rules that need no valid model (reported beside the shape errors) ------------------
+
+
+def test_raw_rules_name_each_repeated_task_id_with_its_first_use() -> None:
+    tasks = [1, {"taskId": 5}, {"taskId": "a"}, {"taskId": "b"}, {"taskId": "a"},
+             {"taskId": "b"}, {"taskId": "a"}, {}]  # fmt: skip
+    assert [str(e) for e in check_raw_rules({"tasks": tasks})] == [
+        "tasks[4].taskId: duplicate taskId 'a' (already used by tasks[2])",
+        "tasks[5].taskId: duplicate taskId 'b' (already used by tasks[3])",
+        "tasks[6].taskId: duplicate taskId 'a' (already used by tasks[2])",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("trials", "errors"),
+    [
+        ({"count": 1, "k": 2}, ["trials.k: 2 exceeds trials.count 1"]),
+        ({"count": 3, "k": 4}, ["trials.k: 4 exceeds trials.count 3"]),
+        ({"k": 2}, ["trials.k: 2 exceeds the trial count 1 (trials.count is absent, so 1)"]),
+        ({"count": 3, "k": 3}, []),
+        ({"k": 1}, []),
+        ({"count": 2}, []),
+        ({"count": 0, "k": 2}, []),  # an invalid count or k is the schema's to name
+        ({"count": True, "k": 2}, []),
+        ({"count": 2, "k": "3"}, []),
+        ({"count": 2.0, "k": 3}, []),
+        ({"count": 2, "k": 0}, []),
+    ],
+)
+def test_raw_rules_check_k_against_count_when_both_are_integers(
+    trials: dict[str, Any], errors: list[str]
+) -> None:
+    assert [str(e) for e in check_raw_rules({"trials": trials, "tasks": "x"})] == errors
+
+
+def test_raw_rules_of_a_document_that_is_not_an_object_find_nothing() -> None:
+    assert check_raw_rules([{"taskId": "a"}, {"taskId": "a"}]) == []
+    assert check_raw_rules({"tasks": {"taskId": "a"}, "trials": [2, 3]}) == []

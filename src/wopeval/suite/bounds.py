@@ -141,6 +141,8 @@ def count_errors(data: object) -> list[FieldError]:
         return [FieldError("tasks", f"{n_tasks} tasks; a suite may have at most {MAX_TASKS}")]
     trials = data.get("trials")
     count = trials.get("count") if isinstance(trials, dict) else None
+    if isinstance(count, float) and count.is_integer():
+        count = int(count)  # JSON Schema's integer, as the models read it: 1e9 is 10⁹ trials
     if (
         isinstance(count, int)
         and not isinstance(count, bool)

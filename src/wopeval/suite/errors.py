@@ -16,13 +16,13 @@ import re
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from wopeval.errors import UserError
-from wopeval.suite.models import (
+from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
     SEMVER_PATTERN,
     SUITE_ID_PATTERN,
@@ -44,17 +44,12 @@ _PATTERN_HINTS: dict[str, str] = {
 
 _TYPE_NAMES: dict[str, str] = {
     "int_type": "an integer",
-    "int_from_float": "an integer",
-    "int_parsing": "an integer",
     "float_type": "a number",
-    "float_parsing": "a number",
     "bool_type": "a boolean (true or false)",
-    "bool_parsing": "a boolean (true or false)",
     "string_type": "a string",
     "list_type": "an array",
     "dict_type": "an object",
     "model_type": "an object",
-    "model_attributes_type": "an object",
 }
 
 
@@ -110,7 +105,7 @@ def json_type(value: object) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
         return "array"
     if isinstance(value, dict):
         return "object"
@@ -130,17 +125,16 @@ def show(value: object) -> str:
 
 
 def _number(value: object) -> str:
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
-# --- walking the models by location -------------------------------------------------------
+# --- walking the models by location (for messages) ---------------------------------------
 
 
-def unwrap(annotation: object) -> tuple[object, bool]:
-    """Strip ``Annotated`` and ``| None`` from a type; say whether ``None`` was allowed."""
-    nullable = False
+def unwrap(annotation: object) -> object:
+    """Strip ``Annotated`` and ``| None`` from a type."""
     current = annotation
     while True:
         origin = get_origin(current)
@@ -148,13 +142,11 @@ def unwrap(annotation: object) -> tuple[object, bool]:
             current = get_args(current)[0]
             continue
         if origin is Union or origin is types.UnionType:
-            members = get_args(current)
-            rest = [member for member in members if member is not type(None)]
-            nullable = nullable or len(rest) < len(members)
+            rest = [member for member in get_args(current) if member is not type(None)]
             if len(rest) == 1:
                 current = rest[0]
                 continue
-        return current, nullable
+        return current
 
 
 def as_model(annotation: object) -> type[BaseModel] | None:
@@ -176,7 +168,7 @@ def type_at(root: type[BaseModel], loc: Loc) -> object | None:
     """The declared type at a location under ``root`` (unwrapped), or ``None`` if unknown."""
     current: object = root
     for part in loc:
-        current, _ = unwrap(current)
+        current = unwrap(current)
         if isinstance(part, int):
             current = list_item(current)
         else:
@@ -185,34 +177,14 @@ def type_at(root: type[BaseModel], loc: Loc) -> object | None:
             current = field.annotation if field else None
         if current is None:
             return None
-    return unwrap(current)[0]
-
-
-def position_key(root: type[BaseModel], loc: Loc) -> tuple[int, ...]:
-    """A sort key putting errors in declaration order: fields as declared, items by index."""
-    key: list[int] = []
-    current: object = root
-    for part in loc:
-        current, _ = unwrap(current)
-        if isinstance(part, int):
-            key.append(part)
-            current = list_item(current)
-            continue
-        model = as_model(current)
-        names = list(model.model_fields) if model else []
-        key.append(names.index(part) if part in names else len(names))
-        field = model.model_fields.get(part) if model else None
-        current = field.annotation if field else None
-    return tuple(key)
+    return unwrap(current)
 
 
 # --- pydantic messages → plain sentences --------------------------------------------------
 
 
-def _allowed_values(root: type[BaseModel], error: ErrorDetails) -> list[str]:
-    declared = type_at(root, tuple(error["loc"]))
-    if get_origin(declared) is Literal:
-        return [str(value) for value in get_args(declared)]
+def _allowed_values(error: ErrorDetails) -> list[str]:
+    """The literals pydantic lists (``"'exact', 'in-order' or 'subset'"``); all are strings."""
     expected = str(error.get("ctx", {}).get("expected", ""))
     return re.findall(r"'([^']*)'", expected)
 
@@ -259,20 +231,20 @@ def describe(root: type[BaseModel], error: ErrorDetails) -> str:
     kind = error["type"]
     value = error.get("input")
     ctx: dict[str, Any] = dict(error.get("ctx", {}))
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a JSON number"
     if kind == "missing":
         return "required"
     if kind == "extra_forbidden":
         return _unknown_field(root, tuple(error["loc"]))
     if kind == "literal_error":
-        return f"{show(value)} is not one of {', '.join(_allowed_values(root, error))}"
+        return f"{show(value)} is not one of {', '.join(_allowed_values(error))}"
     if kind == "string_pattern_mismatch":
         return _pattern_message(value, str(ctx.get("pattern", "")))
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         return _bound_message(kind, ctx, value)
     if kind in ("too_short", "too_long", "string_too_short", "string_too_long"):
         return _length_message(kind, ctx, value)
-    if kind == "finite_number":
-        return f"{show(value)} is not a finite number"
     if kind in _TYPE_NAMES:
         exact_number = isinstance(value, float) and kind.startswith("int")
         got = show(value) if exact_number else json_type(value)
@@ -281,12 +253,30 @@ def describe(root: type[BaseModel], error: ErrorDetails) -> str:
     return message[:1].lower() + message[1:]
 
 
+def _key_error(error: ErrorDetails) -> tuple[Loc, str] | None:
+    """A key that is not a string, named at its object: pydantic names the key itself
+    (``invalid_key`` in a model, ``[key]`` after it in a ``dict[str, …]``)."""
+    loc: Loc = tuple(error["loc"])
+    if error["type"] == "invalid_key":
+        loc = loc[:-1]
+    elif loc[-1:] == ("[key]",):
+        loc = loc[:-2]
+    else:
+        return None
+    key = error.get("input")
+    return loc, f"object keys must be strings, got {json_type(key)} {key!r}"
+
+
 def from_validation_error(
     exc: ValidationError, root: type[BaseModel]
 ) -> list[tuple[Loc, FieldError]]:
-    """Every error of a ``ValidationError``, as ``(location, FieldError)`` pairs."""
+    """Every error of a ``ValidationError``, as ``(location, FieldError)`` pairs, in its order."""
     out: list[tuple[Loc, FieldError]] = []
     for error in exc.errors(include_url=False):
         loc: Loc = tuple(error["loc"])
-        out.append((loc, FieldError(format_path(loc), describe(root, error))))
+        message = describe(root, error)
+        key_error = _key_error(error)
+        if key_error is not None:
+            loc, message = key_error
+        out.append((loc, FieldError(format_path(loc), message)))
     return out

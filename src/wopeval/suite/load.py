@@ -3,9 +3,9 @@
 Validation has two layers, reported in this order:
 
 1. **Schema**: the shape the JSON Schema describes (types, enums, patterns, required and unknown
-   members). The pydantic models check it in strict mode, so ``"5"`` is not a count and ``true``
-   is not a number, exactly as in JSON Schema; a pre-pass rejects ``null`` for optional members
-   (the wire omits them) and values JSON cannot carry.
+   members). The pydantic models (:mod:`wopeval.suite.models`) are its one validator, in strict
+   mode, so ``"5"`` is not a count and ``true`` is not a number, as in JSON Schema; the
+   generated schema (``wopeval schema suite``) is printed from them.
 2. **Rules** (:mod:`wopeval.suite.rules`): the cross-field suite rules that are deliberately not
    schema conditionals (RFC 0244 acceptance criteria). They run only on a schema-valid suite.
 
@@ -17,9 +17,8 @@ YAML alias expansion, task and trial counts).
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
-from typing import Any, get_origin
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -30,20 +29,8 @@ from wopeval.suite.duplicates import (
     duplicate_key_errors,
     json_object,
 )
-from wopeval.suite.errors import (
-    ROOT_PATH,
-    FieldError,
-    Loc,
-    SuiteError,
-    as_model,
-    format_path,
-    from_validation_error,
-    json_type,
-    list_item,
-    position_key,
-    unwrap,
-)
-from wopeval.suite.models import AgentEvalSuite
+from wopeval.suite.errors import ROOT_PATH, FieldError, SuiteError, from_validation_error
+from wopeval.suite.models import AgentEvalSuite, validate_document
 from wopeval.suite.rules import check_raw_rules, check_rules
 
 SUITE_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
@@ -157,84 +144,13 @@ def read_document(path: str | Path) -> object:
 # --- the schema layer ---------------------------------------------------------------------
 
 
-class _Prepared:
-    """Errors found by the pre-pass, keyed by location."""
-
-    def __init__(self) -> None:
-        self.errors: list[tuple[Loc, FieldError]] = []
-
-    def add(self, loc: Loc, message: str) -> None:
-        self.errors.append((loc, FieldError(format_path(loc), message)))
-
-
-def _plain_json(value: object, loc: Loc, found: _Prepared) -> object:
-    """Check that opaque content is JSON: string keys, finite numbers, no foreign types."""
-    if isinstance(value, dict):
-        out: dict[str, object] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                found.add(loc, f"object keys must be strings, got {json_type(key)} {key!r}")
-                continue
-            out[key] = _plain_json(item, (*loc, key), found)
-        return out
-    if isinstance(value, list):
-        return [_plain_json(item, (*loc, index), found) for index, item in enumerate(value)]
-    if isinstance(value, float) and not math.isfinite(value):
-        found.add(loc, f"{value} is not a JSON number")
-    elif value is not None and not isinstance(value, bool | int | float | str):
-        found.add(loc, f"not a JSON value ({type(value).__name__})")
-    return value
-
-
-def _prepare(value: object, declared: object, loc: Loc, found: _Prepared) -> object:
-    """Walk the data along the model types before pydantic sees it.
-
-    Rejects ``null`` where the schema has no ``null`` (an optional member is omitted, not
-    null), rejects non-JSON values, and turns ``5.0`` into ``5`` where an integer is declared
-    (JSON Schema's ``integer`` accepts a zero fraction; pydantic's strict mode does not).
-    """
-    declared, _ = unwrap(declared)
-    model = as_model(declared)
-    if model is not None and isinstance(value, dict):
-        out: dict[Any, object] = {}
-        for key, item in value.items():
-            field = model.model_fields.get(key) if isinstance(key, str) else None
-            if field is None:
-                out[key] = item  # pydantic reports the unknown member
-                continue
-            _, nullable = unwrap(field.annotation)
-            if item is None and nullable:
-                found.add((*loc, key), "null is not allowed (omit the field instead)")
-            out[key] = _prepare(item, field.annotation, (*loc, key), found)
-        return out
-    item_type = list_item(declared)
-    if item_type is not None and isinstance(value, list):
-        return [_prepare(item, item_type, (*loc, i), found) for i, item in enumerate(value)]
-    if declared is int and isinstance(value, float) and value.is_integer():
-        return int(value)
-    if declared is Any or get_origin(declared) is dict:
-        return _plain_json(value, loc, found)
-    if isinstance(value, float) and not math.isfinite(value):
-        found.add(loc, f"{value} is not a JSON number")
-    return value
-
-
 def check_schema(data: object) -> tuple[AgentEvalSuite | None, list[FieldError]]:
-    """The schema layer: the suite if ``data`` has the suite's shape, and every shape error."""
-    found = _Prepared()
-    prepared = _prepare(data, AgentEvalSuite, (), found)
-    suite: AgentEvalSuite | None = None
-    errors = list(found.errors)
+    """The schema layer: the suite if ``data`` has the suite's shape, and every shape error
+    (in declaration order: members as the models declare them, unknown ones after)."""
     try:
-        suite = AgentEvalSuite.model_validate(prepared, strict=True)
+        return validate_document(data), []
     except ValidationError as exc:
-        seen = {error.path for _, error in errors}
-        pairs = from_validation_error(exc, AgentEvalSuite)
-        errors += [(loc, error) for loc, error in pairs if error.path not in seen]
-    if errors:
-        errors.sort(key=lambda pair: position_key(AgentEvalSuite, pair[0]))
-        return None, [error for _, error in errors]
-    return suite, []
+        return None, [error for _, error in from_validation_error(exc, AgentEvalSuite)]
 
 
 def validate_suite(data: object) -> tuple[AgentEvalSuite | None, list[FieldError]]:
@@ -245,7 +161,7 @@ def validate_suite(data: object) -> tuple[AgentEvalSuite | None, list[FieldError
     suite, errors = check_schema(data)
     if suite is None:
         # Rules that need no valid model are reported in the same pass, after the shape errors.
-        return None, errors + [e for e in check_raw_rules(data) if e not in errors]
+        return None, errors + check_raw_rules(data)
     return suite, check_rules(suite)
 
 

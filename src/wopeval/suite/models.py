@@ -4,14 +4,35 @@ Field names are exactly the wire names. Every object is closed (``extra="forbid"
 ``additionalProperties: false`` upstream. Cross-field suite rules that are not schema conditionals
 (RFC 0244 §A, §B) live in :mod:`wopeval.suite.rules`, not here, so the generated JSON Schema stays
 a superset of the upstream schema.
+
+These models are the suite's one validator. :func:`validate_document` reads a parsed JSON or YAML
+document with them as JSON Schema reads JSON: strict types (``"5"`` is not a count, ``true`` not
+a number), and three types that act in that document's validation context:
+
+- :data:`Omittable`: an optional member is omitted, never ``null`` (the schema has no ``null``);
+- :data:`JsonData`: opaque content is any *JSON* value (pydantic's ``Any`` is any object);
+- :data:`Integral`: JSON Schema's ``integer`` is any number with a zero fraction (``5.0``).
+
+A model built in code keeps Python's spellings (``None`` for absent, tuples in ``args``).
+Non-finite numbers are refused everywhere (``allow_inf_nan=False``): JSON has none.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import math
+from typing import Annotated, Any, Final, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from wopeval.suite.errors import json_type
 from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
     SEMVER_PATTERN,
@@ -27,6 +48,82 @@ from wopeval.wire.vocab import (
     TrajectoryMode,
     UnitFloat,
 )
+
+T = TypeVar("T")
+
+
+# The validation context of a suite read from a document (:func:`validate_document`).
+_DOCUMENT: Final = {"wopeval": "document"}
+
+
+def _refuse_null(value: object, info: ValidationInfo) -> object:
+    # A document spells an absent member two ways, omitted or null, and the wire allows only
+    # the first; Python spells both None, so a model built in code may pass None.
+    if value is None and info.context is _DOCUMENT:
+        raise PydanticCustomError(
+            "null_not_allowed", "null is not allowed (omit the field instead)"
+        )
+    return value
+
+
+def _integral(value: object) -> object:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _json_data(value: Any, info: ValidationInfo) -> Any:
+    """In a document, ``value`` if it is JSON data, else every member that is not, each at its
+    location. A model built in code may hold any value (graders take tuples, for one)."""
+    problems = _not_json(value) if info.context is _DOCUMENT else []
+    if problems:
+        raise ValidationError.from_exception_data("JsonData", problems)
+    return value
+
+
+def _problem(loc: tuple[str | int, ...], code: str, message: str, **ctx: str) -> InitErrorDetails:
+    return InitErrorDetails(type=PydanticCustomError(code, message, ctx), loc=loc, input=None)
+
+
+def _not_json(value: Any) -> list[InitErrorDetails]:
+    """Keys that are not strings, numbers that are not finite, values of no JSON type: in
+    document order, an object's keys before its members (iterative: no depth limit)."""
+    problems: list[InitErrorDetails] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, loc = stack.pop()
+        if isinstance(item, dict):
+            members = []
+            for key, member in item.items():
+                if isinstance(key, str):
+                    members.append((member, (*loc, key)))
+                else:
+                    message = "object keys must be strings, got {type} {key}"
+                    problems.append(
+                        _problem(loc, "json_key", message, type=json_type(key), key=repr(key))
+                    )
+            stack.extend(reversed(members))
+        elif isinstance(item, list):
+            stack.extend(reversed([(member, (*loc, i)) for i, member in enumerate(item)]))
+        elif isinstance(item, float) and not math.isfinite(item):
+            problems.append(
+                _problem(loc, "json_number", "{value} is not a JSON number", value=str(item))
+            )
+        elif item is not None and not isinstance(item, bool | int | float | str):
+            message = "not a JSON value ({type})"
+            problems.append(_problem(loc, "json_value", message, type=type(item).__name__))
+    return problems
+
+
+# An optional member: omitted when absent, never ``null`` in a document.
+Omittable = Annotated[T | None, BeforeValidator(_refuse_null)]
+# JSON Schema's ``integer`` (``Annotated[int, <constraints>, Integral]``, after the constraints so
+# the schema keeps them): ``5.0`` is ``5``; ``5.5`` stays a number, which strict mode refuses.
+Integral = BeforeValidator(_integral)
+# Opaque content (``input``, ``value``, ``args``, ``response``, ``memorySeed`` entries): any JSON
+# value, ``null`` too. Pydantic's own ``JsonValue`` names its union tags in error locations
+# (``input.dict.n.float``); this names the field path only.
+JsonData = Annotated[Any, AfterValidator(_json_data)]
 
 ArgsMatch = Literal["ignore", "exact", "subset"]
 PassRule = Literal["all", "any", "mean"]
@@ -50,43 +147,49 @@ __all__ = [
 ]
 
 
-class Thresholds(Closed):
-    passScore: UnitFloat | None = None
-    maxCostUsd: Annotated[float, Field(ge=0)] | None = None
-    maxP95LatencyMs: Annotated[int, Field(ge=0)] | None = None
+class SuiteObject(Closed):
+    """Base of every suite object: closed, frozen, and JSON's numbers only."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
 
-class OutputMatch(Closed):
+class Thresholds(SuiteObject):
+    passScore: Omittable[UnitFloat] = None
+    maxCostUsd: Omittable[Annotated[float, Field(ge=0)]] = None
+    maxP95LatencyMs: Omittable[Annotated[int, Field(ge=0), Integral]] = None
+
+
+class OutputMatch(SuiteObject):
     """RFC 0081 ``golden`` expectation. ``value`` is required but may be any JSON, ``null`` too."""
 
     strategy: OutputStrategy
-    value: Any
+    value: JsonData
 
 
-class RubricCriterion(Closed):
+class RubricCriterion(SuiteObject):
     criterion: Annotated[str, Field(min_length=1)]
     weight: UnitFloat
 
 
-class ExpectedCall(Closed):
+class ExpectedCall(SuiteObject):
     """One expected tool call (RFC 0244 §A). ``argsMatch`` absent means ``ignore``."""
 
     tool: Annotated[str, Field(min_length=1)]
-    args: Any = None
-    argsMatch: ArgsMatch | None = None
+    args: JsonData = None
+    argsMatch: Omittable[ArgsMatch] = None
 
     @property
     def args_match(self) -> ArgsMatch:
         return self.argsMatch or "ignore"
 
 
-class TrajectoryExpectation(Closed):
+class TrajectoryExpectation(SuiteObject):
     """``expected.trajectory`` (RFC 0244 §A)."""
 
     match: TrajectoryMode
     calls: list[ExpectedCall]
-    forbidden: list[Annotated[str, Field(min_length=1)]] | None = None
-    includeDelegates: bool | None = None
+    forbidden: Omittable[list[Annotated[str, Field(min_length=1)]]] = None
+    includeDelegates: Omittable[bool] = None
 
     @property
     def forbidden_tools(self) -> frozenset[str]:
@@ -97,30 +200,30 @@ class TrajectoryExpectation(Closed):
         return bool(self.includeDelegates)
 
 
-class Expected(Closed):
+class Expected(SuiteObject):
     kind: Literal["golden", "rubric", "trajectory"]
-    match: OutputMatch | None = None
-    rubric: Annotated[list[RubricCriterion], Field(min_length=1)] | None = None
-    trajectory: TrajectoryExpectation | None = None
+    match: Omittable[OutputMatch] = None
+    rubric: Omittable[Annotated[list[RubricCriterion], Field(min_length=1)]] = None
+    trajectory: Omittable[TrajectoryExpectation] = None
 
 
-class ToolResponse(Closed):
+class ToolResponse(SuiteObject):
     """A canned tool result (RFC 0081 §A) with RFC 0244 §D ``args``/``argsMatch``."""
 
     tool: Annotated[str, Field(min_length=1)]
-    response: Any = None
-    args: Any = None
-    argsMatch: ArgsMatch | None = None
+    response: JsonData = None
+    args: JsonData = None
+    argsMatch: Omittable[ArgsMatch] = None
 
     @property
     def args_match(self) -> ArgsMatch:
         return self.argsMatch or "ignore"
 
 
-class Fixtures(Closed):
-    toolResponses: list[ToolResponse] | None = None
-    memorySeed: list[dict[str, Any]] | None = None
-    onMiss: OnMiss | None = None
+class Fixtures(SuiteObject):
+    toolResponses: Omittable[list[ToolResponse]] = None
+    memorySeed: Omittable[list[dict[str, JsonData]]] = None
+    onMiss: Omittable[OnMiss] = None
 
     @property
     def fixtured(self) -> bool:
@@ -129,19 +232,19 @@ class Fixtures(Closed):
         return self.toolResponses is not None or self.onMiss is not None
 
 
-class Task(Closed):
+class Task(SuiteObject):
     taskId: TaskId
-    input: Any
+    input: JsonData
     expected: Expected
-    fixtures: Fixtures | None = None
+    fixtures: Omittable[Fixtures] = None
 
 
-class Trials(Closed):
+class Trials(SuiteObject):
     """Suite ``trials`` (RFC 0244 §B). ``count`` absent ⇒ 1, ``k`` ⇒ ``count``, rule ⇒ ``all``."""
 
-    count: Annotated[int, Field(ge=1)] | None = None
-    k: Annotated[int, Field(ge=1)] | None = None
-    passRule: PassRule | None = None
+    count: Omittable[Annotated[int, Field(ge=1), Integral]] = None
+    k: Omittable[Annotated[int, Field(ge=1), Integral]] = None
+    passRule: Omittable[PassRule] = None
 
     @property
     def effective_count(self) -> int:
@@ -156,17 +259,17 @@ class Trials(Closed):
         return self.passRule or "all"
 
 
-class AgentEvalSuite(Closed):
+class AgentEvalSuite(SuiteObject):
     """The whole suite. Use :func:`wopeval.suite.load_suite` to load one with every rule checked."""
 
     suiteId: SuiteId
     version: SemVer
-    targetAgentId: AgentId | None = None
+    targetAgentId: Omittable[AgentId] = None
     modes: Annotated[list[EvalMode], Field(min_length=1)]
-    allowedModels: list[ModelClass] | None = None
-    thresholds: Thresholds | None = None
+    allowedModels: Omittable[list[ModelClass]] = None
+    thresholds: Omittable[Thresholds] = None
     tasks: Annotated[list[Task], Field(min_length=1)]
-    trials: Trials | None = None
+    trials: Omittable[Trials] = None
 
     @property
     def trial_plan(self) -> Trials:
@@ -177,3 +280,9 @@ class AgentEvalSuite(Closed):
             if task.taskId == task_id:
                 return task
         raise KeyError(task_id)
+
+
+def validate_document(data: object) -> AgentEvalSuite:
+    """``data``, a parsed JSON or YAML document, as a suite: strict types, no ``null`` for an
+    optional member. Raises pydantic's ``ValidationError`` with every shape error."""
+    return AgentEvalSuite.model_validate(data, strict=True, context=_DOCUMENT)
