@@ -3,6 +3,8 @@ below passScore, the infrastructure count, each status's mark and a trial's stat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.grading.hand_logs import AGENT, Log, golden_suite
@@ -124,7 +126,10 @@ def test_a_reason_recorded_for_a_trial_that_never_ran_leaves_it_missing() -> Non
     log.add(TRIAL_FAILED, reason, 0, None)
     log.trial("t1")
     detail = run_detail(golden_suite(2), log.events, GradingOptions(AGENT))
-    assert [t.cells for t in detail.tasks] == [
+    cells = [[replace(c, usage=None) for c in t.cells] for t in detail.tasks]  # spend: apart
+    assert cells == [
         [TrialCell(0, "missing", None, None)],
         [TrialCell(0, "pass", 1.0, None)],
     ]
+    usage = detail.tasks[0].cells[0].usage
+    assert usage is None or not usage.ran  # it never ran: no trial for efficiency
