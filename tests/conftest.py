@@ -106,6 +106,7 @@ SLOW_FILES = frozenset(
         "tests/bench/test_scale_shape.py",
         "tests/cli/test_agent_import.py",
         "tests/cli/test_agent_output.py",
+        "tests/cli/test_ci_action.py",
         "tests/cli/test_cli_errors.py",
         "tests/cli/test_exiting.py",
         "tests/cli/test_grade_bytes.py",
