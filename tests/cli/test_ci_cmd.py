@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from markdown_it import MarkdownIt
@@ -15,6 +17,8 @@ from typer.testing import CliRunner
 
 from tests.cli.ci_fixtures import write_agents, write_suite
 from wopeval.cli.app import app
+from wopeval.cli.ci_cmd import verdict_code
+from wopeval.compare.report import CompareReport, RunSide
 
 
 @pytest.fixture
@@ -227,3 +231,47 @@ def test_ci_baseline_from_takes_the_newest_completed_run_of_the_suite(
     )
     assert f"### Changes vs baseline `{newest}`: improved" in report, report
     assert code == 0, out
+
+
+def test_ci_an_outage_exits_3_and_says_so_in_the_report(
+    tmp_path: Path, agents: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as closed:  # a loopback port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    suite, store = write_suite(tmp_path / "suite.yaml", tasks=1), str(tmp_path / "s.db")
+    base = _baseline(store, suite, f"{agents}:good")
+    model = ("--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1")
+    code, out, report = _ci(tmp_path, suite, store, "--baseline", base, *model)
+    assert code == 3, out
+    assert report.startswith("## wopeval ci: 🔌 outage")
+    assert "failed for infrastructure" in out
+
+
+@pytest.mark.parametrize(
+    ("run_code", "verdict", "decidable", "accept", "expected"),
+    [
+        (0, None, True, False, 0),
+        (1, None, True, False, 1),
+        (3, None, True, False, 3),
+        (0, "inconclusive", True, False, 0),
+        (0, "improved", True, False, 0),
+        (0, "regressed", True, False, 1),
+        (0, "inconclusive", False, False, 4),
+        (0, "inconclusive", False, True, 0),
+        (1, "inconclusive", False, False, 1),  # a failed gate outranks an undecidable verdict
+        (3, "regressed", True, False, 3),  # an outage outranks a regression
+        (3, "inconclusive", False, False, 3),
+        (0, "regressed", False, True, 1),
+    ],
+)
+def test_ci_exit_code_worst_first(
+    run_code: int, verdict: str | None, decidable: bool, accept: bool, expected: int
+) -> None:
+    report = None
+    if verdict is not None:
+        reach = SimpleNamespace(decidable=decidable)
+        comparison = SimpleNamespace(regression=SimpleNamespace(verdict=verdict), reach=reach)
+        report = CompareReport(RunSide("b", None), RunSide("c", None), comparison)  # type: ignore[arg-type]
+    assert verdict_code(run_code, report, accept) == expected
