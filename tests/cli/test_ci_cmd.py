@@ -275,3 +275,20 @@ def test_ci_exit_code_worst_first(
         comparison = SimpleNamespace(regression=SimpleNamespace(verdict=verdict), reach=reach)
         report = CompareReport(RunSide("b", None), RunSide("c", None), comparison)  # type: ignore[arg-type]
     assert verdict_code(run_code, report, accept) == expected
+
+
+def test_ci_a_report_that_cannot_be_written_is_refused_before_any_trial(
+    tmp_path: Path, agents: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite, store = write_suite(tmp_path / "suite.yaml"), str(tmp_path / "s.db")
+    good = ("--agent", f"{agents}:good")
+    absent = tmp_path / "no-such-dir" / "r.md"
+    code, out = _invoke("ci", str(suite), "--store", store, *good, "--report", str(absent))
+    assert code == 2, out
+    assert "--report" in out
+    assert "no-such-dir" in out
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))
+    code, out = _invoke("ci", str(suite), "--store", store, *good)
+    assert code == 2, out
+    assert "$GITHUB_STEP_SUMMARY" in out
+    assert not Path(store).exists()  # no run was recorded: none was started

@@ -165,22 +165,33 @@ def verdict_code(run_code: int, report: CompareReport | None, accept_undecidable
     return compared
 
 
-def _write(text: str, report: Path | None) -> str:
-    """Write the report: to ``report``, else appended to ``$GITHUB_STEP_SUMMARY`` (as GitHub
-    asks, one step's summary after another's), else to stdout; returns where it went."""
-    if report is None and (step := os.environ.get("GITHUB_STEP_SUMMARY")):
-        with open(step, "a", encoding="utf-8") as out:
-            out.write(text)
-        return step
-    if report is None:
+def _destination(report: Path | None) -> tuple[Path | None, str]:
+    """Where the report goes: ``report``, else ``$GITHUB_STEP_SUMMARY`` (appended, as GitHub
+    asks: one step's summary after another's), else stdout (None); checked before any trial, so
+    a report that cannot be written costs no run."""
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    target, option = (report, "--report") if report is not None else (None, "")
+    if target is None and step:
+        target, option = Path(step), "$GITHUB_STEP_SUMMARY"
+    if target is not None and not target.parent.is_dir():
+        fail_input(f"{option}: {target}: its directory {target.parent} does not exist")
+    if target is not None and target.is_dir():
+        fail_input(f"{option}: {target} is a directory")
+    return target, option
+
+
+def _write(text: str, target: Path | None, option: str) -> str:
+    """Write the report where :func:`_destination` chose; returns where it went."""
+    if target is None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return "stdout"
     try:
-        report.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        fail_input(f"--report: cannot write {report}: {exc.strerror or exc}")
-    return str(report)
+        with target.open("a" if option != "--report" else "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:  # the run is stored; only its report is lost
+        fail_input(f"{option}: cannot write {target}: {exc.strerror or exc}")
+    return str(target)
 
 
 _HELP_EPILOG = (
@@ -250,6 +261,7 @@ def ci(
     """Run a suite, compare it with a baseline, write a Markdown report; exit by the verdict."""
     if method is not None and method not in registered_methods():
         fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
+    target_file, option = _destination(report)
     full = _load(suite_path)
     suite, scope = _subset(full, subset, sample, seed)
     base = _baseline(suite.suiteId, baseline, baseline_from, store)
@@ -287,7 +299,7 @@ def ci(
         EvalSummary.model_validate(base.summary) if base is not None else None,
         scope, ci_level, code,
     )  # fmt: skip
-    where = _write(ci_markdown(outcome), report)
+    where = _write(ci_markdown(outcome), target_file, option)
     verdict_word = compared.comparison.regression.verdict if compared is not None else "-"
     typer.echo(
         f"wopeval ci: run {run_id} gate {'passed' if verdict.passed else 'failed'}, "
