@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import socket
 import sqlite3
 from pathlib import Path
@@ -292,3 +293,26 @@ def test_ci_a_report_that_cannot_be_written_is_refused_before_any_trial(
     assert code == 2, out
     assert "$GITHUB_STEP_SUMMARY" in out
     assert not Path(store).exists()  # no run was recorded: none was started
+
+
+def test_ci_one_code_path_on_each_backend(tmp_path: Path, agents: str, store_url: str) -> None:
+    """The baseline in a store of either backend, by id and as the newest run of the suite (a
+    suite id of this test's own: a PostgreSQL database is shared by the session's tests)."""
+    suite_id = f"core.test.evals.ci{secrets.token_hex(4)}"
+    suite = write_suite(tmp_path / "suite.yaml", suite_id=suite_id)
+    base = _baseline(store_url, suite, f"{agents}:good")
+    bad = ("--agent", f"{agents}:bad")
+    pr = str(tmp_path / "pr.db")
+    code, out, report = _ci(tmp_path, suite, pr, "--baseline-from", store_url, *bad)
+    assert code == 1, out
+    assert f"### Changes vs baseline `{base}`: regressed" in report
+    code, out, report = _ci(tmp_path, suite, store_url, "--baseline", base, *bad)
+    assert code == 1, out
+    assert f"### Changes vs baseline `{base}`: regressed" in report
+    newest = re.findall(r"run `(local/[^`]+)`", report)[0]  # recorded in the baseline's store
+    code, out, report = _ci(tmp_path, suite, pr, "--baseline-from", store_url, *bad)
+    assert f"### Changes vs baseline `{newest}`: inconclusive" in report
+    other = write_suite(tmp_path / "other.yaml", suite_id=f"{suite_id}x")
+    code, out, _ = _ci(tmp_path, other, store_url, "--baseline", base, *bad)
+    assert code == 2, out
+    assert suite_id in out
