@@ -29,7 +29,6 @@ from wopeval.cli.agent_opts import (
 )
 from wopeval.cli.ci_report import CiOutcome, Scope, ci_markdown
 from wopeval.cli.common import (
-    EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_RUN_ERROR,
@@ -316,4 +315,4 @@ def register(app: typer.Typer) -> None:
     app.command()(ci)
 
 
-__all__ = ["EXIT_BAD_INPUT", "register", "verdict_code"]
+__all__ = ["register", "verdict_code"]
