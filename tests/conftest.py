@@ -106,6 +106,7 @@ SLOW_FILES = frozenset(
         "tests/bench/test_scale_shape.py",
         "tests/cli/test_agent_import.py",
         "tests/cli/test_agent_output.py",
+        "tests/cli/test_ci_action.py",
         "tests/cli/test_cli_errors.py",
         "tests/cli/test_exiting.py",
         "tests/cli/test_grade_bytes.py",
@@ -171,6 +172,7 @@ SLOW_FILES = frozenset(
 )
 # Single tests that take seconds (real servers, large generated inputs): by node id prefix.
 SLOW_TESTS = (
+    "tests/cli/test_ci_cmd.py::test_ci_an_outage_exits_3_and_says_so_in_the_report",
     "tests/cli/test_run_cmds.py::test_run_with_mcp_live_tools_from_a_real_server",
     "tests/grading/test_trajectory_index.py::test_0244_A_subset_edges_are_exactly_the_matching",
     "tests/service/test_otlp_plan.py::test_the_plan_finds_the_trials_holding_every_span",

@@ -59,6 +59,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.compare_cmd",
         "Compare two stored runs task by task. Exit 1 when the verdict is 'regressed'.",
     ),
+    "ci": LazyCommand(
+        "wopeval.cli.ci_cmd",
+        "Run a suite, compare it with a baseline, write a Markdown report; exit by the verdict.",
+    ),
     "pareto": LazyCommand(
         "wopeval.cli.pareto_cmd",
         "Plot success against cost per success across runs of one suite; mark the frontier.",
