@@ -348,3 +348,90 @@ def test_first_difference_names_the_field() -> None:
     assert first_difference(a, longer)[1] == "messages.length"  # type: ignore[index]
     seeded = {**a, "seed": 1}
     assert first_difference(a, seeded)[1] == "seed"  # type: ignore[index]
+
+
+def _rubric_suite(path: Path) -> Path:
+    task = {
+        "taskId": "apology",
+        "input": "My parcel is late.",
+        "expected": {"kind": "rubric", "rubric": [{"criterion": "apologises", "weight": 1.0}]},
+    }
+    doc = {
+        "suiteId": "core.test.evals.cassette-judge",
+        "version": "1.0.0",
+        "modes": ["rubric"],
+        "tasks": [task],
+    }
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_the_judges_calls_are_recorded_and_replayed_and_a_judge_miss_names_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _rubric_suite(tmp_path / "rubric.yaml")
+    verdict = Reply(content=json.dumps({"c1": 1}))
+    with (
+        ScriptedOpenAI([Reply(content="Sorry, it is late.")]) as agent,
+        ScriptedOpenAI([verdict]) as judge,
+    ):
+        code, out = _cli(
+            "run",
+            str(suite),
+            "--model",
+            "agent-m",
+            "--base-url",
+            agent.base_url,
+            "--judge-model",
+            "judge-m",
+            "--judge-base-url",
+            judge.base_url,
+            "--record-model",
+            str(tmp_path / "cas"),
+            "--store",
+            str(tmp_path / "a.db"),
+            "--json",
+        )
+    assert code == 0, out
+    (trial,) = (tmp_path / "cas" / "trials").glob("*.json")
+    models = [i["request"]["body"]["model"] for i in json.loads(trial.read_text())["interactions"]]
+    assert models == ["agent-m", "judge-m"]
+    connects = _counting(monkeypatch)
+    closed = f"http://127.0.0.1:{_closed_port()}/v1"
+    replay = (
+        "run",
+        str(suite),
+        "--model",
+        "agent-m",
+        "--base-url",
+        closed,
+        "--replay-model",
+        str(tmp_path / "cas"),
+        "--json",
+    )
+    code, again = _cli(
+        *replay,
+        "--judge-model",
+        "judge-m",
+        "--judge-base-url",
+        closed,
+        "--store",
+        str(tmp_path / "b.db"),
+    )
+    assert code == 0, again
+    assert _summary_bytes(again) == _summary_bytes(out)
+    code, other = _cli(
+        *replay,
+        "--judge-model",
+        "judge-2",
+        "--judge-base-url",
+        closed,
+        "--store",
+        str(tmp_path / "c.db"),
+    )
+    assert code == 1, other
+    assert connects == []
+    (failure,) = json.loads(other)["failures"]
+    assert failure["kind"] == "judge-error"
+    assert "differs at model" in failure["message"]
+    assert '"judge-2"' in failure["message"]
