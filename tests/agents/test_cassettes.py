@@ -321,6 +321,14 @@ def test_record_refuses_a_non_empty_directory_and_both_options(tmp_path: Path) -
     )
     assert code == 2
     assert "cannot be combined" in out
+    assert not (tmp_path / "a").exists()
+    ray = ("--executor", "ray", "--replay-model", str(tmp_path / "cas"))
+    code, out = _cli("run", str(suite), "--model", "m1", *ray)
+    assert code == 2
+    assert "--executor local only" in out
+    code, out = _cli("run", "--resume", "local/r0123456789abcdef0123", *ray[2:])
+    assert code == 2
+    assert "--replay-model" in out
 
 
 def test_the_key_holds_the_trial_and_the_occurrence() -> None:
