@@ -143,6 +143,7 @@ SLOW_FILES = frozenset(
         "tests/robust/test_openapi_fuzz.py",
         "tests/cli/test_resume_terminal.py",
         "tests/cli/test_resume_cmd.py",
+        "tests/agents/test_cassettes.py",
         "tests/agents/test_cli_agents.py",
         "tests/agents/test_toolspec.py",
         "tests/robust/test_limits.py",

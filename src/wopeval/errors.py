@@ -59,6 +59,11 @@ class StoreError(RunError):
     """The store could not do what was asked (infrastructure failure or a state conflict)."""
 
 
+class ModelMiss(RunError):
+    """A replayed run's model request has no recording in its cassette: the trial fails closed
+    (``model-miss``), its message naming the first field that differs from the nearest one."""
+
+
 class InfrastructureError(RunError):
     """A component the run depends on failed, not the agent: the message names the component."""
 
@@ -108,6 +113,7 @@ __all__ = [
     "EXTRA_OF",
     "ExtraMissing",
     "InfrastructureError",
+    "ModelMiss",
     "NotFoundError",
     "RunError",
     "RunNotFound",

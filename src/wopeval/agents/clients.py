@@ -20,6 +20,9 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from wopeval.agents.cassette import active_cassette
+from wopeval.agents.cassette_transport import cassette_transport
+
 
 def http_package(openai: Any) -> ModuleType:
     """The HTTP package whose ``AsyncClient`` the SDK's ``http_client=`` must be."""
@@ -64,10 +67,18 @@ def _tls_on_demand(httpx: ModuleType, limits: Any) -> Any:
 
 
 def http_client(openai: Any, base_url: str | None, connections: int) -> Any:
-    """The SDK's default async HTTP client with a pool of ``connections`` (all kept alive)."""
+    """The SDK's default async HTTP client with a pool of ``connections`` (all kept alive); under
+    a model cassette (:mod:`wopeval.agents.cassette`), its transport records or replays."""
     httpx = http_package(openai)
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    if _plain_http(base_url):
-        transport = _tls_on_demand(httpx, limits)
+    cassette = active_cassette()
+    if cassette is not None and cassette.mode == "replay":  # no transport under it: no socket
+        transport = cassette_transport(httpx, cassette, None)
+        return openai.DefaultAsyncHttpxClient(limits=limits, transport=transport)
+    transport = _tls_on_demand(httpx, limits) if _plain_http(base_url) else None
+    if cassette is not None:
+        inner = transport or httpx.AsyncHTTPTransport(limits=limits)
+        transport = cassette_transport(httpx, cassette, inner)
+    if transport is not None:
         return openai.DefaultAsyncHttpxClient(limits=limits, transport=transport)
     return openai.DefaultAsyncHttpxClient(limits=limits)

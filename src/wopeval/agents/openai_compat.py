@@ -47,9 +47,9 @@ from wopeval.agents.clients import http_client
 from wopeval.agents.definition import AgentDefinition, Price
 from wopeval.agents.toolnames import ToolNames
 from wopeval.engine.agent import AgentContext, ToolResult, ToolSpec, Usage
-from wopeval.engine.outage import waiting_on
+from wopeval.engine.outage import cause_of, waiting_on
 from wopeval.engine.scope import current_scope
-from wopeval.errors import ExtraMissing, InfrastructureError, RunError, UserError
+from wopeval.errors import ExtraMissing, InfrastructureError, ModelMiss, RunError, UserError
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -287,6 +287,8 @@ class OpenAICompatAgent:
         :class:`ModelRequestRefused` when it refused the request itself (400, 422); any other
         error as it is."""
         openai = _sdk()
+        if (miss := cause_of(exc, ModelMiss)) is not None:  # an SDK that wraps what it sent
+            return miss
         if isinstance(exc, openai.APIStatusError):
             refused = exc.status_code in _REQUEST_REFUSED
             error = ModelRequestRefused if refused else ModelUnavailable

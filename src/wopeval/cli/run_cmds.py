@@ -56,6 +56,8 @@ from wopeval.cli.run_opts import (
     MethodOpt,
     OverrideTargetOpt,
     RayAddressOpt,
+    RecordModelOpt,
+    ReplayModelOpt,
     ResumeOpt,
     RetryBackoffOpt,
     RetryBudgetOpt,
@@ -66,6 +68,7 @@ from wopeval.cli.run_opts import (
     ToolOpt,
     TrialTimeoutOpt,
     check_run_options,
+    model_cassette,
     refuse_with_resume,
     retry_policy,
     trial_limits,
@@ -136,6 +139,8 @@ def run(
     retry_infrastructure: RetryInfraOpt = 0,
     retry_budget: RetryBudgetOpt = None,
     retry_backoff: RetryBackoffOpt = 1.0,
+    record_model: RecordModelOpt = None,
+    replay_model: ReplayModelOpt = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -149,6 +154,11 @@ def run(
         fail_input("SUITE is required (or --resume RUN)")
     sharded = check_run_options(executor, ray_address, mcp, trial_timeout, max_cost, shard, group)
     suite = _load(suite_path)
+    cassette = model_cassette(record_model, replay_model, executor)
+    if cassette is not None:  # in force for the model check and every trial (their context)
+        from wopeval.agents.cassette import using_cassette
+
+        ctx.with_resource(using_cassette(cassette))
     options = AgentOptions(agent_file, model, base_url, api_key_env, agent_cmd)
     target = resolve_target(
         suite, options, agent, override_target, tool, mcp, trial_timeout, max_cost,

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from wopeval.cli.common import check_finite, fail_input, store_option
+from wopeval.errors import UserError
 from wopeval.wire.request import RetryPolicy, TrialLimits
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
+    from wopeval.agents.cassette import Cassette
     from wopeval.cli.merge_cmd import ShardOption
 
 SuiteArg = Annotated[Path | None, typer.Argument(metavar="SUITE", help="Suite file (.json/.yaml).")]
@@ -139,6 +141,22 @@ RetryBackoffOpt = Annotated[
         "each next one (at most 30 s), half of it jittered.",
     ),
 ]
+RecordModelOpt = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="DIR",
+        help="Record every model request and response of the run (agent and judge) into a new "
+        "cassette directory, one file per trial, no header or key (docs/cassettes.md).",
+    ),
+]
+ReplayModelOpt = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="DIR",
+        help="Answer every model request from this cassette, opening no socket; a request it "
+        "has no recording of fails its trial closed (model-miss), naming the field that differs.",
+    ),
+]
 StoreOpt = Annotated[str | None, store_option()]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON only.")]
 
@@ -213,6 +231,26 @@ def retry_policy(
     return RetryPolicy(maxRetries=retries, budget=budget, backoffS=backoff_s)
 
 
+def model_cassette(record: Path | None, replay: Path | None, executor: str) -> Cassette | None:
+    """The cassette of --record-model or --replay-model (None: neither), checked before any
+    trial: a replayed one is read whole, so a corrupt file refuses the run."""
+    if record is None and replay is None:
+        return None
+    if record is not None and replay is not None:
+        fail_input("--record-model and --replay-model cannot be combined")
+    if executor != "local":
+        fail_input("--record-model and --replay-model run with --executor local only")
+    from wopeval.agents.cassette import Cassette
+
+    try:
+        if record is not None:
+            return Cassette.for_recording(record)
+        assert replay is not None
+        return Cassette.for_replay(replay)
+    except UserError as exc:
+        fail_input(str(exc))
+
+
 def check_executor(executor: str, ray_address: str | None, mcp: list[str] | None) -> None:
     if executor not in ("local", "ray"):
         fail_input(f"--executor: {executor!r} is not one of local, ray")
@@ -227,6 +265,7 @@ __all__ = [
     "RESUME_TAKES",
     "check_executor",
     "check_run_options",
+    "model_cassette",
     "refuse_with_resume",
     "retry_policy",
     "trial_limits",

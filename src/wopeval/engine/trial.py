@@ -24,19 +24,21 @@ from typing import Any
 
 import anyio
 
+from wopeval.agents.cassette import trial_tape
 from wopeval.engine.agent import TrialMemory
 from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.limits import clip_reason, over_limit, sized_json
 from wopeval.engine.outage import (
     INFRASTRUCTURE_LABEL,
     Waits,
+    cause_of,
     infrastructure_cause,
     timed_out_waiting,
 )
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.trial_context import TrialContext
 from wopeval.engine.trial_state import SETTLING_LIMIT, TrialEnv, TrialState, new_id, settle
-from wopeval.errors import describe, message_of, storable
+from wopeval.errors import ModelMiss, describe, message_of, storable
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
@@ -48,6 +50,7 @@ from wopeval.wire.events import (
     InvocationCompleted,
     InvocationStarted,
 )
+from wopeval.wire.vocab import MODEL_MISS_LABEL
 
 __all__ = [
     "SETTLING_LIMIT",
@@ -67,7 +70,8 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     committed by the next :func:`settle`). An attempt that failed for infrastructure is run
     again, after a backoff, while the run's retry policy allows (wopeval.engine.retry)."""
     while True:
-        grade = await _attempt(env, task, trial_index)
+        with trial_tape(task.taskId, trial_index):  # its model calls' identity in a cassette
+            grade = await _attempt(env, task, trial_index)
         if grade is not None:
             return grade
         assert env.retries is not None  # an attempt is superseded only under a policy
@@ -163,6 +167,9 @@ async def _invoke(
         # The exception's type only: its message is the tenant's content (invariant 3), kept
         # in the run's log (the trial's reason), never in the process's log (a host's is the
         # operator's).
+        if (miss := cause_of(exc, ModelMiss)) is not None:  # failed closed, never retried
+            trial.log.info("%s: a model request has no recording in the cassette", trial.ids)
+            return MODEL_MISS_LABEL, _failure_of(miss)
         if (infra := infrastructure_cause(exc)) is not None:  # the run says it once, at its end
             trial.log.info("%s: failed for infrastructure (%s)", trial.ids, type(infra).__name__)
             return INFRASTRUCTURE_LABEL, _failure_of(infra)

@@ -193,7 +193,7 @@ def _cell(task: Task, view: TrialView, options: GradingOptions, pass_score: floa
 def _status(view: TrialView, reason: TrialFailed | None) -> TrialStatus:
     if reason is not None and reason.kind == "skipped-budget":
         return "skipped"
-    if view.failed_closed:
+    if view.failed_closed or (reason is not None and reason.kind == "model-miss"):
         return "fail-closed"
     if reason is not None and reason.kind in ERROR_KINDS:
         return "error"

@@ -162,7 +162,7 @@ def _failure(
     if view.error_label in ERROR_LABELS:
         details: dict[str, Any] = failure.model_dump(exclude_none=True) if failure else {}
         text = failure.message if failure is not None else view.error_label
-        raised = view.error_label in ("agent-error", "infrastructure")
+        raised = view.error_label in ("agent-error", "infrastructure", "model-miss")
         if raised and failure is not None and failure.exceptionType:
             text = f"{failure.exceptionType}: {failure.message}"
         kind: FailureKind = view.error_label  # type: ignore[assignment]

@@ -268,6 +268,7 @@ FailureKind = Literal[
     "not-run",
     "interrupted",  # a resumed run's trial that may have touched a live tool
     "infrastructure",  # a model server, MCP server or agent process failed, not the agent
+    "model-miss",  # a replayed model request with no recording in the cassette
 ]
 
 

@@ -109,4 +109,13 @@ OTEL_AGENT_ERROR = "openwop.agent.error_label"
 INFRASTRUCTURE_LABEL = "infrastructure"
 # Which component's failure an infrastructure retry was for (``x-wopeval-retry``'s ``cause``).
 RetryCause = Literal["model-server", "mcp-server", "agent-process", "component-timeout", "other"]
-ERROR_LABELS = ("agent-error", "timeout", "cancelled", "output-not-json", INFRASTRUCTURE_LABEL)
+# ``model-miss``: a replayed run's model request had no recording (a trial failed closed).
+MODEL_MISS_LABEL = "model-miss"
+ERROR_LABELS = (
+    "agent-error",
+    "timeout",
+    "cancelled",
+    "output-not-json",
+    INFRASTRUCTURE_LABEL,
+    MODEL_MISS_LABEL,
+)

@@ -1,0 +1,445 @@
+"""Strict model cassettes (``wopeval run --record-model DIR`` / ``--replay-model DIR``) against the
+scripted OpenAI-compatible server on a loopback socket: a 5-task × 3-trial run recorded, the
+server stopped, replayed with no socket to the same summary; a changed prompt fails exactly its
+task's trials closed (``model-miss``) naming the field; a stochastic model's answers replayed
+trial by trial; bad cassette directories refused, named."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from wopeval.agents.cassette import first_difference, request_key
+from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI, call
+from wopeval.agents.toolnames import ToolNames
+from wopeval.cli.app import app
+
+LOOKUP = "crm:lookup-order"
+API = ToolNames([LOOKUP]).api(LOOKUP)
+SECRET = "sk-cassette-secret-0123456789"
+TASKS = 5
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def _suite(path: Path, tasks: int = TASKS, trials: int | None = 3, word: str = "Where") -> Path:
+    rows = []
+    for i in range(tasks):
+        fixture = {
+            "tool": LOOKUP,
+            "args": {"orderId": f"A{i}"},
+            "argsMatch": "exact",
+            "response": {"status": "late"},
+        }
+        text = f"{word if i == 2 else 'Where'} is order A{i}?"
+        rows.append(
+            {
+                "taskId": f"t{i}",
+                "input": text,
+                "fixtures": {"toolResponses": [fixture], "onMiss": "fail"},
+                "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "late"}},
+            }
+        )
+    doc: dict[str, Any] = {
+        "suiteId": "core.test.evals.cassettes",
+        "version": "1.0.0",
+        "modes": ["golden"],
+        "tasks": rows,
+    }
+    if trials is not None:
+        doc["trials"] = {"count": trials}
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def _stochastic() -> Any:
+    """A model that looks the order up, then answers differently from one answer to the next
+    (late, early, late, late, early, …): which trial gets which depends on the schedule."""
+    answers = iter(["late", "early", "late"] * 100)
+
+    def step(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply(content=next(answers))
+        order = re.search(r"A\d+", body["messages"][1]["content"])
+        assert order is not None
+        return Reply(tool_calls=(call(API, {"orderId": order.group(0)}),))
+
+    return step
+
+
+def _without_latency(value: Any) -> Any:
+    """The summary less its measured wall-clock latencies (the only figures a replay cannot
+    reproduce: a replayed trial takes the time it takes)."""
+    if isinstance(value, dict):
+        return {k: _without_latency(v) for k, v in value.items() if "latency" not in k.lower()}
+    if isinstance(value, list):
+        return [_without_latency(v) for v in value]
+    return value
+
+
+def _summary_bytes(out: str) -> bytes:
+    doc = json.loads(out)
+    return json.dumps(_without_latency(doc["summary"]), sort_keys=True).encode()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
+    """A 5-task × 3-trial run recorded (the server stopped after it); its --json output."""
+    tmp = tmp_path_factory.mktemp("cassette")
+    suite = _suite(tmp / "suite.yaml")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("CASSETTE_TEST_KEY", SECRET)
+    try:
+        with ScriptedOpenAI([_stochastic()], repeat_last=True) as server:
+            code, out = _cli(
+                "run",
+                str(suite),
+                "--model",
+                "m1",
+                "--base-url",
+                server.base_url,
+                "--api-key-env",
+                "CASSETTE_TEST_KEY",
+                "--record-model",
+                str(tmp / "cas"),
+                "--store",
+                str(tmp / "rec.db"),
+                "--json",
+                "--concurrency",
+                "4",
+            )
+            requests = len(server.requests)
+    finally:
+        mp.undo()
+    assert code in (0, 1), out
+    return tmp, json.loads(out), requests
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every address a socket of this process connects to from now on (the event loop's
+    connections go through ``socket.socket.connect`` too)."""
+    connects: list[Any] = []
+    real = socket.socket.connect
+
+    def counted(sock: socket.socket, address: Any) -> Any:
+        connects.append(address)
+        return real(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", counted)
+
+    def counted_ex(sock: socket.socket, address: Any) -> int:
+        connects.append(address)
+        return 111  # ECONNREFUSED: nothing is reached
+
+    monkeypatch.setattr(socket.socket, "connect_ex", counted_ex)
+    return connects
+
+
+def _replay(
+    tmp: Path, suite: Path, store: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, list[Any]]:
+    """Replay from ``tmp/cas`` with the base URL at a closed port, counting every connect."""
+    connects = _counting(monkeypatch)
+    code, out = _cli(
+        "run",
+        str(suite),
+        "--model",
+        "m1",
+        "--base-url",
+        f"http://127.0.0.1:{_closed_port()}/v1",
+        "--replay-model",
+        str(tmp / "cas"),
+        "--store",
+        str(tmp / store),
+        "--json",
+    )
+    return code, out, connects
+
+
+def test_replay_reproduces_the_recorded_summary_and_opens_no_socket(
+    recorded: tuple[Path, dict[str, Any], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp, first, requests = recorded
+    assert requests == TASKS * 3 * 2  # a lookup and an answer per trial, all reached the server
+    files = sorted((tmp / "cas" / "trials").glob("*.json"))
+    assert len(files) == TASKS * 3
+    for path in files:
+        text = path.read_text()
+        assert SECRET not in text
+        assert "authorization" not in text.lower()
+    code, out, connects = _replay(tmp, tmp / "suite.yaml", "rep.db", monkeypatch)
+    assert connects == []
+    assert code in (0, 1), out
+    assert _summary_bytes(out) == _summary_bytes(json.dumps(first))
+    assert json.loads(out)["summary"]["aggregateScore"] == first["summary"]["aggregateScore"]
+
+
+def test_a_stochastic_model_replays_each_trials_own_answer(
+    recorded: tuple[Path, dict[str, Any], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp, first, _ = recorded
+    answers: dict[tuple[str, int], str] = {}
+    for path in (tmp / "cas" / "trials").glob("*.json"):
+        doc = json.loads(path.read_text())
+        last = doc["interactions"][-1]["response"]["body"]
+        answers[doc["taskId"], doc["trialIndex"]] = last["choices"][0]["message"]["content"]
+    assert set(answers.values()) == {"late", "early"}  # the trials were different samples
+    code, out, _ = _replay(tmp, tmp / "suite.yaml", "stoch.db", monkeypatch)
+    assert code in (0, 1), out
+    failed = {(f["taskId"], f["trialIndex"]) for f in json.loads(out)["failures"]}
+    assert failed == {key for key, answer in answers.items() if answer == "early"}
+    assert failed == {(f["taskId"], f["trialIndex"]) for f in first["failures"]}
+
+
+def test_a_changed_prompt_fails_exactly_its_tasks_trials_model_miss(
+    recorded: tuple[Path, dict[str, Any], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp, first, _ = recorded
+    suite = _suite(tmp / "changed.yaml", word="Whither")
+    code, out, connects = _replay(tmp, suite, "changed.db", monkeypatch)
+    assert code == 1
+    assert connects == []
+    doc = json.loads(out)
+    misses = [f for f in doc["failures"] if f["kind"] == "model-miss"]
+    assert sorted((f["taskId"], f["trialIndex"]) for f in misses) == [("t2", i) for i in range(3)]
+    for miss in misses:
+        assert miss["status"] == "fail-closed"
+        assert "messages[1].content" in miss["message"], miss["message"]
+        assert '"Whither is order A2?"' in miss["message"]
+    others = [f for f in doc["failures"] if f["taskId"] != "t2"]
+    assert others == [f for f in first["failures"] if f["taskId"] != "t2"]
+    assert doc["infrastructureFailures"] == 0
+
+
+def test_plainest_suite_records_and_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _suite(tmp_path / "one.yaml", tasks=1, trials=None)
+    live = _counting(monkeypatch)  # the counter sees a recorded run's connections
+    with ScriptedOpenAI([_stochastic()], repeat_last=True) as server:
+        code, out = _cli(
+            "run",
+            str(suite),
+            "--model",
+            "m1",
+            "--base-url",
+            server.base_url,
+            "--record-model",
+            str(tmp_path / "cas"),
+            "--store",
+            str(tmp_path / "a.db"),
+            "--json",
+        )
+    assert code == 0, out
+    assert live
+    assert all(address[1] == int(server.base_url.split(":")[2][:-3]) for address in live)
+    monkeypatch.undo()
+    assert [p.name for p in (tmp_path / "cas" / "trials").iterdir()] == ["t0.0.json"]
+    code, again, connects = _replay(tmp_path, suite, "b.db", monkeypatch)
+    assert (code, connects) == (0, [])
+    assert _summary_bytes(again) == _summary_bytes(out)
+
+
+@pytest.mark.parametrize(
+    "damage", ["absent", "no-manifest", "bad-manifest", "truncated", "rekeyed"]
+)
+def test_a_bad_cassette_directory_is_refused_naming_it(tmp_path: Path, damage: str) -> None:
+    suite = _suite(tmp_path / "one.yaml", tasks=1, trials=None)
+    cas = tmp_path / "cas"
+    if damage != "absent":
+        (cas / "trials").mkdir(parents=True)
+    if damage != "no-manifest" and damage != "absent":
+        manifest = (
+            {"format": "something-else"}
+            if damage == "bad-manifest"
+            else {"format": "wopeval-model-cassette", "version": 1}
+        )
+        (cas / "cassette.json").write_text(json.dumps(manifest))
+    body = {"model": "m1", "messages": []}
+    item = {
+        "key": request_key("t0", 0, "POST", "/v1/chat/completions", body, 0),
+        "occurrence": 0,
+        "request": {"method": "POST", "path": "/v1/chat/completions", "body": body},
+        "response": {"status": 200, "body": {}},
+    }
+    if damage == "rekeyed":
+        item["key"] = "0" * 64
+    text = json.dumps({"taskId": "t0", "trialIndex": 0, "interactions": [item]})
+    (tmp_path / "trial.json").write_text(text[: len(text) // 2] if damage == "truncated" else text)
+    if cas.is_dir():
+        (tmp_path / "trial.json").replace(cas / "trials" / "t0.0.json")
+    code, out = _cli(
+        "run",
+        str(suite),
+        "--model",
+        "m1",
+        "--replay-model",
+        str(cas),
+        "--store",
+        str(tmp_path / "s.db"),
+    )
+    assert code == 2, out
+    assert str(cas) in " ".join(out.split())  # the message may wrap the path
+    assert not (tmp_path / "s.db").exists()  # refused before the store is opened
+
+
+def test_record_refuses_a_non_empty_directory_and_both_options(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "one.yaml", tasks=1, trials=None)
+    (tmp_path / "cas").mkdir()
+    (tmp_path / "cas" / "keep.txt").write_text("mine")
+    code, out = _cli("run", str(suite), "--model", "m1", "--record-model", str(tmp_path / "cas"))
+    assert code == 2
+    assert "not empty" in out
+    assert str(tmp_path / "cas") in out
+    assert (tmp_path / "cas" / "keep.txt").read_text() == "mine"
+    code, out = _cli(
+        "run",
+        str(suite),
+        "--model",
+        "m1",
+        "--record-model",
+        str(tmp_path / "a"),
+        "--replay-model",
+        str(tmp_path / "cas"),
+    )
+    assert code == 2
+    assert "cannot be combined" in out
+    assert not (tmp_path / "a").exists()
+    ray = ("--executor", "ray", "--replay-model", str(tmp_path / "cas"))
+    code, out = _cli("run", str(suite), "--model", "m1", *ray)
+    assert code == 2
+    assert "--executor local only" in out
+    code, out = _cli("run", "--resume", "local/r0123456789abcdef0123", *ray[2:])
+    assert code == 2
+    assert "--replay-model" in out
+
+
+def test_the_key_holds_the_trial_and_the_occurrence() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    keys = {
+        request_key("t", trial, "POST", "/v1/chat/completions", body, occurrence)
+        for trial in range(3)
+        for occurrence in range(2)
+    }
+    assert len(keys) == 6
+    other = {**body, "temperature": 0.5}
+    assert request_key("t", 0, "POST", "/p", body, 0) != request_key("t", 0, "POST", "/p", other, 0)
+    assert request_key("t", 0, "POST", "/p", body, 0) != request_key("u", 0, "POST", "/p", body, 0)
+
+
+def test_first_difference_names_the_field() -> None:
+    a = {"model": "m", "messages": [{"role": "user", "content": "a"}], "tools": []}
+    assert first_difference(a, a) is None
+    b = {**a, "messages": [{"role": "user", "content": "b"}]}
+    assert first_difference(a, b) == (1, "messages[0].content", "a", "b")  # content sorts first
+    c = {**a, "model": "n"}
+    assert first_difference(a, c) == (0, "model", "m", "n")
+    longer = {**a, "messages": [*a["messages"], {"role": "tool", "content": "x"}]}
+    assert first_difference(a, longer) is not None
+    assert first_difference(a, longer)[1] == "messages.length"  # type: ignore[index]
+    seeded = {**a, "seed": 1}
+    assert first_difference(a, seeded)[1] == "seed"  # type: ignore[index]
+
+
+def _rubric_suite(path: Path) -> Path:
+    task = {
+        "taskId": "apology",
+        "input": "My parcel is late.",
+        "expected": {"kind": "rubric", "rubric": [{"criterion": "apologises", "weight": 1.0}]},
+    }
+    doc = {
+        "suiteId": "core.test.evals.cassette-judge",
+        "version": "1.0.0",
+        "modes": ["rubric"],
+        "tasks": [task],
+    }
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_the_judges_calls_are_recorded_and_replayed_and_a_judge_miss_names_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _rubric_suite(tmp_path / "rubric.yaml")
+    verdict = Reply(content=json.dumps({"c1": 1}))
+    with (
+        ScriptedOpenAI([Reply(content="Sorry, it is late.")]) as agent,
+        ScriptedOpenAI([verdict]) as judge,
+    ):
+        code, out = _cli(
+            "run",
+            str(suite),
+            "--model",
+            "agent-m",
+            "--base-url",
+            agent.base_url,
+            "--judge-model",
+            "judge-m",
+            "--judge-base-url",
+            judge.base_url,
+            "--record-model",
+            str(tmp_path / "cas"),
+            "--store",
+            str(tmp_path / "a.db"),
+            "--json",
+        )
+    assert code == 0, out
+    (trial,) = (tmp_path / "cas" / "trials").glob("*.json")
+    models = [i["request"]["body"]["model"] for i in json.loads(trial.read_text())["interactions"]]
+    assert models == ["agent-m", "judge-m"]
+    connects = _counting(monkeypatch)
+    closed = f"http://127.0.0.1:{_closed_port()}/v1"
+    replay = (
+        "run",
+        str(suite),
+        "--model",
+        "agent-m",
+        "--base-url",
+        closed,
+        "--replay-model",
+        str(tmp_path / "cas"),
+        "--json",
+    )
+    code, again = _cli(
+        *replay,
+        "--judge-model",
+        "judge-m",
+        "--judge-base-url",
+        closed,
+        "--store",
+        str(tmp_path / "b.db"),
+    )
+    assert code == 0, again
+    assert _summary_bytes(again) == _summary_bytes(out)
+    code, other = _cli(
+        *replay,
+        "--judge-model",
+        "judge-2",
+        "--judge-base-url",
+        closed,
+        "--store",
+        str(tmp_path / "c.db"),
+    )
+    assert code == 1, other
+    assert connects == []
+    (failure,) = json.loads(other)["failures"]
+    assert failure["kind"] == "judge-error"
+    assert "differs at model" in failure["message"]
+    assert '"judge-2"' in failure["message"]
