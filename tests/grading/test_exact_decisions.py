@@ -225,3 +225,9 @@ def test_0244_B_cost_ceiling_tie_is_within_the_ceiling() -> None:
     assert build_summary(_suite({"passScore": 1.0}), events, host).passed is True
     over = build_summary(_suite({"passScore": 1.0, "maxCostUsd": 0.29}), events, OPTIONS)
     assert over.passed is False
+
+
+def test_an_empty_exact_sum_is_an_exact_zero() -> None:
+    total = exact_sum([])
+    assert type(total) is Fraction
+    assert total == 0

@@ -119,3 +119,30 @@ def test_a_fold_that_raises_gives_no_summary_and_does_not_raise() -> None:
     assert live.summary(len(log) - 1) is None
     assert live.unusable is not None
     assert "raised" in live.unusable
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), default=st.sampled_from([0.0, 0.5, 1.0]))
+def test_the_live_fold_reads_the_runs_default_pass_score_where_the_suite_sets_none(
+    seed: int, default: float
+) -> None:
+    suite, log = _case(seed)
+    doc = suite.model_dump(mode="json", exclude_none=True)
+    doc.pop("thresholds", None)
+    plain = AgentEvalSuite.model_validate(doc)
+    options = GradingOptions(target_agent_id=fold_logs.AGENT, default_pass_score=default)
+    live = LiveFold(plain, options)
+    for event in log:
+        live(event)
+    summary = live.summary(len(log) - 1)
+    if summary is not None:
+        assert summary.to_json() == build_summary(plain, log, options).to_json()
+
+
+def test_the_live_fold_keeps_no_detail_unless_asked() -> None:
+    suite, log = _case(7)
+    live = LiveFold(suite, OPTIONS)
+    for event in log:
+        live(event)
+    assert live.summary(len(log) - 1) is not None
+    assert live.detail is None
