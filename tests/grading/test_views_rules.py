@@ -415,3 +415,35 @@ def test_0244_B_a_closed_key_outside_the_plan_is_remembered_apart() -> None:
     collector, handed = _collector(log, {"t0": 1})
     assert handed == [("t1", 0), ("t0", 1), ("t0", 0), ("t1", 0)]
     assert collector.anomaly == "event 9: eval.scored for the closed trial ('t1', 0)"
+
+
+def test_0244_B_a_reason_alone_is_a_view_under_its_own_key() -> None:
+    log = Log()
+    _failed(log, "t0", 2)
+    view = collect_trials(log.events)[("t0", 2)]
+    assert (view.task_id, view.trial_index, view.ran, view.scored) == ("t0", 2, False, None)
+    assert view.reason is not None
+
+
+def test_0244_B_a_null_task_marker_keys_the_trial_by_the_empty_id() -> None:
+    """Hostile: the marker present but null (no suite task has the empty id)."""
+    log = Log()
+    payload = {"invocationId": "inv-1", "agentId": AGENT, "source": "run-api", X_TASK_ID: None}
+    root = log.add(INVOCATION_STARTED, payload, 0, None)
+    _done(log, root)
+    assert list(collect_trials(log.events)) == [("", 0)]
+
+
+def test_0244_B_a_score_before_its_bracket_completes_closes_at_the_completion() -> None:
+    """An imported log may score a trial before its bracket ends: the view is handed over at
+    the root's completion, not held until :meth:`TrialCollector.finish`."""
+    log = Log()
+    root = _start(log, "t0")
+    _scored(log, "t0")
+    _call(log, root, "c1")
+    collector, handed = _collector(log)
+    assert handed == []
+    _done(log, root)
+    collector.feed(log.events[-1])
+    assert handed == [("t0", 0)]
+    assert collector.views == {}
