@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from wopeval.grading.trajectory import ObservedCall
-from wopeval.grading.trajectory_diff import trajectory_diff, trajectory_reasons
+from wopeval.grading.trajectory_diff import TrajectoryDiff, trajectory_diff, trajectory_reasons
 from wopeval.suite.models import TrajectoryExpectation
 
 AGENT = "core.acme.agent"
@@ -110,3 +110,79 @@ def test_0244_A_wrong_arguments_show_four_differences_then_count(keys: int, tail
 def test_0244_A_every_call_there_in_another_order_is_named_as_the_order(mode: str) -> None:
     diff = _diff(mode, [{"tool": "a"}, {"tool": "b"}], ["b", "a"])
     assert _texts(diff) == [f"trajectory ({mode}): calls out of the expected order"]
+
+
+def _exact_a(n: int) -> dict[str, Any]:
+    return {"tool": "a", "args": {"n": n}, "argsMatch": "exact"}
+
+
+@pytest.mark.parametrize(
+    ("mode", "texts"),
+    [
+        ("subset", ["called a with different arguments: n: expected 1, got 4"]),
+        ("exact", ["trajectory (exact): unexpected a"]),
+    ],
+)
+def test_0244_A_subset_pairs_a_repeated_call_with_the_first_expected_call_of_its_tool(
+    mode: str, texts: list[str]
+) -> None:
+    """Every expected call is matched, so the extra ``a`` has no missing call beside it; under
+    ``subset`` (repeats allowed) it is compared with the tool's first expected call that has
+    arguments, not the ``ignore`` one and not the last; elsewhere it is only unexpected."""
+    expected = [{"tool": "b"}, {"tool": "a"}, _exact_a(1), _exact_a(2)]
+    observed: list[Any] = ["b", ("a", {"n": 1}), ("a", {"n": 2}), ("a", {"n": 3}), ("a", {"n": 4})]
+    diff = _diff(mode, expected, observed)
+    assert [row["status"] for row in diff.observed] == [*["matched"] * 4, "unexpected"]
+    assert _texts(diff) == texts
+
+
+def test_0244_A_a_repeat_with_no_argument_of_its_tool_expected_is_only_unexpected() -> None:
+    """Under ``subset`` with no expected call of ``a`` comparing arguments there is nothing to
+    pair the extra call with."""
+    diff = _diff("subset", [{"tool": "a"}, _exact_a(1) | {"tool": "c"}], ["a", "a"])
+    assert _texts(diff) == ["trajectory (subset): missing c; unexpected a"]
+
+
+def _row(status: str, **more: Any) -> dict[str, Any]:
+    return {"tool": "a", "status": status, **more}
+
+
+def test_0244_A_a_stored_failure_with_every_call_matched_names_the_mode_s_rule() -> None:
+    """A recorded verdict can say the trajectory failed while its diff matches every call: the
+    order for the ordered modes, plain "unmatched" under ``subset`` (it has no order)."""
+    expected = [_row("matched", argsMatch="ignore")]
+    observed = [_row("matched", inputs={}, agentId=AGENT)]
+    texts = {
+        mode: _texts(TrajectoryDiff(mode, expected, observed))
+        for mode in ("subset", "exact", "in-order", "any-order")
+    }
+    assert texts == {
+        "subset": ["trajectory (subset): unmatched"],
+        "exact": ["trajectory (exact): calls out of the expected order"],
+        "in-order": ["trajectory (in-order): calls out of the expected order"],
+        "any-order": ["trajectory (any-order): calls out of the expected order"],
+    }
+
+
+def test_0244_A_a_pair_whose_arguments_show_no_difference_says_only_the_tool() -> None:
+    """A stored diff can pair a missing call with an unexpected one of equal arguments (a repeat
+    under ``subset``): no difference is invented and no dangling colon is left."""
+    expected = [_row("missing", args={"n": 1}, argsMatch="exact")]
+    observed = [_row("unexpected", inputs={"n": 1}, agentId=AGENT)]
+    (reason,) = trajectory_reasons(TrajectoryDiff("exact", expected, observed)).others
+    assert reason.message == "called a with different arguments"
+    assert reason.details["differences"] == []
+
+
+def test_0244_A_a_trajectory_reason_is_cut_at_300_characters() -> None:
+    """Tool names have no length limit; each reason built from them stops at 300 characters."""
+    long = "x" * 400
+    five = [f"f{i}" for i in range(5)]
+    forbidden = _texts(_diff("subset", [], [*five, long], forbidden=[*five, long]))
+    assert forbidden[-1] == ("and 1 more forbidden tools: " + long)[:300]
+    (missing,) = _texts(_diff("any-order", [{"tool": long}], []))
+    assert missing == ("trajectory (any-order): missing " + long)[:300]
+    wrong = {"tool": long, "args": {"n": 1}, "argsMatch": "exact"}
+    (arguments,) = _texts(_diff("exact", [wrong], [(long, {"n": 2})]))
+    assert arguments == ("called " + long)[:300]
+    assert {len(forbidden[-1]), len(missing), len(arguments)} == {300}

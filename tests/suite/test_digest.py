@@ -103,3 +103,16 @@ def test_diff_names_added_removed_and_unchanged_tasks() -> None:
 def test_task_definition_reads_only_its_three_parts() -> None:
     task = {"taskId": "t", "input": 1, "expected": GOLDEN, "x-other": True}
     assert task_definition(task) == {"input": 1, "expected": GOLDEN, "fixtures": None}
+
+
+def test_diff_json_names_each_changed_task_and_part_and_whether_the_suites_are_one() -> None:
+    a = {"suiteId": "s", "tasks": [{"taskId": "t", "input": 1}, {"taskId": "u", "input": 2}]}
+    b = {"suiteId": "s", "tasks": [{"taskId": "t", "input": 9}, {"taskId": "u", "input": 2}]}
+    assert diff_documents(a, dict(a)).same_suite is True
+    assert diff_documents(a, b).to_json() == {
+        "sameSuite": False,
+        "added": [],
+        "removed": [],
+        "changed": [{"taskId": "t", "parts": ["input"]}],
+        "unchanged": ["u"],
+    }
