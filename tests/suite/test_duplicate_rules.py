@@ -30,3 +30,10 @@ def test_two_merges_in_one_mapping_are_not_a_repeated_key() -> None:
 def test_a_repeated_integer_key_is_named_as_written() -> None:
     fields = [field for field, _ in _errors("m:\n  1: a\n  1: b\n")]
     assert fields == ['m["1"]']
+
+
+def test_a_key_written_over_a_merged_one_is_not_a_repeat() -> None:
+    data, errors = load_yaml("base: &b {x: 1, y: 1}\nm:\n  <<: *b\n  x: 2\n", DuplicateKeyMarking)
+    assert errors == []
+    assert isinstance(data, dict)
+    assert data["m"] == {"x": 2, "y": 1}

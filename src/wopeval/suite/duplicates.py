@@ -54,8 +54,10 @@ class DuplicateKeyMarking(yaml.SafeLoader):
     def construct_yaml_map(self, node: yaml.MappingNode) -> Generator[dict[Any, Any], None, None]:
         data: dict[Any, Any] = {}
         yield data
-        data.update(self.construct_mapping(node))
+        # Read before construct_mapping flattens the node, which puts the ``<<`` merged pairs
+        # into it: a key the mapping writes over a merged one is not a repeat.
         duplicates = self._repeated(node)
+        data.update(self.construct_mapping(node))
         if duplicates:
             self.repeated_keys[id(data)] = duplicates
 
@@ -65,7 +67,7 @@ class DuplicateKeyMarking(yaml.SafeLoader):
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
-            key = self.construct_object(key_node)  # already built: returned from the cache
+            key = self.construct_object(key_node)  # built once: construct_mapping reuses it
             try:
                 repeated = key in seen
                 seen.add(key)
