@@ -275,3 +275,17 @@ def test_run_efficiency_to_json() -> None:
     assert run_efficiency(detail).level == 0.95
     with pytest.raises(ValueError, match="confidence level"):
         run_efficiency(detail, 1.5)
+
+
+def test_quantile_interval_rank_on_the_exact_boundary() -> None:
+    # Level 0.5: α/2 = 0.25 exactly. Binomial(2, 1/2): P(B ≤ 0) = 1/4 ≤ 1/4, so r = 1 (the
+    # bound holds with equality); P(B ≥ 2) = 1/4 ≤ 1/4, so t = 2.
+    assert quantile_interval([10, 20], P50, 0.5) == Span(10.0, 20.0)
+
+
+def test_quantile_interval_of_a_low_quantile_bounds_from_the_first_value() -> None:
+    # q = 1/100, one value: P(B ≥ 1) = 0.01 ≤ 0.025, so t = 1 (upper bound X₍₁₎);
+    # P(B ≤ 0) = 0.99 > 0.025, so no lower rank.
+    assert quantile_interval([10], Fraction(1, 100), 0.95) == Span(0.0, 10.0)
+    # Two values: P(B ≥ 1) = 1 − 0.99² = 0.0199 ≤ 0.025, so t = 1 still.
+    assert quantile_interval([10, 20], Fraction(1, 100), 0.95) == Span(0.0, 10.0)
