@@ -281,6 +281,8 @@ def test_quantile_interval_rank_on_the_exact_boundary() -> None:
     # Level 0.5: α/2 = 0.25 exactly. Binomial(2, 1/2): P(B ≤ 0) = 1/4 ≤ 1/4, so r = 1 (the
     # bound holds with equality); P(B ≥ 2) = 1/4 ≤ 1/4, so t = 2.
     assert quantile_interval([10, 20], P50, 0.5) == Span(10.0, 20.0)
+    # q = 3/4, one value: P(B ≤ 0) = 1/4 ≤ 1/4, so r = 1; P(B ≥ 1) = 3/4 > 1/4: no upper rank.
+    assert quantile_interval([10], Fraction(3, 4), 0.5) == Span(10.0, None)
 
 
 def test_quantile_interval_of_a_low_quantile_bounds_from_the_first_value() -> None:
