@@ -216,3 +216,10 @@ def test_t_ppf_range_and_values() -> None:
             (2 * q - 1) * math.sqrt(2 / (4 * q * (1 - q))), rel=1e-12
         )
     assert t_ppf(0.75, 1) == pytest.approx(1.0, abs=1e-13)
+
+
+def test_betainc_switches_to_the_accurate_tail_at_a_plus_one_over_a_plus_b_plus_two() -> None:
+    """I(0.5, 200): the switch is at 1.5/202.5 = 0.00741. Each side's continued fraction is the
+    accurate one there (to 2e-15 of scipy); the other side's is off by 4e-14 or more."""
+    for x in (0.0004938271604938275, 0.008395061728395062, 0.01111111111111111):
+        assert betainc(0.5, 200, x) == pytest.approx(stats.beta.cdf(x, 0.5, 200), abs=2e-14)
