@@ -38,7 +38,7 @@ from wopeval.cli.common import (
 from wopeval.cli.compare_cmd import EXIT_UNDECIDABLE, exit_code
 from wopeval.cli.gate_opts import CiLevelOpt, RunGateOpt, bounds, chosen_gate
 from wopeval.cli.outage import run_exit_code
-from wopeval.cli.run_cmds import _load, _run_suite, _stopped
+from wopeval.cli.run_cmds import exit_stopped, load_suite_file, run_suite_cli
 from wopeval.cli.run_opts import (
     DEFAULT_LIMITS,
     AgentOpt,
@@ -261,7 +261,7 @@ def ci(
     if method is not None and method not in registered_methods():
         fail_input(f"--method: {method!r} is not one of {', '.join(registered_methods())}")
     target_file, option = _destination(report)
-    full = _load(suite_path)
+    full = load_suite_file(suite_path)
     suite, scope = _subset(full, subset, sample, seed)
     base = _baseline(suite.suiteId, baseline, baseline_from, store)
     options = AgentOptions(agent_file, model, base_url, api_key_env, agent_cmd)
@@ -279,11 +279,11 @@ def ci(
         ci_level=ci_level,
     )
     total = len(suite.tasks) * suite.trial_plan.effective_count
-    run_id, summary, detail, interrupted = _run_suite(
+    run_id, summary, detail, interrupted = run_suite_cli(
         store, False, "local", None, suite, target, settings, total, None
     )
     if summary is None:
-        _stopped(run_id, interrupted, store, False)
+        exit_stopped(run_id, interrupted, store, False)
     verdict = decide(summary, settings.gate, bounds(suite, ci_level))
     run_code = run_exit_code(run_id, verdict.passed, detail)
     compared = None

@@ -94,7 +94,7 @@ if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first tria
     from wopeval.grading.detail import RunDetail
 
 
-def _load(path: Path) -> AgentEvalSuite:
+def load_suite_file(path: Path) -> AgentEvalSuite:
     try:
         return load_suite(path)
     except SuiteError as exc:
@@ -153,7 +153,7 @@ def run(
     if suite_path is None:
         fail_input("SUITE is required (or --resume RUN)")
     sharded = check_run_options(executor, ray_address, mcp, trial_timeout, max_cost, shard, group)
-    suite = _load(suite_path)
+    suite = load_suite_file(suite_path)
     cassette = model_cassette(record_model, replay_model, executor)
     if cassette is not None:  # in force for the model check and every trial (their context)
         from wopeval.agents.cassette import using_cassette
@@ -185,7 +185,7 @@ def run(
         ),
     )
     total = _trial_total(suite, sharded, shard)
-    run_id, summary, detail, interrupted = _run_suite(
+    run_id, summary, detail, interrupted = run_suite_cli(
         store, as_json, executor, ray_address, suite, target, settings, total, sharded
     )
     _finish(
@@ -211,7 +211,7 @@ def _trial_total(suite: AgentEvalSuite, sharded: ShardOption | None, shard: str 
     return total
 
 
-def _run_suite(
+def run_suite_cli(
     store: str | None,
     as_json: bool,
     executor: str,
@@ -264,7 +264,7 @@ def _finish(
 ) -> None:
     """Report the run (or its stop, or its shard) and exit by its gate."""
     if summary is None:
-        _stopped(run_id, interrupted, store, as_json)
+        exit_stopped(run_id, interrupted, store, as_json)
     if sharded is not None:
         from wopeval.cli.merge_cmd import report_shard, shard_of
 
@@ -293,7 +293,7 @@ def _resume(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal, show_progress
         )
     if summary is None:
-        _stopped(run_id, interrupted, store, as_json)
+        exit_stopped(run_id, interrupted, store, as_json)
     from wopeval.cli.merge_cmd import report_shard, shard_of
 
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
@@ -429,7 +429,7 @@ def _first(error: BaseException, kind: type[_E]) -> _E | None:
     return None
 
 
-def _stopped(run_id: str, interrupted: bool, store: str | None, as_json: bool) -> NoReturn:
+def exit_stopped(run_id: str, interrupted: bool, store: str | None, as_json: bool) -> NoReturn:
     """A run stopped by a signal: cancelled (Ctrl-C), or interrupted (SIGTERM) and resumable."""
     if not interrupted:
         if as_json:
@@ -512,4 +512,4 @@ def register(app: typer.Typer) -> None:
     app.command()(run)
 
 
-__all__ = ["EXIT_BAD_INPUT", "register"]
+__all__ = ["EXIT_BAD_INPUT", "exit_stopped", "load_suite_file", "register", "run_suite_cli"]
