@@ -87,6 +87,28 @@ async def test_0244_G_plain_suite_runs_with_every_facet_off(store_url: str) -> N
     assert final["status"] == "completed"
 
 
+ADAPTIVE_REF = "suite://core.wopeval.evals.adaptive"
+
+
+async def test_0244_G_unadvertised_wopeval_extension_refused_naming_field(store_url: str) -> None:
+    config = host_config(eval_suite={"extensions": []})
+    async with running_host(store_url, config) as host:
+        response = await host.create(eval_body(ADAPTIVE_REF, evalModes=["golden"]))
+        discovery = (await host.client.get("/.well-known/openwop")).json()
+    details = refused(response, 400, "validation_error", "tasks[0].x-wopeval-adaptive")
+    assert "x-wopeval-adaptive is not advertised by this host" in response.json()["message"]
+    assert [e["field"] for e in details["errors"]] == ["tasks[0].x-wopeval-adaptive"]
+    assert "x-wopeval-extensions" not in discovery["agents"]["evalSuite"]
+
+
+async def test_0244_G_advertised_wopeval_extension_is_accepted(store_url: str) -> None:
+    async with running_host(store_url) as host:
+        response = await host.create(eval_body(ADAPTIVE_REF, evalModes=["golden"]))
+        assert response.status_code == 201, response.text
+        final = await host.wait_terminal(response.json()["runId"])
+    assert final["status"] == "completed"
+
+
 # --- capability, modes, tasks, judge -------------------------------------------------------
 
 

@@ -13,6 +13,9 @@ a number), and three types that act in that document's validation context:
 - :data:`JsonData`: opaque content is any *JSON* value (pydantic's ``Any`` is any object);
 - :data:`Integral`: JSON Schema's ``integer`` is any number with a zero fraction (``5.0``).
 
+The closed base and the first and third types live in :mod:`wopeval.suite.fields`, which
+wopeval's own ``x-wopeval-`` extension models share (:mod:`wopeval.suite.extensions`).
+
 A model built in code keeps Python's spellings (``None`` for absent, tuples in ``args``).
 Non-finite numbers are refused everywhere (``allow_inf_nan=False``): JSON has none.
 """
@@ -20,19 +23,14 @@ Non-finite numbers are refused everywhere (``allow_inf_nan=False``): JSON has no
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Final, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidationInfo,
-)
+from pydantic import AfterValidator, Field, ValidationError, ValidationInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from wopeval.suite.adaptive import ADAPTIVE_KEY, AdaptiveTrials
 from wopeval.suite.errors import json_type
+from wopeval.suite.fields import DOCUMENT, Integral, Omittable, SuiteObject
 from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
     SEMVER_PATTERN,
@@ -49,33 +47,11 @@ from wopeval.wire.vocab import (
     UnitFloat,
 )
 
-T = TypeVar("T")
-
-
-# The validation context of a suite read from a document (:func:`validate_document`).
-_DOCUMENT: Final = {"wopeval": "document"}
-
-
-def _refuse_null(value: object, info: ValidationInfo) -> object:
-    # A document spells an absent member two ways, omitted or null, and the wire allows only
-    # the first; Python spells both None, so a model built in code may pass None.
-    if value is None and info.context is _DOCUMENT:
-        raise PydanticCustomError(
-            "null_not_allowed", "null is not allowed (omit the field instead)"
-        )
-    return value
-
-
-def _integral(value: object) -> object:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
 
 def _json_data(value: Any, info: ValidationInfo) -> Any:
     """In a document, ``value`` if it is JSON data, else every member that is not, each at its
     location. A model built in code may hold any value (graders take tuples, for one)."""
-    problems = _not_json(value) if info.context is _DOCUMENT else []
+    problems = _not_json(value) if info.context is DOCUMENT else []
     if problems:
         raise ValidationError.from_exception_data("JsonData", problems)
     return value
@@ -115,11 +91,6 @@ def _not_json(value: Any) -> list[InitErrorDetails]:
     return problems
 
 
-# An optional member: omitted when absent, never ``null`` in a document.
-Omittable = Annotated[T | None, BeforeValidator(_refuse_null)]
-# JSON Schema's ``integer`` (``Annotated[int, <constraints>, Integral]``, after the constraints so
-# the schema keeps them): ``5.0`` is ``5``; ``5.5`` stays a number, which strict mode refuses.
-Integral = BeforeValidator(_integral)
 # Opaque content (``input``, ``value``, ``args``, ``response``, ``memorySeed`` entries): any JSON
 # value, ``null`` too. Pydantic's own ``JsonValue`` names its union tags in error locations
 # (``input.dict.n.float``); this names the field path only.
@@ -138,19 +109,16 @@ __all__ = [
     "AgentId",
     "Closed",
     "EvalMode",
+    "Integral",
     "ModelClass",
+    "Omittable",
     "SemVer",
     "SuiteId",
+    "SuiteObject",
     "TaskId",
     "TrajectoryMode",
     "UnitFloat",
 ]
-
-
-class SuiteObject(Closed):
-    """Base of every suite object: closed, frozen, and JSON's numbers only."""
-
-    model_config = ConfigDict(allow_inf_nan=False)
 
 
 class Thresholds(SuiteObject):
@@ -237,6 +205,8 @@ class Task(SuiteObject):
     input: JsonData
     expected: Expected
     fixtures: Omittable[Fixtures] = None
+    # wopeval's own members (:mod:`wopeval.suite.extensions` lists them, with their scopes).
+    x_wopeval_adaptive: Omittable[AdaptiveTrials] = Field(None, alias=ADAPTIVE_KEY)
 
 
 class Trials(SuiteObject):
@@ -270,6 +240,8 @@ class AgentEvalSuite(SuiteObject):
     thresholds: Omittable[Thresholds] = None
     tasks: Annotated[list[Task], Field(min_length=1)]
     trials: Omittable[Trials] = None
+    # wopeval's own members (:mod:`wopeval.suite.extensions` lists them, with their scopes).
+    x_wopeval_adaptive: Omittable[AdaptiveTrials] = Field(None, alias=ADAPTIVE_KEY)
 
     @property
     def trial_plan(self) -> Trials:
@@ -285,4 +257,4 @@ class AgentEvalSuite(SuiteObject):
 def validate_document(data: object) -> AgentEvalSuite:
     """``data``, a parsed JSON or YAML document, as a suite: strict types, no ``null`` for an
     optional member. Raises pydantic's ``ValidationError`` with every shape error."""
-    return AgentEvalSuite.model_validate(data, strict=True, context=_DOCUMENT)
+    return AgentEvalSuite.model_validate(data, strict=True, context=DOCUMENT)

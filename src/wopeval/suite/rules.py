@@ -9,7 +9,8 @@ checked here, over a suite that already has the schema's shape:
 - §A/§D: ``argsMatch: exact``/``subset`` compares against ``args``, so ``args`` must be there,
   and a ``subset`` compares key paths, so its ``args`` must be an object.
 - RFC 0081 §A: ``modes`` and ``allowedModels`` are sets (``uniqueItems``); ``taskId`` is
-  suite-unique.
+  suite-unique;
+- each ``x-wopeval-`` extension's own rules (:mod:`wopeval.suite.extensions`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from wopeval.suite.errors import FieldError, json_type
+from wopeval.suite.extensions import extension_rules
 from wopeval.suite.models import (
     AgentEvalSuite,
     ArgsMatch,
@@ -37,7 +39,7 @@ def check_rules(suite: AgentEvalSuite) -> list[FieldError]:
         errors += _task_rules(f"tasks[{index}]", index, task, first_use)
     if suite.trials is not None:
         errors += _trials_rules(suite.trials)
-    return errors
+    return errors + extension_rules(suite)
 
 
 def check_raw_rules(data: object) -> list[FieldError]:
