@@ -126,6 +126,12 @@ class ToolGateway:
         )
         return Served(error, "miss-failed", None)
 
+    def consume(self, index: int) -> None:
+        """Mark fixture entry ``index`` consumed without serving it (a forked trial's prefix
+        answered that call from the log: :mod:`wopeval.engine.fork_prefix`)."""
+        if 0 <= index < len(self._consumed):
+            self._consumed[index] = True
+
     def _serve(self, index: int) -> Served:
         """Fixture ``index``'s answer, a copy: an agent mutating what it was served must not
         change the suite (§B, §H)."""

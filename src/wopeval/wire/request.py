@@ -51,6 +51,18 @@ class MergedShards(BaseModel):
     partial: bool = False
 
 
+class ForkLink(BaseModel):
+    """This run forks trial ``trialIndex`` of task ``taskId`` of run ``runId`` at call ``at``
+    (``wopeval fork``): its first ``at`` tool calls were served from that run's log."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    runId: Annotated[str, Field(min_length=1)]
+    taskId: Annotated[str, Field(min_length=1)]
+    trialIndex: Annotated[int, Field(ge=0)]
+    at: Annotated[int, Field(ge=0)]
+
+
 class HostRequest(BaseModel):
     """What a host adds to a run it created: the body digest, ``scopeId``, ``configurable``.
 
@@ -180,6 +192,7 @@ class RunRequest(RunSettingsBase, _Subject):
     shard: ShardRequest | None = None
     merged: MergedShards | None = None
     digests: DefinitionDigests | None = None
+    forked_from: Annotated[ForkLink | None, Field(alias="x-wopeval-forkedFrom")] = None
 
     @model_validator(mode="after")
     def _agent_or_workflow(self) -> RunRequest:
