@@ -1,0 +1,42 @@
+"""Agents and a live tool for the fork tests (importable by the CLI as ``module:attr``).
+
+``walker`` calls ``step`` ``task_input["steps"]`` times; each call's arguments carry the call's
+index, the trial index the agent sees and the previous answer, so a call after a served prefix
+shows what the prefix answered. ``LIVE`` lists every call that reached the live tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from wopeval.engine.agent import AgentContext
+
+LIVE: list[Any] = []
+# When set, call ``DIVERGE_AT`` carries an argument the recorded trial never sent.
+DIVERGE_AT: int | None = None
+
+
+async def step(args: Any) -> Any:
+    LIVE.append(args)
+    return {"n": 1000 + len(LIVE)}
+
+
+async def walker(task_input: Any, ctx: AgentContext) -> Any:
+    seen: list[Any] = []
+    for index in range(int(task_input["steps"])):
+        args: dict[str, Any] = {"i": index, "trial": ctx.trial_index}
+        args["after"] = seen[-1] if seen else None
+        if DIVERGE_AT == index:
+            args["oops"] = True
+        result = await ctx.call_tool("step", args)
+        if not result.ok:
+            return {"done": False, "error": result.error_code, "seen": seen}
+        seen.append(result.value["n"])
+    return {"done": True, "seen": seen}
+
+
+async def hangs(task_input: Any, ctx: AgentContext) -> Any:
+    await ctx.call_tool("step", {"i": 0})
+    await anyio.sleep_forever()
