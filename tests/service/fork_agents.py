@@ -14,6 +14,8 @@ import anyio
 from wopeval.engine.agent import AgentContext
 
 LIVE: list[Any] = []
+# Set by a test: ``hangs`` sets it once two trials have called their tool and wait forever.
+ARRIVED: anyio.Event | None = None
 # When set, call ``DIVERGE_AT`` carries an argument the recorded trial never sent.
 DIVERGE_AT: int | None = None
 
@@ -28,7 +30,7 @@ async def walker(task_input: Any, ctx: AgentContext) -> Any:
     for index in range(int(task_input["steps"])):
         args: dict[str, Any] = {"i": index, "trial": ctx.trial_index}
         args["after"] = seen[-1] if seen else None
-        if DIVERGE_AT == index:
+        if index == DIVERGE_AT:
             args["oops"] = True
         result = await ctx.call_tool("step", args)
         if not result.ok:
@@ -39,4 +41,6 @@ async def walker(task_input: Any, ctx: AgentContext) -> Any:
 
 async def hangs(task_input: Any, ctx: AgentContext) -> Any:
     await ctx.call_tool("step", {"i": 0})
+    if ARRIVED is not None and len(LIVE) >= 2:
+        ARRIVED.set()
     await anyio.sleep_forever()

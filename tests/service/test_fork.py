@@ -95,7 +95,9 @@ async def test_fork_serves_the_first_n_calls_from_the_log_and_the_rest_live(
     plan = await plan_fork(service, run_id, "walk", 0, at)
     record, summary = await service.run(plan)
 
-    assert summary is not None and summary.taskCount == 1 and summary.passed
+    assert summary is not None
+    assert summary.taskCount == 1
+    assert summary.passed
     link = record.request["x-wopeval-forkedFrom"]
     assert link == {"runId": run_id, "taskId": "walk", "trialIndex": 0, "at": at}
     calls = await _calls(store, record.run_id)
@@ -119,7 +121,9 @@ async def test_fork_a_divergence_inside_the_prefix_fails_closed_naming_the_call(
     service = _service(store)
     record, summary = await service.run(await plan_fork(service, run_id, "walk", 0, 3))
 
-    assert summary is not None and not summary.passed and summary.tasks[0].score == 0
+    assert summary is not None
+    assert not summary.passed
+    assert summary.tasks[0].score == 0
     assert len(fork_agents.LIVE) == live_before  # nothing reached a live tool
     events = await store.events(record.run_id, -1, 10_000)
     (failed,) = [e.payload for e in events if e.type == "wopeval.trial-failed"]
@@ -141,7 +145,8 @@ async def test_fork_a_divergence_after_the_prefix_is_not_a_miss(
     monkeypatch.setattr(fork_agents, "DIVERGE_AT", 2)
     service = _service(store)
     _, summary = await service.run(await plan_fork(service, run_id, "walk", 0, 2))
-    assert summary is not None and summary.passed
+    assert summary is not None
+    assert summary.passed
     assert fork_agents.LIVE[-2]["oops"] is True
 
 
@@ -151,7 +156,8 @@ async def test_fork_the_agent_sees_the_original_trial_index(store: EventStore) -
     run_id = await _original(store, _suite(trials=3))
     service = _service(store)
     record, summary = await service.run(await plan_fork(service, run_id, "walk", 2, STEPS))
-    assert summary is not None and summary.passed
+    assert summary is not None
+    assert summary.passed
     assert [args["trial"] for args, _, _ in await _calls(store, record.run_id)] == [2] * STEPS
     assert record.suite_document["trials"] == {"count": 1, "k": 1}
     assert [t["taskId"] for t in record.suite_document["tasks"]] == ["walk"]
@@ -165,7 +171,8 @@ async def test_fork_the_calls_after_the_prefix_find_the_fixture_cursor_where_it_
     run_id = await _original(store, _suite(fixtures={"onMiss": "fail", "toolResponses": responses}))
     service = _service(store)
     record, summary = await service.run(await plan_fork(service, run_id, "walk", 0, 1))
-    assert summary is not None and summary.passed
+    assert summary is not None
+    assert summary.passed
     assert [c[2] for c in await _calls(store, record.run_id)] == [
         {"n": 100},
         {"n": 200},
@@ -195,7 +202,9 @@ async def test_fork_refusals_name_the_option_and_value(store: EventStore) -> Non
     assert len(await store.list_runs(limit=100_000)) == runs  # nothing was created
 
 
-async def test_fork_refuses_an_unfinished_run_and_a_trial_never_scored(store: EventStore) -> None:
+async def test_fork_refuses_an_unfinished_run_and_a_trial_never_scored(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     service = _service(store)
     plan = await service.plan(parse_suite(_suite()), AGENT, RunSettings())
     pending = await service.create(plan)
@@ -206,13 +215,15 @@ async def test_fork_refuses_an_unfinished_run_and_a_trial_never_scored(store: Ev
     plan = await hung.plan(parse_suite(_suite()), "tests.service.fork_agents:hangs", RunSettings())
     record = await hung.create(plan)
     handle = RunHandle(record.run_id)
+    arrived = anyio.Event()
+    monkeypatch.setattr(fork_agents, "ARRIVED", arrived)
     async with anyio.create_task_group() as group:
         group.start_soon(hung.execute, plan, handle)
-        while len(fork_agents.LIVE) < 2:  # both tasks' trials are waiting
-            await anyio.sleep(0.01)
+        await arrived.wait()  # both tasks' trials are waiting
         handle.cancel()
     cancelled = await store.get_run(record.run_id)
-    assert cancelled is not None and cancelled.status == "cancelled"
+    assert cancelled is not None
+    assert cancelled.status == "cancelled"
     with pytest.raises(ForkRefused, match=r"--trial: trial 0 of task 'walk' .* never scored"):
         await plan_fork(hung, record.run_id, "walk", 0, 1)
 
