@@ -237,3 +237,28 @@ async def test_fork_consume_marks_one_entry_and_ignores_an_index_out_of_range() 
     used = _gateway(fixtures=fixtures)
     used.consume(0)
     assert (await _served(used, "t", None)).fixture == "miss-failed"
+
+
+async def test_fork_a_recorded_fixture_error_keeps_its_fixture_index() -> None:
+    gateway = _gateway(_call(ok=False, error_code="e", error_message="m", fixture_index=2))
+    served = await _served(gateway, "t", {"a": 1})
+    assert (served.index, served.duration_ms, served.fixture) == (2, None, "served")
+
+
+async def test_fork_the_gateway_keeps_the_runs_limits_and_live_shadow_past_the_prefix() -> None:
+    """``max_calls`` still caps the trial, and under ``live-shadow`` (fixtures ignored) the
+    calls after the prefix reach the live tool although the task has fixtures."""
+    fixtures = Fixtures.model_validate(
+        {"onMiss": "fail", "toolResponses": [{"tool": "t", "response": "canned"}]}
+    )
+    live = Live()
+    shadow = PrefixGateway(
+        ForkPrefix((_call(ok=True, outcome=0),), 0), fixtures, {"t": live}, ignore_fixtures=True
+    )
+    await _served(shadow, "t", {"a": 1})
+    after = await _served(shadow, "t", {"a": 2})
+    assert (after.fixture, after.result.value) == ("live", {"live": 1})
+    capped = PrefixGateway(ForkPrefix((), 0), None, {"t": live}, max_calls=1)
+    assert await capped.admit()
+    assert not await capped.admit()
+    assert capped.capped
