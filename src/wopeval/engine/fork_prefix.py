@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from wopeval.engine.agent import ToolResult
-from wopeval.engine.copies import JsonCopies
-from wopeval.engine.gateway import LiveTool, Served, ToolGateway
+from wopeval.engine.gateway import GatewayOptions, LiveTool, Served, ToolGateway
 from wopeval.grading.argdiff import arg_differences, shown
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, Failure
@@ -93,18 +92,9 @@ class PrefixGateway(ToolGateway):
         prefix: ForkPrefix,
         fixtures: Fixtures | None,
         live_tools: Mapping[str, LiveTool],
-        *,
-        ignore_fixtures: bool = False,
-        copies: JsonCopies | None = None,
-        max_calls: int | None = None,
+        **options: Unpack[GatewayOptions],
     ) -> None:
-        super().__init__(
-            fixtures,
-            live_tools,
-            ignore_fixtures=ignore_fixtures,
-            copies=copies,
-            max_calls=max_calls,
-        )
+        super().__init__(fixtures, live_tools, **options)
         self._prefix = prefix.calls
         self._next = 0
         # Why the trial left the prefix (the first divergence), or None.

@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio.lowlevel
 
@@ -64,6 +64,14 @@ class Served:
 def _untrusted(value: Any) -> ToolResult:
     """Every successful tool output, live or fixture, is wrapped the same way (RFC 0244 §H)."""
     return ToolResult(ok=True, value=value, trust="untrusted")
+
+
+class GatewayOptions(TypedDict, total=False):
+    """How a trial's gateway is bounded (the keyword arguments of :class:`ToolGateway`)."""
+
+    ignore_fixtures: bool
+    copies: JsonCopies | None
+    max_calls: int | None
 
 
 class ToolGateway:

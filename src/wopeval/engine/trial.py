@@ -27,7 +27,7 @@ import anyio
 from wopeval.agents.cassette import trial_tape
 from wopeval.engine.agent import TrialMemory
 from wopeval.engine.fork_prefix import PrefixGateway
-from wopeval.engine.gateway import ToolGateway
+from wopeval.engine.gateway import GatewayOptions, ToolGateway
 from wopeval.engine.limits import clip_reason, over_limit, sized_json
 from wopeval.engine.outage import (
     INFRASTRUCTURE_LABEL,
@@ -136,12 +136,12 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
 
 def _gateway(env: TrialEnv, fixtures: Fixtures | None) -> ToolGateway:
     """The trial's own gateway: a forked run's serves its prefix from the log first."""
-    tools, ignore, cap = env.registry.tools(), env.ignore_fixtures, env.limits.maxToolCalls
+    tools = env.registry.tools()
+    options: GatewayOptions = {"ignore_fixtures": env.ignore_fixtures, "copies": env.copies,
+                               "max_calls": env.limits.maxToolCalls}  # fmt: skip
     if env.fork is not None:
-        return PrefixGateway(
-            env.fork, fixtures, tools, ignore_fixtures=ignore, copies=env.copies, max_calls=cap
-        )
-    return ToolGateway(fixtures, tools, ignore_fixtures=ignore, copies=env.copies, max_calls=cap)
+        return PrefixGateway(env.fork, fixtures, tools, **options)
+    return ToolGateway(fixtures, tools, **options)
 
 
 async def _invoke(
