@@ -30,12 +30,13 @@ def _cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def _original(tmp_path: Path, store: str) -> str:
-    suite = {
+def _original(tmp_path: Path, store: str, *, trials: bool = True) -> str:
+    """A stored run of one task calling ``step`` three times (two trials, or with ``trials``
+    False the plainest suite: no ``trials`` block, no fixtures)."""
+    suite: dict[str, Any] = {
         "suiteId": "core.test.evals.fork-cli",
         "version": "1.0.0",
         "modes": ["golden"],
-        "trials": {"count": 2},
         "tasks": [
             {
                 "taskId": "walk",
@@ -47,6 +48,8 @@ def _original(tmp_path: Path, store: str) -> str:
             }
         ],
     }
+    if trials:
+        suite["trials"] = {"count": 2}
     path = tmp_path / "suite.json"
     path.write_text(json.dumps(suite))
     code, out = _cli("run", str(path), "--agent", AGENT, "--tool", TOOL, "--store", store, "--json")
@@ -89,7 +92,7 @@ def test_fork_json_gives_the_new_run_its_link_and_summary(tmp_path: Path, store_
 def test_fork_text_reads_at_80_columns_and_show_names_the_original(
     tmp_path: Path, store_url: str
 ) -> None:
-    run_id = _original(tmp_path, store_url)
+    run_id = _original(tmp_path, store_url, trials=False)
     code, out = _cli(
         "fork", run_id, "--task", "walk", "--trial", "0", "--at", "1",
         "--tool", TOOL, "--store", store_url,
@@ -143,3 +146,18 @@ def test_fork_refusals_exit_2_naming_the_option(
     code, listed = _cli("runs", "--store", store, "--json")
     assert code == 0
     assert len(json.loads(listed)["runs"]) == 1  # nothing was recorded
+
+
+def test_fork_a_hostile_task_name_is_quoted_not_interpreted(tmp_path: Path) -> None:
+    """Rich markup and a terminal escape in --task are shown as text, never acted on."""
+    store = str(tmp_path / "s.db")
+    run_id = _original(tmp_path, store)
+    code, out = _cli("fork", run_id, "--task", "[red]x\x1b[31m", "--trial", "0", "--at", "0",
+                     "--store", store)  # fmt: skip
+    assert code == 2, out
+    assert "\x1b" not in out
+    assert "has no task '[red]x\\x1b[31m'" in out
+    code, out = _cli("fork", run_id, "--task", "walk", "--trial", "-1", "--at", "0",
+                     "--store", store)  # fmt: skip
+    assert code == 2, out
+    assert "--trial: -1 is not a trial index" in out
