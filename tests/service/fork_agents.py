@@ -44,3 +44,20 @@ async def hangs(task_input: Any, ctx: AgentContext) -> Any:
     if ARRIVED is not None and len(LIVE) >= 2:
         ARRIVED.set()
     await anyio.sleep_forever()
+
+
+async def boom(args: Any) -> Any:
+    LIVE.append({"boom": args})
+    raise RuntimeError("the ledger is locked")
+
+
+async def mixed(task_input: Any, ctx: AgentContext) -> Any:
+    """A fixture answer, a live tool's error, a call refused before the gateway, a miss."""
+    first = await ctx.call_tool("step", {"i": 0})
+    failed = await ctx.call_tool("boom", {"why": "no"})
+    refused = await ctx.refuse_call("step", {"raw": "{"}, "wopeval.invalid_arguments", "not JSON")
+    last = await ctx.call_tool(str(task_input["last"]), {"i": 1})
+    return {
+        "codes": [r.error_code for r in (first, failed, refused, last)],
+        "first": first.value,
+    }
