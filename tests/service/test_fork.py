@@ -163,6 +163,26 @@ async def test_fork_the_agent_sees_the_original_trial_index(store: EventStore) -
     assert [t["taskId"] for t in record.suite_document["tasks"]] == ["walk"]
 
 
+async def test_fork_a_fork_tells_the_agent_the_first_runs_trial_index(store: EventStore) -> None:
+    """Forking a fork's trial (index 0 in its log) relives trial 2 of the first run still."""
+    run_id = await _original(store, _suite(trials=3))
+    service = _service(store)
+    first, _ = await service.run(await plan_fork(service, run_id, "walk", 2, 1))
+    assert "agentTrialIndex" not in first.request["x-wopeval-forkedFrom"]
+    second, summary = await service.run(await plan_fork(service, first.run_id, "walk", 0, 2))
+    assert summary is not None
+    assert summary.passed
+    link = second.request["x-wopeval-forkedFrom"]
+    assert link == {
+        "runId": first.run_id, "taskId": "walk", "trialIndex": 0, "at": 2, "agentTrialIndex": 2
+    }  # fmt: skip
+    assert [args["trial"] for args, _, _ in await _calls(store, second.run_id)] == [2] * STEPS
+    third, summary = await service.run(await plan_fork(service, second.run_id, "walk", 0, 3))
+    assert summary is not None
+    assert summary.passed
+    assert third.request["x-wopeval-forkedFrom"]["agentTrialIndex"] == 2
+
+
 async def test_fork_the_calls_after_the_prefix_find_the_fixture_cursor_where_it_was(
     store: EventStore,
 ) -> None:

@@ -113,7 +113,7 @@ def fork(
         new_id, plan, summary, detail = anyio.run(
             _fork, store, (run_id, task, trial, at), registry, judge_obj, show
         )
-    link = plan.forked_from.model_dump() if plan.forked_from is not None else {}
+    link = plan.forked_from.model_dump(exclude_none=True) if plan.forked_from is not None else {}
     if summary is None:
         if as_json:
             typer.echo(json.dumps({"runId": new_id, "status": "cancelled", "forkedFrom": link}))

@@ -177,7 +177,7 @@ async def _show_json(
         "error": record.error,
     }
     if (link := record.run_request.forked_from) is not None:  # wopeval fork's new run
-        doc["forkedFrom"] = link.model_dump()
+        doc["forkedFrom"] = link.model_dump(exclude_none=True)
     spend = await stored_judge_spend(store, record.run_id)
     if spend.calls:  # the judge's usage, apart from the agent's efficiency (RFC 0244 §C)
         doc["judge"] = judge_json(spend)

@@ -49,7 +49,8 @@ def forked_document(document: dict[str, Any], task_id: str) -> dict[str, Any]:
 
 def prefix_of(trial: TrialRecord, at: int) -> ForkPrefix:
     """The first ``at`` calls of the trial that reached its gateway, as the prefix; refused
-    when ``at`` is out of range or a prefix call has no recorded result."""
+    when ``at`` is out of range or a prefix call has no recorded result. The agent is told the
+    trial's index, or, when the trial is a fork's, the index that fork's agent was told."""
     calls = trial.gateway_calls
     where = f"trial {trial.trial_index} of task {trial.task_id!r}"
     if at < 0 or at > len(calls):
@@ -64,7 +65,9 @@ def prefix_of(trial: TrialRecord, at: int) -> ForkPrefix:
                 f"(it was not captured), so it cannot be served from the log: fork at "
                 f"{position} or before"
             )
-    return ForkPrefix(tuple(_prefix_call(call) for call in calls[:at]), trial.trial_index)
+    source = trial.run.run_request.forked_from
+    seen = trial.trial_index if source is None else source.agent_trial_index
+    return ForkPrefix(tuple(_prefix_call(call) for call in calls[:at]), seen)
 
 
 def _prefix_call(call: TrialCall) -> PrefixCall:
@@ -111,5 +114,8 @@ async def plan_fork(
     )
     agent_id = request.agentId or ""
     plan = await service.plan(suite, agent_id, settings, tenant=record.tenant)
-    link = ForkLink(runId=run_id, taskId=task_id, trialIndex=trial_index, at=at)
+    seen = prefix.trial_index if prefix.trial_index != trial_index else None
+    link = ForkLink(
+        runId=run_id, taskId=task_id, trialIndex=trial_index, at=at, agentTrialIndex=seen
+    )
     return dataclasses.replace(plan, fork=prefix, forked_from=link)

@@ -53,7 +53,9 @@ class MergedShards(BaseModel):
 
 class ForkLink(BaseModel):
     """This run forks trial ``trialIndex`` of task ``taskId`` of run ``runId`` at call ``at``
-    (``wopeval fork``): its first ``at`` tool calls were served from that run's log."""
+    (``wopeval fork``): its first ``at`` tool calls were served from that run's log.
+    ``agentTrialIndex``, present when it differs from ``trialIndex`` (a fork of a fork), is the
+    trial index the agent was told: the first run's."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -61,6 +63,12 @@ class ForkLink(BaseModel):
     taskId: Annotated[str, Field(min_length=1)]
     trialIndex: Annotated[int, Field(ge=0)]
     at: Annotated[int, Field(ge=0)]
+    agentTrialIndex: Annotated[int | None, Field(ge=0)] = None
+
+    @property
+    def agent_trial_index(self) -> int:
+        """The trial index the forked run's agent was told."""
+        return self.trialIndex if self.agentTrialIndex is None else self.agentTrialIndex
 
 
 class HostRequest(BaseModel):
