@@ -26,7 +26,8 @@ import anyio
 
 from wopeval.agents.cassette import trial_tape
 from wopeval.engine.agent import TrialMemory
-from wopeval.engine.gateway import ToolGateway
+from wopeval.engine.fork_prefix import PrefixGateway
+from wopeval.engine.gateway import GatewayOptions, ToolGateway
 from wopeval.engine.limits import clip_reason, over_limit, sized_json
 from wopeval.engine.outage import (
     INFRASTRUCTURE_LABEL,
@@ -42,7 +43,7 @@ from wopeval.errors import ModelMiss, describe, message_of, storable
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
-from wopeval.suite.models import Task
+from wopeval.suite.models import Fixtures, Task
 from wopeval.wire.events import (
     Decided,
     EvalScored,
@@ -84,13 +85,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     fixtures = task.fixtures
     seeded = fixtures.memorySeed if fixtures else None
     seed = copy.deepcopy(list(seeded)) if seeded else []
-    gateway = ToolGateway(
-        fixtures,
-        env.registry.tools(),
-        ignore_fixtures=env.ignore_fixtures,
-        copies=env.copies,
-        max_calls=env.limits.maxToolCalls,
-    )
+    gateway = _gateway(env, fixtures)
     trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
     gateway.before_live = trial.before_live  # a resume must see the call before the tool does
@@ -106,6 +101,8 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     )
     try:
         label, failure = await _invoke(env, trial, ids)
+        if isinstance(gateway, PrefixGateway) and gateway.divergence is not None:
+            trial.went_over(gateway.divergence)  # it left the forked trial's recorded path
         if trial.over_limit is not None:  # the more decisive cause, whatever happened next
             label, failure = "agent-error", trial.over_limit
     finally:
@@ -135,6 +132,16 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     await _record_reason(env, trial, view, grade, grader_error)
     env.settling.append(trial)
     return grade
+
+
+def _gateway(env: TrialEnv, fixtures: Fixtures | None) -> ToolGateway:
+    """The trial's own gateway: a forked run's serves its prefix from the log first."""
+    tools = env.registry.tools()
+    options: GatewayOptions = {"ignore_fixtures": env.ignore_fixtures, "copies": env.copies,
+                               "max_calls": env.limits.maxToolCalls}  # fmt: skip
+    if env.fork is not None:
+        return PrefixGateway(env.fork, fixtures, tools, **options)
+    return ToolGateway(fixtures, tools, **options)
 
 
 async def _invoke(
