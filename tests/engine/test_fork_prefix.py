@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from wopeval.engine.fork_prefix import (
-    DIVERGED,
     ForkPrefix,
     PrefixCall,
     PrefixGateway,
@@ -17,6 +16,7 @@ from wopeval.engine.fork_prefix import (
 from wopeval.engine.gateway import Served
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE
+from wopeval.wire.vocab import FORK_DIVERGED
 
 
 class Live:
@@ -164,7 +164,7 @@ async def test_0244_D_fork_a_divergence_fails_closed_and_so_does_every_later_cal
         'call 1 of the prefix differs from the recorded call at tool: recorded "t", got "u"'
     )
     assert gateway.divergence is not None
-    assert gateway.divergence.exceptionType == DIVERGED
+    assert gateway.divergence.exceptionType == FORK_DIVERGED
     assert gateway.divergence.message == missed.result.error_message
     for args in ({"a": 1}, {"a": 5}):  # past the prefix too: never live once it diverged
         later = await _served(gateway, "t", args)

@@ -397,3 +397,30 @@ def test_0244_A_a_trajectory_task_does_not_grade_its_output_beside_the_trajector
         "trajectory (any-order): missing a",
         'output does not match (exact): expected "ok", got "no"',
     ]
+
+
+def test_a_forked_trial_that_left_its_prefix_has_one_reason_naming_where() -> None:
+    """``wopeval fork``: a call that differs from the recorded prefix is served as a fail-closed
+    miss, and the trial's failure says where it left the prefix. That is the reason, once, under
+    the miss's kind (the trial failed closed), never the task's own fixture clause beside it."""
+    where = "call 1 of the prefix (step) differs from the recorded call at args.n: got 2"
+    view = _view(None, has_output=False)
+    view.failed_closed, view.missed_tools = True, ["step"]
+    view.miss_served, view.miss_calls = [0], [None]
+    view.error_label, view.failure = "agent-error", Failure(exceptionType="ForkDiverged",
+                                                            message=where)  # fmt: skip
+    failed = _explained(_task(GOLDEN_OK), view, _failed(0.0, 1.0, "agent-error"))
+    assert (failed.kind, failed.message, failed.reasons) == (
+        "fixture-miss",
+        f"fixture miss (forked prefix): {where}",
+        None,
+    )
+    assert failed.details == {"missedTools": ["step"], "diverged": where}
+    # Another agent failure beside a miss stays two reasons, the miss's clause first.
+    view.failure = Failure(exceptionType="ValueError", message="boom")
+    other = _explained(_task(GOLDEN_OK), view, _failed(0.0, 1.0, "agent-error"))
+    assert reason_texts(other) == [
+        "fixture miss (onMiss: fail): no unconsumed fixture matched the call to step "
+        "(the task has no toolResponses)",
+        "agent-error: ValueError: boom",
+    ]

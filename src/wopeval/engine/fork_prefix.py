@@ -27,11 +27,9 @@ from wopeval.engine.gateway import GatewayOptions, LiveTool, Served, ToolGateway
 from wopeval.grading.argdiff import arg_differences, shown
 from wopeval.suite.models import Fixtures
 from wopeval.wire.events import FIXTURE_MISS_ERROR_CODE, Failure
+from wopeval.wire.vocab import FORK_DIVERGED
 
-__all__ = ["DIVERGED", "ForkPrefix", "PrefixCall", "PrefixGateway", "divergence"]
-
-# The failure's ``exceptionType`` of a trial that left its forked prefix.
-DIVERGED = "ForkDiverged"
+__all__ = ["ForkPrefix", "PrefixCall", "PrefixGateway", "divergence"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +108,7 @@ class PrefixGateway(ToolGateway):
         recorded = self._prefix[index]
         why = divergence(index, recorded, tool, args)
         if why is not None:
-            self.divergence = Failure(exceptionType=DIVERGED, message=why)
+            self.divergence = Failure(exceptionType=FORK_DIVERGED, message=why)
             return _miss(why)
         return self._replay(recorded)
 

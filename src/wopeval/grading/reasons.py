@@ -46,7 +46,7 @@ from wopeval.grading.trajectory_diff import (
 from wopeval.grading.views import TrialView
 from wopeval.suite.models import Task, ToolResponse
 from wopeval.wire.events import FailureKind, FailureReason, TrialFailed
-from wopeval.wire.vocab import ERROR_LABELS
+from wopeval.wire.vocab import ERROR_LABELS, FORK_DIVERGED
 
 __all__ = [
     "REASON_SEPARATOR",
@@ -93,6 +93,8 @@ def explain(
     rest = trajectory.others if trajectory is not None else []
     output = _output(task, view, verdict) if _output_graded(task, view, failure) else []
     miss = [_fixture_miss(task, view)] if view.failed_closed else []
+    if miss and _diverged(view):  # the miss is the divergence: one reason, in its words
+        miss, failure = [_diverged_miss(view)], []
     ranked = [*miss, *failure, *forbidden, *rest, *output]  # the precedence of ``kind``
     if not ranked:
         ranked = [_fallback(task, view, verdict)]
@@ -230,6 +232,18 @@ def _mismatch(task: Task, view: TrialView) -> FailureReason:
         f"got {shown(view.output)}",
         {"strategy": match.strategy, "expected": match.value, "output": view.output},
     )
+
+
+def _diverged(view: TrialView) -> bool:
+    """A forked trial that left its recorded prefix (``wopeval fork``): its misses are that."""
+    return view.failure is not None and view.failure.exceptionType == FORK_DIVERGED
+
+
+def _diverged_miss(view: TrialView) -> FailureReason:
+    failure = view.failure
+    assert failure is not None  # _diverged
+    details = {"missedTools": view.missed_tools, "diverged": failure.message}
+    return _reason("fixture-miss", f"fixture miss (forked prefix): {failure.message}", details)
 
 
 def _fixture_miss(task: Task, view: TrialView) -> FailureReason:

@@ -80,6 +80,8 @@ X_RETRY = "x-wopeval-retry"
 
 # --- error codes -------------------------------------------------------------------------------
 FIXTURE_MISS_ERROR_CODE = "wopeval.fixture_miss"
+# The failure's exceptionType of a forked trial that left its recorded prefix (wopeval fork).
+FORK_DIVERGED = "ForkDiverged"
 INTERRUPTED_ERROR_CODE = "wopeval.interrupted"
 INTERNAL_ERROR_CODE = "internal_error"
 
