@@ -83,6 +83,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.record_cmd",
         "Record a run's tool calls as its suite's fixtures (onMiss: fail) for strict replay.",
     ),
+    "promote": LazyCommand(
+        "wopeval.cli.promote_cmd",
+        "Promote a stored trial into a suite task: its tool results as fixtures, its path.",
+    ),
     "merge": LazyCommand(
         "wopeval.cli.merge_cmd",
         "Grade a run group's shards as one run with one summary. "
