@@ -5,20 +5,18 @@ model turns; with the server stopped, the promoted task replays every time as th
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.agents.test_cassettes import _stochastic
 from tests.exports.promote_helpers import cli
 from wopeval.agents.cassette import Cassette, Tape
-from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI, call
-from wopeval.agents.toolnames import ToolNames
+from wopeval.agents.scripted_openai import ScriptedOpenAI
 
 LOOKUP = "crm:lookup-order"
-API = ToolNames([LOOKUP]).api(LOOKUP)
 REPLAYS = 5
 
 
@@ -43,20 +41,6 @@ def _suite(path: Path) -> Path:
     return path
 
 
-def _model() -> Any:
-    """Looks the order up, then answers late, early, late: trial 1 gets the wrong answer."""
-    answers = iter(["late", "early", "late"])
-
-    def step(body: dict[str, Any]) -> Reply:
-        if body["messages"][-1]["role"] == "tool":
-            return Reply(content=next(answers))
-        order = re.search(r"A\d+", body["messages"][1]["content"])
-        assert order is not None
-        return Reply(tool_calls=(call(API, {"orderId": order.group(0)}),))
-
-    return step
-
-
 def _run(suite: Path, *args: str) -> dict[str, Any]:
     code, out = cli("run", str(suite), "--model", "m1", "--json", *args)
     assert code in (0, 1), out
@@ -68,7 +52,7 @@ def test_a_promoted_trial_replays_its_model_turns_with_the_server_stopped(
     tmp_path: Path,
 ) -> None:
     suite, store = _suite(tmp_path / "suite.yaml"), str(tmp_path / "s.db")
-    with ScriptedOpenAI([_model()], repeat_last=True) as server:
+    with ScriptedOpenAI([_stochastic()], repeat_last=True) as server:
         ran = _run(suite, "--base-url", server.base_url, "--record-model",
                    str(tmp_path / "cas"), "--store", store, "--concurrency", "1")  # fmt: skip
     dead = "http://127.0.0.1:9/v1"  # the server is stopped: a replay must not need it
@@ -104,7 +88,7 @@ def test_promote_refuses_a_cassette_without_the_trial_and_an_output_dir_in_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     suite, store = _suite(tmp_path / "suite.yaml"), str(tmp_path / "s.db")
-    with ScriptedOpenAI([_model()], repeat_last=True) as server:
+    with ScriptedOpenAI([_stochastic()], repeat_last=True) as server:
         ran = _run(suite, "--base-url", server.base_url, "--record-model",
                    str(tmp_path / "cas"), "--store", store, "--concurrency", "1")  # fmt: skip
     base = ("promote", ran["runId"], "--task", "where", "--store", store)

@@ -62,28 +62,33 @@ async def test_promote_refuses_what_is_not_in_the_run(
     assert f"--trial: trial 3 of task 'late' is not in run {run} (its trials in the log: 0)" in out
 
 
-async def test_promote_refuses_a_trial_that_did_not_finish_or_never_ran(
+# A log cut the way a stopped run, a lost write or a budget skip leaves it: what is kept, and
+# the refusal that names what is missing.
+CUTS: list[tuple[Callable[[RunEvent], bool], str]] = [
+    (
+        lambda e: e.type != "eval.scored",
+        "trial 0 of task 'damaged' did not finish: the log has no eval.scored",
+    ),
+    (
+        lambda e: e.type != "agent.invocation-completed",
+        "did not finish: its agent.invocation-completed is missing",
+    ),
+    (lambda e: e.type == "eval.scored", "trial 0 of task 'damaged' never ran (not-run)"),
+    (
+        lambda e: e.type != "agent.tool-returned",
+        'call 0 ("crm:lookup-order"): its result was not recorded',
+    ),
+]
+
+
+async def test_promote_refuses_a_trial_that_did_not_finish_never_ran_or_lost_a_result(
     store: EventStore, store_url: str
 ) -> None:
     ran = await stored_run(store)
-    unscored = await _copy(store, ran.run_id, lambda e: e.type != "eval.scored")
-    out = await _refused(store_url, unscored, "--task", "damaged", "--trial", "0")
-    assert "trial 0 of task 'damaged' did not finish: the log has no eval.scored" in out
-    uncompleted = await _copy(store, ran.run_id, lambda e: e.type != "agent.invocation-completed")
-    out = await _refused(store_url, uncompleted, "--task", "damaged", "--trial", "0")
-    assert "did not finish: its agent.invocation-completed is missing" in out
-    skipped = await _copy(store, ran.run_id, lambda e: e.type in ("eval.scored",))
-    out = await _refused(store_url, skipped, "--task", "damaged", "--trial", "0")
-    assert "trial 0 of task 'damaged' never ran (not-run)" in out
-
-
-async def test_promote_refuses_a_call_whose_result_the_log_does_not_hold(
-    store: EventStore, store_url: str
-) -> None:
-    ran = await stored_run(store)
-    cut = await _copy(store, ran.run_id, lambda e: e.type != "agent.tool-returned")
-    out = await _refused(store_url, cut, "--task", "damaged", "--trial", "0")
-    assert 'call 0 ("crm:lookup-order"): its result was not recorded' in out
+    for keep, message in CUTS:
+        cut = await _copy(store, ran.run_id, keep)
+        out = await _refused(store_url, cut, "--task", "damaged", "--trial", "0")
+        assert message in out
 
 
 async def test_promote_refuses_options_that_cannot_apply(

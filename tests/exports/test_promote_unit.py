@@ -371,3 +371,27 @@ def test_a_log_that_touches_a_closed_trial_again_is_read_whole() -> None:
     made = promote_trial(_doc(), log.events, _opts())
     assert made.passed is False
     assert made.calls == 1
+
+
+def test_tool_names_are_quoted_as_written_in_refusals_and_escaped_in_the_comment() -> None:
+    cafe = Call("crm:café", {"a": 1}, None)
+    _refused([Trial(calls=[cafe])], 'call 0 ("crm:café"): its result was not recorded (no '
+             "agent.tool-returned)")  # fmt: skip
+    twice = [Call("crm:café", {"a": 1}), Call("crm:café", {"a": 2})]
+    _refused([Trial(calls=twice)], '--forbid-call 0: its tool "crm:café" is also called at 1; '
+             "forbidding it would forbid those calls too", forbid_call=0)  # fmt: skip
+    made = _promote([Trial(calls=[Call("crm:café\n#x", {"a": 1})])], forbid_call=0)
+    assert made.forbidden == "crm:café\n#x"
+    assert made.provenance[-1] == 'Forbidden: "crm:caf\\u00e9\\n#x" (call 0).'
+
+
+def test_a_failed_trial_without_a_recorded_reason_says_unknown() -> None:
+    log = Log()
+    log.trial(Trial(passed=None))
+    log.add("eval.scored", {"taskId": "t", "trialIndex": 0, "passed": False, "score": 0.0},
+            log.events[0].eventId)  # fmt: skip
+    made = promote_trial(_doc(), log.events, _opts())
+    assert made.failure_kind is None
+    assert made.provenance[0] == (
+        "Promoted by wopeval from run local/r, task t, trial 0 (failed: unknown)."
+    )

@@ -67,7 +67,29 @@ class Promoted:
     fixtures: int
     tool_errors: int
     forbidden: str | None
-    provenance: tuple[str, ...]
+    options: PromoteOptions
+
+    @property
+    def provenance(self) -> tuple[str, ...]:
+        """Where the task came from, in lines (the YAML file's opening comment)."""
+        options = self.options
+        outcome = "passed" if self.passed else f"failed: {self.failure_kind or 'unknown'}"
+        lines = [
+            f"Promoted by wopeval from run {options.run_id}, task {options.task_id}, "
+            f"trial {options.trial_index} ({outcome}).",
+            f"Fixtures: {self.fixtures} recorded tool result(s), {self.tool_errors} of them "
+            "error(s), onMiss: fail.",
+        ]
+        if options.as_failure:
+            lines.append("Expected: the original task's expectation (--as-failure).")
+        else:
+            lines.append(
+                f"Expected path: the trial's {self.calls} call(s) in order (match: exact)."
+            )
+        if self.forbidden is not None:
+            shown = json.dumps(self.forbidden, ensure_ascii=True)  # a comment line: no controls
+            lines.append(f"Forbidden: {shown} (call {options.forbid_call}).")
+        return tuple(lines)
 
 
 def promote_trial(
@@ -108,7 +130,7 @@ def promote_trial(
     task["fixtures"] = _fixtures(original, answered)
     suite = _suite(document, options, task)
     errors = sum(1 for entry in answered if _is_error(entry))
-    made = Promoted(
+    return Promoted(
         document=suite,
         task_id=new_id,
         passed=passed,
@@ -117,9 +139,8 @@ def promote_trial(
         fixtures=len(answered),
         tool_errors=errors,
         forbidden=trial.calls[forbidden].tool if forbidden is not None else None,
-        provenance=(),
+        options=options,
     )
-    return _with_provenance(made, options)
 
 
 def _task_of(document: dict[str, Any], task_id: str) -> dict[str, Any]:
@@ -270,21 +291,3 @@ def _suite(
         suite["thresholds"] = {"passScore": thresholds["passScore"]}
     suite["tasks"] = [task]
     return suite
-
-
-def _with_provenance(made: Promoted, options: PromoteOptions) -> Promoted:
-    outcome = "passed" if made.passed else f"failed: {made.failure_kind or 'unknown'}"
-    lines = [
-        f"Promoted by wopeval from run {options.run_id}, task {options.task_id}, "
-        f"trial {options.trial_index} ({outcome}).",
-        f"Fixtures: {made.fixtures} recorded tool result(s), {made.tool_errors} of them "
-        "error(s), onMiss: fail.",
-    ]
-    if options.as_failure:
-        lines.append("Expected: the original task's expectation (--as-failure).")
-    else:
-        lines.append(f"Expected path: the trial's {made.calls} call(s) in order (match: exact).")
-    if made.forbidden is not None:
-        shown = json.dumps(made.forbidden, ensure_ascii=True)
-        lines.append(f"Forbidden: {shown} (call {options.forbid_call}).")
-    return Promoted(**{**made.__dict__, "provenance": tuple(lines)})
