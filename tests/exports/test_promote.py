@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.engine.helpers import make_suite, run_suite
 from tests.exports.promote_helpers import (
     AGENT,
     HOSTILE,
@@ -20,7 +21,7 @@ from tests.exports.promote_helpers import (
     stored_run,
 )
 from wopeval.events.store import EventStore
-from wopeval.suite import load_suite
+from wopeval.suite import load_suite, parse_suite
 
 REPLAYS = 5
 
@@ -174,3 +175,23 @@ async def test_promote_json_says_what_was_written_and_text_fits_80_columns(
     code, text = await acli(*base)  # no -o: the suite on stdout
     assert code == 0, text
     assert text.startswith("# Promoted by wopeval")
+    code, said = await acli(*base, "--json")  # no -o: the suite in what it says
+    assert code == 0, said
+    doc = json.loads(said)
+    assert doc["output"] is None
+    assert doc["suite"]["tasks"][0]["taskId"] == "late-trial-0"
+
+
+async def test_the_plainest_trial_promotes_to_a_task_with_no_calls(
+    store: EventStore, store_url: str, tmp_path: Path
+) -> None:
+    """One task, one trial, no fixtures, no trajectory, no tool call: an empty exact path."""
+    golden = {"kind": "golden", "match": {"strategy": "exact", "value": "hi"}}
+    ran = await run_suite(store, make_suite([{"taskId": "t", "input": {"output": "hi"},
+                                              "expected": golden}]))  # fmt: skip
+    doc = await _promote(store_url, tmp_path, ran.run_id, "--task", "t", "--trial", "0")
+    [task] = doc["tasks"]
+    assert task["expected"] == {**golden, "trajectory": {"match": "exact", "calls": []}}
+    assert task["fixtures"] == {"onMiss": "fail", "toolResponses": []}
+    again = await run_suite(store, parse_suite(doc))
+    assert again.done.passed is True
