@@ -171,7 +171,9 @@ async def test_promote_json_says_what_was_written_and_text_fits_80_columns(
     code, text = await acli(*base, "-o", str(tmp_path / "late.yaml"), "--task-id", "late-a")
     assert code == 0, text
     assert text.splitlines()[0] == "late-a: from a trial that failed (trajectory)"
-    assert max(len(line) for line in text.splitlines()) <= 80
+    *lines, wrote = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert wrote == f"wrote {tmp_path / 'late.yaml'}"  # a path is as long as it is
     code, text = await acli(*base)  # no -o: the suite on stdout
     assert code == 0, text
     assert text.startswith("# Promoted by wopeval")
