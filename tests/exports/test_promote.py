@@ -131,7 +131,8 @@ async def test_hostile_text_round_trips_to_a_valid_suite_in_yaml_and_json(
         args = ("--task", "hostile", "--trial", "0", "--expect-output", "-o", str(out))
         code, said = await acli("promote", ran.run_id, "--store", store_url, *args)
         assert code == 0, said
-        load_suite(out)
+        code, checked = await acli("validate", str(out))
+        assert code == 0, checked
         doc = promoted(out)
         [task] = doc["tasks"]
         assert task["input"]["memo"] == HOSTILE

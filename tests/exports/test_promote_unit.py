@@ -340,6 +340,10 @@ def test_an_imported_trial_needs_its_arguments_and_results() -> None:
     blank = Call("crm:blank", {"a": 1}, ("ok", None))
     _refused([Trial(calls=[blank])], 'call 0 ("crm:blank"): its result was not captured (none '
              f"in the trace; {capture})", imported=True)  # fmt: skip
+    issued = Call("crm:issued", {"a": 1}, None)
+    _refused([Trial(calls=[issued])], 'call 0 ("crm:issued"): its result was not captured (a '
+             "model span issued it and no tool span in the trace answered it)",
+             imported=True)  # fmt: skip
     # a tool error carries no result: it is promoted as that error
     made = _promote([Trial(calls=[FAILED_TOOL])], imported=True)
     assert made.tool_errors == 1

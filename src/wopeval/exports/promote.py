@@ -201,6 +201,11 @@ def _captured(trial: StoredTrial, imported: bool) -> None:
                 "capture on in the instrumentation)"
             )
         returned = call.returned
+        if returned is None and imported:
+            raise PromoteError(
+                f"{name}: its result was not captured (a model span issued it and no tool "
+                "span in the trace answered it)"
+            )
         if returned is None:
             raise PromoteError(f"{name}: its result was not recorded (no agent.tool-returned)")
         if imported and returned.status == "ok" and returned.outcome is None:
