@@ -126,6 +126,7 @@ SLOW_FILES = frozenset(
         "tests/events/test_crash.py",
         "tests/events/test_run_claims.py",
         "tests/exports/test_html_report.py",
+        "tests/exports/test_promote_cassette.py",
         "tests/host/test_discovery.py",
         "tests/host/test_event_cursors.py",
         "tests/host/test_fixture_runs.py",

@@ -87,6 +87,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.fork_cmd",
         "Re-run a stored trial from call N as a new run linked to it (exit 0 passed, 1 failed).",
     ),
+    "promote": LazyCommand(
+        "wopeval.cli.promote_cmd",
+        "Promote a stored trial into a suite task: its tool results as fixtures, its path.",
+    ),
     "merge": LazyCommand(
         "wopeval.cli.merge_cmd",
         "Grade a run group's shards as one run with one summary. "

@@ -34,7 +34,14 @@ from wopeval.errors import UserError
 from wopeval.grading.views import TrialCollector, TrialView, collect_trials
 from wopeval.wire.events import RunEvent, ToolCalled, ToolReturned
 
-__all__ = ["FIXTURE_ERROR_KEY", "RecordError", "RecordedCall", "RecordedTask", "record_suite"]
+__all__ = [
+    "FIXTURE_ERROR_KEY",
+    "RecordError",
+    "RecordedCall",
+    "RecordedTask",
+    "answer_of",
+    "record_suite",
+]
 
 
 class RecordError(UserError):
@@ -92,7 +99,7 @@ def _calls_of(
         if isinstance(payload, ToolCalled):
             calls[payload.callId] = payload
         elif isinstance(payload, ToolReturned) and payload.callId in calls:
-            call = _answer(calls[payload.callId], payload)
+            call = answer_of(calls[payload.callId], payload)
             if call is not None:
                 answered[event.causationId or ""][payload.callId] = call
     return {
@@ -101,7 +108,9 @@ def _calls_of(
     }
 
 
-def _answer(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
+def answer_of(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
+    """The fixture that replays one answered call, or None when no tool answered it (a
+    fail-closed miss, no live tool, arguments that were not an object): the replay misses it."""
     if returned.fixture == "miss-failed":
         return None  # no tool answered: the replay misses it too
     if returned.status == "ok":

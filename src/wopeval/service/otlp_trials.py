@@ -176,6 +176,7 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
             source="run-api",
             task_id=trial.task_id,
             trial_index=trial.trial_index,
+            trace_incomplete=_dangling(trial.spans) or None,
         ),
         start,
     )
@@ -217,6 +218,16 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
         error_label=(label if label in ERROR_LABELS else "agent-error") if failed else None,
     )
     log.add(completed, end, root)
+
+
+def _dangling(spans: Sequence[OtlpSpan]) -> int:
+    """How many of a trial's spans name a parent its trace does not hold: a trace cut short."""
+    held = {(span.trace_id, span.span_id) for span in spans}
+    return sum(
+        1
+        for span in spans
+        if span.parent_span_id and (span.trace_id, span.parent_span_id) not in held
+    )
 
 
 def _tool_name(span: OtlpSpan) -> str:

@@ -35,6 +35,7 @@ from wopeval.wire.vocab import (
     X_FIXTURE,
     X_RETRY,
     X_TASK_ID,
+    X_TRACE_INCOMPLETE,
     X_TRIAL_INDEX,
     EvalMode,
     EvaluatorType,
@@ -158,6 +159,9 @@ class InvocationStarted(Payload):
     memoryBound: bool | None = None
     task_id: str | None = Field(None, alias=X_TASK_ID)
     trial_index: NonNegInt | None = Field(None, alias=X_TRIAL_INDEX)
+    # An imported trial's spans whose parent span is not in the trace: the trace was cut short
+    # (a span is exported when it ends, so an unfinished parent is missing).
+    trace_incomplete: NonNegInt | None = Field(None, alias=X_TRACE_INCOMPLETE)
 
 
 class Failure(BaseModel):

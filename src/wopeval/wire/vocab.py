@@ -71,6 +71,7 @@ TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 # --- wopeval's vendor payload keys -------------------------------------------------------------
 X_TASK_ID = "x-wopeval-taskId"
 X_TRIAL_INDEX = "x-wopeval-trialIndex"
+X_TRACE_INCOMPLETE = "x-wopeval-traceIncomplete"
 X_FIXTURE = "x-wopeval-fixture"
 X_JUDGE = "x-wopeval-judge"
 X_ERROR = "x-wopeval-error"  # a failed invocation's short label (timeout, agent-error, …)
