@@ -1,6 +1,7 @@
 """Strict model cassettes (``wopeval run --record-model DIR`` / ``--replay-model DIR``) against the
 scripted OpenAI-compatible server on a loopback socket: a 5-task × 3-trial run recorded, the
-server stopped, replayed with no socket to the same summary; a changed prompt fails exactly its
+server stopped, replayed with no socket to the same summary, byte for byte (both stores hold the
+same text); a changed prompt fails exactly its
 task's trials closed (``model-miss``) naming the field; a stochastic model's answers replayed
 trial by trial; bad cassette directories refused, named."""
 
@@ -12,14 +13,18 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import yaml
+from bench.grade_kinds import stored_summary
 from typer.testing import CliRunner
 
 from wopeval.agents.cassette import first_difference, request_key
 from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI, call
 from wopeval.agents.toolnames import ToolNames
 from wopeval.cli.app import app
+from wopeval.events.store import EventStore
+from wopeval.wire.vocab import INVOCATION_COMPLETED, X_REPLAYED_LATENCY
 
 LOOKUP = "crm:lookup-order"
 API = ToolNames([LOOKUP]).api(LOOKUP)
@@ -77,19 +82,31 @@ def _stochastic() -> Any:
     return step
 
 
-def _without_latency(value: Any) -> Any:
-    """The summary less its measured wall-clock latencies (the only figures a replay cannot
-    reproduce: a replayed trial takes the time it takes)."""
-    if isinstance(value, dict):
-        return {k: _without_latency(v) for k, v in value.items() if "latency" not in k.lower()}
-    if isinstance(value, list):
-        return [_without_latency(v) for v in value]
-    return value
-
-
 def _summary_bytes(out: str) -> bytes:
+    """The summary ``--json`` printed, latencies and all."""
     doc = json.loads(out)
-    return json.dumps(_without_latency(doc["summary"]), sort_keys=True).encode()
+    return json.dumps(doc["summary"], sort_keys=True).encode()
+
+
+def _stored(store: str, out: str) -> str:
+    """The summary text the store holds for the run ``--json`` printed."""
+    text = stored_summary(store, json.loads(out)["runId"])
+    assert text is not None
+    return text
+
+
+def _completions(store: str, out: str) -> list[dict[str, Any]]:
+    """The payloads of the run's ``agent.invocation-completed`` events."""
+
+    async def read() -> list[dict[str, Any]]:
+        opened = await EventStore.open(store)
+        try:
+            events = await opened.events(json.loads(out)["runId"])
+        finally:
+            await opened.close()
+        return [e.payload for e in events if e.type == INVOCATION_COMPLETED]
+
+    return anyio.run(read)
 
 
 def _closed_port() -> int:
@@ -155,7 +172,8 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def _replay(
     tmp: Path, suite: Path, store: str, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[int, str, list[Any]]:
-    """Replay from ``tmp/cas`` with the base URL at a closed port, counting every connect."""
+    """Replay from ``tmp/cas`` with the base URL at a closed port, counting every connect
+    (``store``: a file name under ``tmp``, or a PostgreSQL URL)."""
     connects = _counting(monkeypatch)
     code, out = _cli(
         "run",
@@ -167,7 +185,7 @@ def _replay(
         "--replay-model",
         str(tmp / "cas"),
         "--store",
-        str(tmp / store),
+        store if "://" in store else str(tmp / store),
         "--json",
     )
     return code, out, connects
@@ -188,7 +206,30 @@ def test_replay_reproduces_the_recorded_summary_and_opens_no_socket(
     assert connects == []
     assert code in (0, 1), out
     assert _summary_bytes(out) == _summary_bytes(json.dumps(first))
-    assert json.loads(out)["summary"]["aggregateScore"] == first["summary"]["aggregateScore"]
+    recorded_text = _stored(str(tmp / "rec.db"), json.dumps(first))
+    assert _stored(str(tmp / "rep.db"), out) == recorded_text  # byte for byte, latencies too
+    assert all("latencyMs" in task for task in json.loads(recorded_text)["tasks"])
+    # each replayed bracket carries the latency its trial was recorded with
+    latencies = {}
+    for path in files:
+        doc = json.loads(path.read_text())
+        latencies[doc["taskId"], doc["trialIndex"]] = doc["latencyMs"]
+    replayed = sorted(c[X_REPLAYED_LATENCY] for c in _completions(str(tmp / "rep.db"), out))
+    assert replayed == sorted(latencies.values())
+    assert all(X_REPLAYED_LATENCY not in c for c in _completions(str(tmp / "rec.db"), out))
+
+
+@pytest.mark.postgres
+def test_replay_into_postgresql_stores_the_recorded_summarys_bytes(
+    recorded: tuple[Path, dict[str, Any], int],
+    monkeypatch: pytest.MonkeyPatch,
+    pg_database: str,
+) -> None:
+    tmp, first, _ = recorded
+    code, out, connects = _replay(tmp, tmp / "suite.yaml", pg_database, monkeypatch)
+    assert code in (0, 1), out
+    assert all(address[1] == 5432 for address in connects)  # the store's, no model server's
+    assert _stored(pg_database, out) == _stored(str(tmp / "rec.db"), json.dumps(first))
 
 
 def test_a_stochastic_model_replays_each_trials_own_answer(
@@ -226,6 +267,10 @@ def test_a_changed_prompt_fails_exactly_its_tasks_trials_model_miss(
     others = [f for f in doc["failures"] if f["taskId"] != "t2"]
     assert others == [f for f in first["failures"] if f["taskId"] != "t2"]
     assert doc["infrastructureFailures"] == 0
+    # a trial that missed was not the one recorded: it reports its own latency
+    completions = _completions(str(tmp / "changed.db"), out)
+    assert sum(X_REPLAYED_LATENCY in c for c in completions) == (TASKS - 1) * 3
+    assert all(X_REPLAYED_LATENCY not in c for c in completions if c.get("x-wopeval-error"))
 
 
 def test_plainest_suite_records_and_replays(
@@ -255,6 +300,7 @@ def test_plainest_suite_records_and_replays(
     code, again, connects = _replay(tmp_path, suite, "b.db", monkeypatch)
     assert (code, connects) == (0, [])
     assert _summary_bytes(again) == _summary_bytes(out)
+    assert _stored(str(tmp_path / "b.db"), again) == _stored(str(tmp_path / "a.db"), out)
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,8 @@ __all__ = [
     "Tape",
     "active_cassette",
     "first_difference",
+    "note_latency",
+    "replayed_latency",
     "request_key",
     "trial_tape",
     "using_cassette",
@@ -114,6 +116,8 @@ class Tape:
     trial_index: int
     counts: dict[str, int] = field(default_factory=dict)
     interactions: list[dict[str, Any]] = field(default_factory=list)
+    # Recording: the attempt's measured latency; replaying: the one its trial was recorded with.
+    latency_ms: int | None = None
 
     def occurrence(self, method: str, path: str, body: Any) -> int:
         """The index of this request among identical ones so far in the trial (counted)."""
@@ -132,6 +136,7 @@ class Cassette:
         self.mode = mode
         self._recorded: dict[str, dict[str, Any]] = {}
         self._by_trial: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self._latency: dict[tuple[str, int], int] = {}
 
     @classmethod
     def for_recording(cls, root: Path) -> Cassette:
@@ -171,6 +176,11 @@ class Cassette:
         doc = _read_json(path, f"--replay-model: corrupt cassette file {path}")
         try:
             task_id, trial_index = doc["taskId"], doc["trialIndex"]
+            latency = doc.get("latencyMs")
+            if latency is not None:
+                if type(latency) is not int or latency < 0:
+                    raise ValueError(f"latencyMs {latency!r} is not a whole number of ms")
+                self._latency[task_id, trial_index] = latency
             for item in doc["interactions"]:
                 body, occurrence = item["request"]["body"], item["occurrence"]
                 key = request_key(
@@ -190,6 +200,10 @@ class Cassette:
             raise UserError(
                 f"--replay-model: corrupt cassette file {path}: {type(exc).__name__}: {exc}"
             ) from None
+
+    def recorded_latency(self, task_id: str, trial_index: int) -> int | None:
+        """The latency (ms) a trial was recorded with, when its file holds one."""
+        return self._latency.get((task_id, trial_index))
 
     def find(self, tape: Tape, method: str, path: str, body: Any) -> dict[str, Any]:
         """The recorded response to this request of ``tape``'s trial, or :class:`ModelMiss`."""
@@ -233,6 +247,8 @@ class Cassette:
             "trialIndex": tape.trial_index,
             "interactions": tape.interactions,
         }
+        if tape.latency_ms is not None:
+            doc["latencyMs"] = tape.latency_ms
         path = self.root / TRIALS / f"{tape.task_id}.{tape.trial_index}.json"
         partial = path.with_suffix(".json.partial")
         text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -278,6 +294,22 @@ def current_tape() -> Tape | None:
     return _TAPE.get()
 
 
+def replayed_latency() -> int | None:
+    """When this trial attempt is replayed: the latency its trial was recorded with (which the
+    engine writes on its bracket, so the replay's summary is the recording's); else None."""
+    tape, cassette = _TAPE.get(), _CASSETTE.get()
+    if tape is None or cassette is None or cassette.mode != "replay":
+        return None
+    return tape.latency_ms
+
+
+def note_latency(latency_ms: int | None) -> None:
+    """When this trial attempt is recorded: its measured latency, saved with its trial file."""
+    tape, cassette = _TAPE.get(), _CASSETTE.get()
+    if tape is not None and cassette is not None and cassette.mode == "record":
+        tape.latency_ms = latency_ms
+
+
 @contextmanager
 def using_cassette(cassette: Cassette | None) -> Iterator[None]:
     """Make ``cassette`` the one in force inside the block (and the tasks started in it)."""
@@ -296,6 +328,8 @@ def trial_tape(task_id: str, trial_index: int) -> Iterator[None]:
         yield
         return
     tape = Tape(task_id, trial_index)
+    if cassette.mode == "replay":
+        tape.latency_ms = cassette.recorded_latency(task_id, trial_index)
     token = _TAPE.set(tape)
     try:
         yield
