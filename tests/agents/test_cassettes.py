@@ -303,23 +303,42 @@ def test_plainest_suite_records_and_replays(
     assert _stored(str(tmp_path / "b.db"), again) == _stored(str(tmp_path / "a.db"), out)
 
 
-@pytest.mark.parametrize(
-    "damage", ["absent", "no-manifest", "bad-manifest", "truncated", "rekeyed"]
-)
+# each kind of damage, and what the refusal must say beside the path
+DAMAGES = {
+    "absent": "no such cassette directory",
+    "a-file": "not a directory",
+    "no-manifest": "not a model cassette (no cassette.json)",
+    "bad-manifest": 'cassette.json format: "something-else"',
+    "manifest-not-object": "cassette.json is not a JSON object",
+    "wrong-version": "cassette.json version: 2 is not 1",
+    "other-suite": "cassette.json suiteId: the cassette was recorded for suite",
+    "truncated": "corrupt cassette file",
+    "rekeyed": "the key of interaction 0 does not match it",
+    "no-member": "it lacks the member 'occurrence'",
+    "bad-latency": "latencyMs -3 is not a whole number of ms",
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_a_bad_cassette_directory_is_refused_naming_it(tmp_path: Path, damage: str) -> None:
     suite = _suite(tmp_path / "one.yaml", tasks=1, trials=None)
     cas = tmp_path / "cas"
-    if damage != "absent":
+    if damage == "a-file":
+        cas.write_text("not a cassette")
+    elif damage != "absent":
         (cas / "trials").mkdir(parents=True)
-    if damage != "no-manifest" and damage != "absent":
-        manifest = (
-            {"format": "something-else"}
-            if damage == "bad-manifest"
-            else {"format": "wopeval-model-cassette", "version": 1}
-        )
+    manifest: Any = {"format": "wopeval-model-cassette", "version": 1}
+    manifest |= {
+        "bad-manifest": {"format": "something-else"},
+        "wrong-version": {"version": 2},
+        "other-suite": {"suiteId": "core.test.evals.another"},
+    }.get(damage, {})
+    if damage == "manifest-not-object":
+        manifest = ["wopeval-model-cassette", 1]
+    if cas.is_dir() and damage != "no-manifest":
         (cas / "cassette.json").write_text(json.dumps(manifest))
     body = {"model": "m1", "messages": []}
-    item = {
+    item: dict[str, Any] = {
         "key": request_key("t0", 0, "POST", "/v1/chat/completions", body, 0),
         "occurrence": 0,
         "request": {"method": "POST", "path": "/v1/chat/completions", "body": body},
@@ -327,7 +346,12 @@ def test_a_bad_cassette_directory_is_refused_naming_it(tmp_path: Path, damage: s
     }
     if damage == "rekeyed":
         item["key"] = "0" * 64
-    text = json.dumps({"taskId": "t0", "trialIndex": 0, "interactions": [item]})
+    if damage == "no-member":
+        del item["occurrence"]
+    trial: dict[str, Any] = {"taskId": "t0", "trialIndex": 0, "interactions": [item]}
+    if damage == "bad-latency":
+        trial["latencyMs"] = -3
+    text = json.dumps(trial)
     (tmp_path / "trial.json").write_text(text[: len(text) // 2] if damage == "truncated" else text)
     if cas.is_dir():
         (tmp_path / "trial.json").replace(cas / "trials" / "t0.0.json")
@@ -342,8 +366,37 @@ def test_a_bad_cassette_directory_is_refused_naming_it(tmp_path: Path, damage: s
         str(tmp_path / "s.db"),
     )
     assert code == 2, out
-    assert str(cas) in " ".join(out.split())  # the message may wrap the path
+    said = " ".join(out.split())  # the message may wrap
+    assert str(cas) in said
+    assert DAMAGES[damage] in said, said
     assert not (tmp_path / "s.db").exists()  # refused before the store is opened
+    if cas.is_dir():  # nothing recorded is touched
+        kept = text[: len(text) // 2] if damage == "truncated" else text
+        assert (cas / "trials" / "t0.0.json").read_text() == kept
+
+
+def test_a_recording_names_its_suite_and_replays_for_it(tmp_path: Path) -> None:
+    """The manifest a recording writes names its suite; a cassette without one (an earlier
+    recording) still replays."""
+    suite = _suite(tmp_path / "one.yaml", tasks=1, trials=None)
+    with ScriptedOpenAI([_stochastic()], repeat_last=True) as server:
+        code, out = _cli("run", str(suite), "--model", "m1", "--base-url", server.base_url,
+                         "--record-model", str(tmp_path / "cas"), "--store",
+                         str(tmp_path / "a.db"), "--json")  # fmt: skip
+    assert code == 0, out
+    manifest = json.loads((tmp_path / "cas" / "cassette.json").read_text())
+    assert manifest == {
+        "format": "wopeval-model-cassette",
+        "version": 1,
+        "suiteId": "core.test.evals.cassettes",
+    }
+    del manifest["suiteId"]
+    (tmp_path / "cas" / "cassette.json").write_text(json.dumps(manifest))
+    code, again = _cli("run", str(suite), "--model", "m1", "--base-url",
+                       f"http://127.0.0.1:{_closed_port()}/v1", "--replay-model",
+                       str(tmp_path / "cas"), "--store", str(tmp_path / "b.db"),
+                       "--json")  # fmt: skip
+    assert code == 0, again
 
 
 def test_record_refuses_a_non_empty_directory_and_both_options(tmp_path: Path) -> None:

@@ -139,9 +139,9 @@ class Cassette:
         self._latency: dict[tuple[str, int], int] = {}
 
     @classmethod
-    def for_recording(cls, root: Path) -> Cassette:
-        """A new cassette at ``root``: an empty or absent directory (never one that holds
-        anything: nothing recorded is overwritten)."""
+    def for_recording(cls, root: Path, suite_id: str | None = None) -> Cassette:
+        """A new cassette at ``root`` for the suite ``suite_id``: an empty or absent directory
+        (never one that holds anything: nothing recorded is overwritten)."""
         if root.exists() and not root.is_dir():
             raise UserError(f"--record-model {root}: not a directory")
         if root.is_dir() and any(root.iterdir()):
@@ -150,22 +150,37 @@ class Cassette:
                 "new one; nothing recorded is overwritten)"
             )
         (root / TRIALS).mkdir(parents=True, exist_ok=True)
-        manifest = {"format": FORMAT, "version": VERSION}
+        manifest: dict[str, object] = {"format": FORMAT, "version": VERSION}
+        if suite_id is not None:
+            manifest["suiteId"] = suite_id
         (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         return cls(root, "record")
 
     @classmethod
-    def for_replay(cls, root: Path) -> Cassette:
-        """The cassette at ``root``, every trial's file read and checked now, before any trial."""
+    def for_replay(cls, root: Path, suite_id: str | None = None) -> Cassette:
+        """The cassette at ``root``, every trial's file read and checked now, before any trial;
+        one recorded for another suite than ``suite_id`` is refused."""
         if not root.is_dir():
-            raise UserError(f"--replay-model {root}: no such cassette directory")
+            what = "not a directory" if root.exists() else "no such cassette directory"
+            raise UserError(f"--replay-model {root}: {what}")
         manifest = _read_json(root / MANIFEST, f"--replay-model {root}: not a model cassette")
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise UserError(f"--replay-model {root}: {MANIFEST} is not a {FORMAT} manifest")
+        if not isinstance(manifest, dict):
+            raise UserError(f"--replay-model {root}: {MANIFEST} is not a JSON object")
+        if manifest.get("format") != FORMAT:
+            raise UserError(
+                f"--replay-model {root}: {MANIFEST} format: {_shown(manifest.get('format'))} "
+                f"is not {FORMAT!r} (not a model cassette)"
+            )
         if manifest.get("version") != VERSION:
             raise UserError(
-                f"--replay-model {root}: cassette version "
-                f"{manifest.get('version')!r} is not {VERSION}"
+                f"--replay-model {root}: {MANIFEST} version: "
+                f"{_shown(manifest.get('version'))} is not {VERSION}"
+            )
+        recorded_for = manifest.get("suiteId")
+        if suite_id is not None and recorded_for is not None and recorded_for != suite_id:
+            raise UserError(
+                f"--replay-model {root}: {MANIFEST} suiteId: the cassette was recorded for "
+                f"suite {_shown(recorded_for)}, not {_shown(suite_id)}"
             )
         cassette = cls(root, "replay")
         for path in sorted((root / TRIALS).glob("*.json")):
@@ -196,7 +211,11 @@ class Cassette:
                 int(item["response"]["status"])
                 self._recorded[key] = item
                 self._by_trial.setdefault((task_id, trial_index), []).append(item)
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise UserError(
+                f"--replay-model: corrupt cassette file {path}: it lacks the member {exc}"
+            ) from None
+        except (TypeError, ValueError) as exc:
             raise UserError(
                 f"--replay-model: corrupt cassette file {path}: {type(exc).__name__}: {exc}"
             ) from None

@@ -154,7 +154,7 @@ def run(
         fail_input("SUITE is required (or --resume RUN)")
     sharded = check_run_options(executor, ray_address, mcp, trial_timeout, max_cost, shard, group)
     suite = load_suite_file(suite_path)
-    cassette = model_cassette(record_model, replay_model, executor)
+    cassette = model_cassette(record_model, replay_model, executor, suite.suiteId)
     if cassette is not None:  # in force for the model check and every trial (their context)
         from wopeval.agents.cassette import using_cassette
 
