@@ -24,6 +24,7 @@ from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI, call
 from wopeval.agents.toolnames import ToolNames
 from wopeval.cli.app import app
 from wopeval.events.store import EventStore
+from wopeval.grading.views import collect_trials
 from wopeval.wire.vocab import INVOCATION_COMPLETED, X_REPLAYED_LATENCY
 
 LOOKUP = "crm:lookup-order"
@@ -542,3 +543,43 @@ def test_the_judges_calls_are_recorded_and_replayed_and_a_judge_miss_names_the_f
     assert failure["kind"] == "judge-error"
     assert "differs at model" in failure["message"]
     assert '"judge-2"' in failure["message"]
+
+
+def _outputs(store: str, out: str) -> dict[tuple[str, int], Any]:
+    """Each trial's output, as the run's log holds it."""
+
+    async def read() -> list[Any]:
+        opened = await EventStore.open(store)
+        try:
+            return await opened.events(json.loads(out)["runId"])
+        finally:
+            await opened.close()
+
+    views = collect_trials(anyio.run(read))
+    return {key: view.output for key, view in views.items()}
+
+
+def test_three_trials_of_a_stochastic_model_replay_their_three_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One task, three trials, a model that never answers the same twice: each trial replays
+    its own recorded answer, never another trial's (the trial index is in the key)."""
+    suite = _suite(tmp_path / "three.yaml", tasks=1, trials=3)
+    counter = iter(range(1000))
+
+    def step(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply(content=f"answer-{next(counter)}")
+        return Reply(tool_calls=(call(API, {"orderId": "A0"}),))
+
+    with ScriptedOpenAI([step], repeat_last=True) as server:
+        code, out = _cli("run", str(suite), "--model", "m1", "--base-url", server.base_url,
+                         "--record-model", str(tmp_path / "cas"), "--store",
+                         str(tmp_path / "a.db"), "--json")  # fmt: skip
+    assert code == 1, out  # none answers "late"
+    recorded = _outputs(str(tmp_path / "a.db"), out)
+    assert len(set(recorded.values())) == 3
+    assert sorted(recorded) == [("t0", 0), ("t0", 1), ("t0", 2)]
+    code, again, connects = _replay(tmp_path, suite, "b.db", monkeypatch)
+    assert (code, connects) == (1, [])
+    assert _outputs(str(tmp_path / "b.db"), again) == recorded
