@@ -28,6 +28,7 @@ from wopeval.errors import ModelMiss, UserError
 
 PATH = "/v1/chat/completions"
 BODY = {"model": "m1", "messages": [{"role": "user", "content": "Where is A1?"}]}
+OTHER = {"model": "m1", "messages": [{"role": "user", "content": "Où est A2 ?"}]}
 ANSWER = {"status": 200, "body": {"choices": []}, "contentType": "application/json"}
 
 
@@ -77,6 +78,9 @@ def test_a_missing_field_is_named_with_absent() -> None:
     # a member one side has: the first name in order, with "(absent)"
     assert first_difference({"a": 1, "c": 3}, {"b": 2, "c": 3}) == (0, "a", 1, "(absent)")
     assert first_difference({"b": 2, "c": 3}, {"a": 1, "c": 3}) == (0, "a", "(absent)", 1)
+    # a list where a dict was: its length is named, not the dict's first member
+    assert first_difference({"m": []}, {"m": {"a": 1}}) == (0, "m.length", 0, "(absent)")
+    assert first_difference({"m": {"a": 1}}, {"m": []}) == (0, "m.length", "(absent)", 0)
     # one side ends first
     assert first_difference({"a": 1}, {"a": 1, "b": 2}) == (1, "b", "(absent)", 2)
     assert first_difference({"a": 1, "b": 2}, {"a": 1}) == (1, "b", 2, "(absent)")
@@ -96,9 +100,9 @@ def _recorded(root: Path, latency: int | None = 41, suite: str | None = "s.x") -
         tape = current_tape()
         assert tape is not None
         cassette.record(tape, "POST", PATH, BODY, {**ANSWER, "body": {"n": 0}})
-        cassette.record(tape, "POST", PATH, BODY, {**ANSWER, "body": {"n": 1}})
-        other = {**BODY, "messages": [{"role": "user", "content": "Where is A2?"}]}
-        cassette.record(tape, "POST", PATH, other, {**ANSWER, "body": {"n": 2}})
+        cassette.record(tape, "post", PATH, BODY, {**ANSWER, "body": {"n": 1}})
+        cassette.record(tape, "POST", PATH, OTHER, {**ANSWER, "body": {"n": 2}})
+        cassette.record(tape, "POST", "/v1/responses", BODY, {**ANSWER, "body": {"n": 3}})
         note_latency(latency)
     return cassette
 
@@ -111,7 +115,9 @@ def test_a_recording_is_written_per_trial_and_replayed(tmp_path: Path) -> None:
     doc = json.loads(text)
     assert text == json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert doc["latencyMs"] == 41
-    assert [i["occurrence"] for i in doc["interactions"]] == [0, 1, 0]
+    assert [i["occurrence"] for i in doc["interactions"]] == [0, 1, 0, 0]  # per path and body
+    assert [i["request"]["method"] for i in doc["interactions"]] == ["POST"] * 4
+    assert "Où est A2 ?" in text  # stored as written, diff-friendly
     assert list((tmp_path / "cas" / "trials").iterdir()) == [
         tmp_path / "cas" / "trials" / "t.0.json"
     ]
@@ -121,6 +127,8 @@ def test_a_recording_is_written_per_trial_and_replayed(tmp_path: Path) -> None:
     assert replay.recorded_latency("t", 1) is None
     tape = Tape("t", 0)
     assert replay.find(tape, "POST", PATH, BODY)["body"] == {"n": 0}
+    assert replay.find(tape, "POST", PATH, OTHER)["body"] == {"n": 2}  # counted apart
+    assert replay.find(tape, "POST", "/v1/responses", BODY)["body"] == {"n": 3}
     assert replay.find(tape, "POST", PATH, BODY)["body"] == {"n": 1}  # the second answer
     with pytest.raises(ModelMiss, match=r"recorded 2 time\(s\) in task t trial 0, this is time 3"):
         replay.find(tape, "POST", PATH, BODY)
@@ -153,15 +161,28 @@ def test_a_miss_names_the_field_of_the_nearest_recording(tmp_path: Path) -> None
         'recording of task t trial 0: recorded "Where is A1?", requested "Where is A3?" '
         f"(cassette {tmp_path / 'cas'})"
     )
+    french = {**BODY, "messages": [{"role": "usér", "content": "Où est A2 ?"}]}
+    with pytest.raises(
+        ModelMiss, match=r'messages\[0\]\.role .*: recorded "user", requested "usér"'
+    ):
+        replay.find(Tape("t", 0), "POST", PATH, french)
+    with pytest.raises(ModelMiss, match="the cassette has no GET /v1/chat/completions of task t"):
+        replay.find(Tape("t", 0), "GET", PATH, BODY)
+    with pytest.raises(ModelMiss, match="has no POST /v2 of task t trial 0"):
+        replay.find(Tape("t", 0), "post", "/v2", BODY)
     # the nearest is the one sharing the most leading fields: the model differs from neither
     # recording here, the seed is past every shared field
     with pytest.raises(ModelMiss, match=r"differs at seed .* recorded \"\(absent\)\", requested 1"):
         replay.find(Tape("t", 0), "POST", PATH, {**BODY, "seed": 1})
     with pytest.raises(ModelMiss, match="differs at model"):
         replay.find(Tape("t", 0), "POST", PATH, {**BODY, "model": "m2"})
-    with pytest.raises(ModelMiss, match="the cassette has no recording of task t trial 1"):
+    with pytest.raises(
+        ModelMiss, match="the cassette has no POST /v1/chat/completions of task t trial 1"
+    ):
         replay.find(Tape("t", 1), "POST", PATH, BODY)
-    with pytest.raises(ModelMiss, match="the cassette has no recording of task u trial 0"):
+    with pytest.raises(
+        ModelMiss, match="the cassette has no POST /v1/chat/completions of task u trial 0"
+    ):
         replay.find(Tape("u", 0), "POST", PATH, BODY)
 
 

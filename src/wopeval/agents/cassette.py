@@ -48,6 +48,7 @@ MANIFEST = "cassette.json"
 TRIALS = "trials"
 _FIRST = ("model", "messages", "tools")  # shown first when a request is walked
 _SHOWN = 80
+ABSENT = "(absent)"  # a field's value on the side that has no such field
 
 
 def request_key(
@@ -84,22 +85,22 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 def first_difference(recorded: Any, got: Any) -> tuple[int, str, Any, Any] | None:
     """How many leading leaves two request bodies share, then the first field that differs
-    (``messages[1].content``) and its recorded and requested values; None when equal."""
+    (``messages[1].content``) and its recorded and requested values (``(absent)`` on the side
+    without it; a list's length before an item it has no more); None when equal."""
     theirs, ours = list(_leaves(recorded)), list(_leaves(got))
     for shared, (a, b) in enumerate(zip(theirs, ours, strict=False)):
         if a != b:
-            if a[0] != b[0]:  # a field one has and the other has not
-                ends = [n for n in (a[0], b[0]) if n.endswith(".length")]
-                name = ends[0] if ends else min(a[0], b[0])
-                mine, other = dict(theirs), dict(ours)
-                return shared, name, mine.get(name, "(absent)"), other.get(name, "(absent)")
-            return shared, a[0], a[1], b[1]
-    if len(theirs) == len(ours):
-        return None
+            ends = [n for n in (a[0], b[0]) if n.endswith(".length")]
+            return _field(theirs, ours, shared, ends[0] if ends else min(a[0], b[0]))
     shared = min(len(theirs), len(ours))
-    longer = theirs if len(theirs) > len(ours) else ours
-    name = longer[shared][0]
-    return shared, name, dict(theirs).get(name, "(absent)"), dict(ours).get(name, "(absent)")
+    rest = theirs[shared:] or ours[shared:]  # what the longer one has past the other's end
+    return _field(theirs, ours, shared, rest[0][0]) if rest else None
+
+
+def _field(
+    theirs: list[tuple[str, Any]], ours: list[tuple[str, Any]], shared: int, name: str
+) -> tuple[int, str, Any, Any]:
+    return shared, name, dict(theirs).get(name, ABSENT), dict(ours).get(name, ABSENT)
 
 
 def _shown(value: Any) -> str:
@@ -116,8 +117,8 @@ class Tape:
     trial_index: int
     counts: dict[str, int] = field(default_factory=dict)
     interactions: list[dict[str, Any]] = field(default_factory=list)
-    # Recording: the attempt's measured latency; replaying: the one its trial was recorded with.
-    latency_ms: int | None = None
+    latency_ms: int | None = None  # measured (saved with a recording)
+    recorded_latency_ms: int | None = None  # replaying: the latency its trial was recorded with
 
     def occurrence(self, method: str, path: str, body: Any) -> int:
         """The index of this request among identical ones so far in the trial (counted)."""
@@ -238,14 +239,19 @@ class Cassette:
         """Why a request has no recording, the differing field first (a reason is clipped)."""
         where = f"task {tape.task_id} trial {tape.trial_index}"
         head, tail = "no recording of this model request", f" (cassette {self.root})"
-        recorded = self._by_trial.get((tape.task_id, tape.trial_index), [])
+        route = {"method": method.upper(), "path": path}
+        recorded = [
+            item["request"]["body"]
+            for item in self._by_trial.get((tape.task_id, tape.trial_index), ())
+            if {k: item["request"][k] for k in route} == route
+        ]
         if not recorded:
-            return f"{head}: the cassette has no recording of {where}{tail}"
+            return f"{head}: the cassette has no {route['method']} {path} of {where}{tail}"
         nearest: tuple[int, str, Any, Any] | None = None
-        for item in recorded:
-            got = first_difference(item["request"]["body"], body)
+        for recorded_body in recorded:
+            got = first_difference(recorded_body, body)
             if got is None:  # the same request: it was made fewer times when recorded
-                times = sum(1 for i in recorded if i["request"]["body"] == body)
+                times = recorded.count(body)
                 return (
                     f"{head}: it was recorded {times} time(s) in {where}, this is time "
                     f"{occurrence + 1}{tail}"
@@ -316,16 +322,14 @@ def current_tape() -> Tape | None:
 def replayed_latency() -> int | None:
     """When this trial attempt is replayed: the latency its trial was recorded with (which the
     engine writes on its bracket, so the replay's summary is the recording's); else None."""
-    tape, cassette = _TAPE.get(), _CASSETTE.get()
-    if tape is None or cassette is None or cassette.mode != "replay":
-        return None
-    return tape.latency_ms
+    tape = _TAPE.get()
+    return tape.recorded_latency_ms if tape is not None else None
 
 
 def note_latency(latency_ms: int | None) -> None:
-    """When this trial attempt is recorded: its measured latency, saved with its trial file."""
-    tape, cassette = _TAPE.get(), _CASSETTE.get()
-    if tape is not None and cassette is not None and cassette.mode == "record":
+    """This trial attempt's measured latency, saved with its trial file when it is recorded."""
+    tape = _TAPE.get()
+    if tape is not None:
         tape.latency_ms = latency_ms
 
 
@@ -348,7 +352,7 @@ def trial_tape(task_id: str, trial_index: int) -> Iterator[None]:
         return
     tape = Tape(task_id, trial_index)
     if cassette.mode == "replay":
-        tape.latency_ms = cassette.recorded_latency(task_id, trial_index)
+        tape.recorded_latency_ms = cassette.recorded_latency(task_id, trial_index)
     token = _TAPE.set(tape)
     try:
         yield
