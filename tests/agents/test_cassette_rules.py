@@ -109,8 +109,9 @@ def _recorded(root: Path, latency: int | None = 41, suite: str | None = "s.x") -
 
 def test_a_recording_is_written_per_trial_and_replayed(tmp_path: Path) -> None:
     _recorded(tmp_path / "cas")
-    assert json.loads((tmp_path / "cas" / "cassette.json").read_text()) == {
-        "format": "wopeval-model-cassette", "version": 1, "suiteId": "s.x"}  # fmt: skip
+    manifest = {"format": "wopeval-model-cassette", "version": 1, "suiteId": "s.x"}
+    expected = json.dumps(manifest, indent=2) + "\n"  # pretty-printed, as the docs show it
+    assert (tmp_path / "cas" / "cassette.json").read_text() == expected
     text = (tmp_path / "cas" / "trials" / "t.0.json").read_text()
     doc = json.loads(text)
     assert text == json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
