@@ -145,6 +145,7 @@ SLOW_FILES = frozenset(
         "tests/cli/test_resume_terminal.py",
         "tests/cli/test_resume_cmd.py",
         "tests/agents/test_cassettes.py",
+        "tests/agents/test_cassette_adapters.py",
         "tests/agents/test_cli_agents.py",
         "tests/agents/test_toolspec.py",
         "tests/robust/test_limits.py",

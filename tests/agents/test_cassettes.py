@@ -1,6 +1,7 @@
 """Strict model cassettes (``wopeval run --record-model DIR`` / ``--replay-model DIR``) against the
 scripted OpenAI-compatible server on a loopback socket: a 5-task × 3-trial run recorded, the
-server stopped, replayed with no socket to the same summary; a changed prompt fails exactly its
+server stopped, replayed with no socket to the same summary, byte for byte (both stores hold the
+same text); a changed prompt fails exactly its
 task's trials closed (``model-miss``) naming the field; a stochastic model's answers replayed
 trial by trial; bad cassette directories refused, named."""
 
@@ -12,14 +13,19 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import yaml
+from bench.grade_kinds import stored_summary
 from typer.testing import CliRunner
 
 from wopeval.agents.cassette import first_difference, request_key
 from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI, call
 from wopeval.agents.toolnames import ToolNames
 from wopeval.cli.app import app
+from wopeval.events.store import EventStore
+from wopeval.grading.views import collect_trials
+from wopeval.wire.vocab import INVOCATION_COMPLETED, X_REPLAYED_LATENCY
 
 LOOKUP = "crm:lookup-order"
 API = ToolNames([LOOKUP]).api(LOOKUP)
@@ -77,19 +83,31 @@ def _stochastic() -> Any:
     return step
 
 
-def _without_latency(value: Any) -> Any:
-    """The summary less its measured wall-clock latencies (the only figures a replay cannot
-    reproduce: a replayed trial takes the time it takes)."""
-    if isinstance(value, dict):
-        return {k: _without_latency(v) for k, v in value.items() if "latency" not in k.lower()}
-    if isinstance(value, list):
-        return [_without_latency(v) for v in value]
-    return value
-
-
 def _summary_bytes(out: str) -> bytes:
+    """The summary ``--json`` printed, latencies and all."""
     doc = json.loads(out)
-    return json.dumps(_without_latency(doc["summary"]), sort_keys=True).encode()
+    return json.dumps(doc["summary"], sort_keys=True).encode()
+
+
+def _stored(store: str, out: str) -> str:
+    """The summary text the store holds for the run ``--json`` printed."""
+    text = stored_summary(store, json.loads(out)["runId"])
+    assert text is not None
+    return text
+
+
+def _completions(store: str, out: str) -> list[dict[str, Any]]:
+    """The payloads of the run's ``agent.invocation-completed`` events."""
+
+    async def read() -> list[dict[str, Any]]:
+        opened = await EventStore.open(store)
+        try:
+            events = await opened.events(json.loads(out)["runId"])
+        finally:
+            await opened.close()
+        return [e.payload for e in events if e.type == INVOCATION_COMPLETED]
+
+    return anyio.run(read)
 
 
 def _closed_port() -> int:
@@ -155,7 +173,8 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def _replay(
     tmp: Path, suite: Path, store: str, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[int, str, list[Any]]:
-    """Replay from ``tmp/cas`` with the base URL at a closed port, counting every connect."""
+    """Replay from ``tmp/cas`` with the base URL at a closed port, counting every connect
+    (``store``: a file name under ``tmp``, or a PostgreSQL URL)."""
     connects = _counting(monkeypatch)
     code, out = _cli(
         "run",
@@ -167,7 +186,7 @@ def _replay(
         "--replay-model",
         str(tmp / "cas"),
         "--store",
-        str(tmp / store),
+        store if "://" in store else str(tmp / store),
         "--json",
     )
     return code, out, connects
@@ -188,7 +207,30 @@ def test_replay_reproduces_the_recorded_summary_and_opens_no_socket(
     assert connects == []
     assert code in (0, 1), out
     assert _summary_bytes(out) == _summary_bytes(json.dumps(first))
-    assert json.loads(out)["summary"]["aggregateScore"] == first["summary"]["aggregateScore"]
+    recorded_text = _stored(str(tmp / "rec.db"), json.dumps(first))
+    assert _stored(str(tmp / "rep.db"), out) == recorded_text  # byte for byte, latencies too
+    assert all("latencyMs" in task for task in json.loads(recorded_text)["tasks"])
+    # each replayed bracket carries the latency its trial was recorded with
+    latencies = {}
+    for path in files:
+        doc = json.loads(path.read_text())
+        latencies[doc["taskId"], doc["trialIndex"]] = doc["latencyMs"]
+    replayed = sorted(c[X_REPLAYED_LATENCY] for c in _completions(str(tmp / "rep.db"), out))
+    assert replayed == sorted(latencies.values())
+    assert all(X_REPLAYED_LATENCY not in c for c in _completions(str(tmp / "rec.db"), out))
+
+
+@pytest.mark.postgres
+def test_replay_into_postgresql_stores_the_recorded_summarys_bytes(
+    recorded: tuple[Path, dict[str, Any], int],
+    monkeypatch: pytest.MonkeyPatch,
+    pg_database: str,
+) -> None:
+    tmp, first, _ = recorded
+    code, out, connects = _replay(tmp, tmp / "suite.yaml", pg_database, monkeypatch)
+    assert code in (0, 1), out
+    assert all(address[1] == 5432 for address in connects)  # the store's, no model server's
+    assert _stored(pg_database, out) == _stored(str(tmp / "rec.db"), json.dumps(first))
 
 
 def test_a_stochastic_model_replays_each_trials_own_answer(
@@ -226,6 +268,10 @@ def test_a_changed_prompt_fails_exactly_its_tasks_trials_model_miss(
     others = [f for f in doc["failures"] if f["taskId"] != "t2"]
     assert others == [f for f in first["failures"] if f["taskId"] != "t2"]
     assert doc["infrastructureFailures"] == 0
+    # a trial that missed was not the one recorded: it reports its own latency
+    completions = _completions(str(tmp / "changed.db"), out)
+    assert sum(X_REPLAYED_LATENCY in c for c in completions) == (TASKS - 1) * 3
+    assert all(X_REPLAYED_LATENCY not in c for c in completions if c.get("x-wopeval-error"))
 
 
 def test_plainest_suite_records_and_replays(
@@ -255,25 +301,45 @@ def test_plainest_suite_records_and_replays(
     code, again, connects = _replay(tmp_path, suite, "b.db", monkeypatch)
     assert (code, connects) == (0, [])
     assert _summary_bytes(again) == _summary_bytes(out)
+    assert _stored(str(tmp_path / "b.db"), again) == _stored(str(tmp_path / "a.db"), out)
 
 
-@pytest.mark.parametrize(
-    "damage", ["absent", "no-manifest", "bad-manifest", "truncated", "rekeyed"]
-)
+# each kind of damage, and what the refusal must say beside the path
+DAMAGES = {
+    "absent": "no such cassette directory",
+    "a-file": "not a directory",
+    "no-manifest": "not a model cassette (no cassette.json)",
+    "bad-manifest": 'cassette.json format: "something-else"',
+    "manifest-not-object": "cassette.json is not a JSON object",
+    "wrong-version": "cassette.json version: 2 is not 1",
+    "other-suite": "cassette.json suiteId: the cassette was recorded for suite",
+    "truncated": "corrupt cassette file",
+    "rekeyed": "the key of interaction 0 does not match it",
+    "no-member": "it lacks the member 'occurrence'",
+    "bad-latency": "latencyMs -3 is not a whole number of ms",
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_a_bad_cassette_directory_is_refused_naming_it(tmp_path: Path, damage: str) -> None:
     suite = _suite(tmp_path / "one.yaml", tasks=1, trials=None)
     cas = tmp_path / "cas"
-    if damage != "absent":
+    if damage == "a-file":
+        cas.write_text("not a cassette")
+    elif damage != "absent":
         (cas / "trials").mkdir(parents=True)
-    if damage != "no-manifest" and damage != "absent":
-        manifest = (
-            {"format": "something-else"}
-            if damage == "bad-manifest"
-            else {"format": "wopeval-model-cassette", "version": 1}
-        )
+    manifest: Any = {"format": "wopeval-model-cassette", "version": 1}
+    manifest |= {
+        "bad-manifest": {"format": "something-else"},
+        "wrong-version": {"version": 2},
+        "other-suite": {"suiteId": "core.test.evals.another"},
+    }.get(damage, {})
+    if damage == "manifest-not-object":
+        manifest = ["wopeval-model-cassette", 1]
+    if cas.is_dir() and damage != "no-manifest":
         (cas / "cassette.json").write_text(json.dumps(manifest))
     body = {"model": "m1", "messages": []}
-    item = {
+    item: dict[str, Any] = {
         "key": request_key("t0", 0, "POST", "/v1/chat/completions", body, 0),
         "occurrence": 0,
         "request": {"method": "POST", "path": "/v1/chat/completions", "body": body},
@@ -281,7 +347,12 @@ def test_a_bad_cassette_directory_is_refused_naming_it(tmp_path: Path, damage: s
     }
     if damage == "rekeyed":
         item["key"] = "0" * 64
-    text = json.dumps({"taskId": "t0", "trialIndex": 0, "interactions": [item]})
+    if damage == "no-member":
+        del item["occurrence"]
+    trial: dict[str, Any] = {"taskId": "t0", "trialIndex": 0, "interactions": [item]}
+    if damage == "bad-latency":
+        trial["latencyMs"] = -3
+    text = json.dumps(trial)
     (tmp_path / "trial.json").write_text(text[: len(text) // 2] if damage == "truncated" else text)
     if cas.is_dir():
         (tmp_path / "trial.json").replace(cas / "trials" / "t0.0.json")
@@ -296,8 +367,37 @@ def test_a_bad_cassette_directory_is_refused_naming_it(tmp_path: Path, damage: s
         str(tmp_path / "s.db"),
     )
     assert code == 2, out
-    assert str(cas) in " ".join(out.split())  # the message may wrap the path
+    said = " ".join(out.split())  # the message may wrap
+    assert str(cas) in said
+    assert DAMAGES[damage] in said, said
     assert not (tmp_path / "s.db").exists()  # refused before the store is opened
+    if cas.is_dir():  # nothing recorded is touched
+        kept = text[: len(text) // 2] if damage == "truncated" else text
+        assert (cas / "trials" / "t0.0.json").read_text() == kept
+
+
+def test_a_recording_names_its_suite_and_replays_for_it(tmp_path: Path) -> None:
+    """The manifest a recording writes names its suite; a cassette without one (an earlier
+    recording) still replays."""
+    suite = _suite(tmp_path / "one.yaml", tasks=1, trials=None)
+    with ScriptedOpenAI([_stochastic()], repeat_last=True) as server:
+        code, out = _cli("run", str(suite), "--model", "m1", "--base-url", server.base_url,
+                         "--record-model", str(tmp_path / "cas"), "--store",
+                         str(tmp_path / "a.db"), "--json")  # fmt: skip
+    assert code == 0, out
+    manifest = json.loads((tmp_path / "cas" / "cassette.json").read_text())
+    assert manifest == {
+        "format": "wopeval-model-cassette",
+        "version": 1,
+        "suiteId": "core.test.evals.cassettes",
+    }
+    del manifest["suiteId"]
+    (tmp_path / "cas" / "cassette.json").write_text(json.dumps(manifest))
+    code, again = _cli("run", str(suite), "--model", "m1", "--base-url",
+                       f"http://127.0.0.1:{_closed_port()}/v1", "--replay-model",
+                       str(tmp_path / "cas"), "--store", str(tmp_path / "b.db"),
+                       "--json")  # fmt: skip
+    assert code == 0, again
 
 
 def test_record_refuses_a_non_empty_directory_and_both_options(tmp_path: Path) -> None:
@@ -443,3 +543,43 @@ def test_the_judges_calls_are_recorded_and_replayed_and_a_judge_miss_names_the_f
     assert failure["kind"] == "judge-error"
     assert "differs at model" in failure["message"]
     assert '"judge-2"' in failure["message"]
+
+
+def _outputs(store: str, out: str) -> dict[tuple[str, int], Any]:
+    """Each trial's output, as the run's log holds it."""
+
+    async def read() -> list[Any]:
+        opened = await EventStore.open(store)
+        try:
+            return await opened.events(json.loads(out)["runId"])
+        finally:
+            await opened.close()
+
+    views = collect_trials(anyio.run(read))
+    return {key: view.output for key, view in views.items()}
+
+
+def test_three_trials_of_a_stochastic_model_replay_their_three_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One task, three trials, a model that never answers the same twice: each trial replays
+    its own recorded answer, never another trial's (the trial index is in the key)."""
+    suite = _suite(tmp_path / "three.yaml", tasks=1, trials=3)
+    counter = iter(range(1000))
+
+    def step(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply(content=f"answer-{next(counter)}")
+        return Reply(tool_calls=(call(API, {"orderId": "A0"}),))
+
+    with ScriptedOpenAI([step], repeat_last=True) as server:
+        code, out = _cli("run", str(suite), "--model", "m1", "--base-url", server.base_url,
+                         "--record-model", str(tmp_path / "cas"), "--store",
+                         str(tmp_path / "a.db"), "--json")  # fmt: skip
+    assert code == 1, out  # none answers "late"
+    recorded = _outputs(str(tmp_path / "a.db"), out)
+    assert len(set(recorded.values())) == 3
+    assert sorted(recorded) == [("t0", 0), ("t0", 1), ("t0", 2)]
+    code, again, connects = _replay(tmp_path, suite, "b.db", monkeypatch)
+    assert (code, connects) == (1, [])
+    assert _outputs(str(tmp_path / "b.db"), again) == recorded

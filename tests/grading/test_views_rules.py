@@ -17,6 +17,7 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    X_REPLAYED_LATENCY,
     X_TASK_ID,
 )
 
@@ -108,6 +109,21 @@ def test_0244_B_latency_is_floored_to_the_millisecond_and_never_negative() -> No
         TrialView(task_id="t", trial_index=0, completed_at="2026-12-01T09:00:00Z").latency_ms
         is None
     )
+
+
+def test_a_replayed_trial_reports_the_latency_it_was_recorded_with() -> None:
+    """The bracket of a trial replayed from a model cassette carries the latency it was recorded
+    with; the view reads it (0 included) instead of the replay's own bracket time."""
+    for recorded in (1234, 0):
+        log = Log()
+        root = _start(log, "t0")
+        _done(log, root, at=7, marks={X_REPLAYED_LATENCY: recorded})
+        view = collect_trials(log.events)[("t0", 0)]
+        assert view.replayed_latency_ms == recorded
+        assert view.latency_ms == recorded
+    plain = Log()
+    _done(plain, _start(plain, "t0"), at=7)
+    assert collect_trials(plain.events)[("t0", 0)].latency_ms == 7
 
 
 def test_0244_B_each_event_of_a_trial_adds_to_its_view() -> None:

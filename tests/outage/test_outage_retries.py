@@ -60,3 +60,25 @@ def test_without_the_option_the_outage_stands_and_a_lone_budget_is_refused(
     assert json.loads(ran.stdout)["infrastructureFailures"] == 1
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "--retry-budget needs --retry-infrastructure N" in refused.stderr
+
+
+def test_merge_json_reports_the_shards_retries_as_run_json_does(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Two shards of a group, one of whose trials is retried after an outage: ``merge --json``
+    carries the ``retries`` block ``run --json`` has, counted over the merged run."""
+    suite, _ = _suite(tmp_path, trials=2)
+    with ModelServer("answer", fail_first=ONE_ATTEMPT) as server:
+        for shard in ("0/2", "1/2"):
+            ran = _wopeval(tmp_path, store_url, "run", suite, "--model", "m1", "--base-url",
+                           server.base_url, "--shard", shard, "--group", "g-retry",
+                           "--retry-infrastructure", "2", "--retry-backoff", "0",
+                           "--json")  # fmt: skip
+            assert ran.returncode == 0, ran.stdout + ran.stderr
+    merged = _wopeval(tmp_path, store_url, "merge", "--group", "g-retry", "--json")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    doc = json.loads(merged.stdout)
+    assert doc["retries"] == {"trials": 1, "attempts": 1, "model-server": 1}
+    assert doc["infrastructureFailures"] == 0
+    assert doc["failures"] == []
+    assert "(1 attempt(s) superseded: model-server 1)" in _one_line(merged.stderr)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from wopeval.agents.adapters import adapt, is_framework_agent
+from wopeval.agents.adapters.cassette_client import refuse
+from wopeval.agents.cassette import active_cassette
 from wopeval.agents.definition import AgentDefinition, parse_definition
 from wopeval.agents.openai_compat import OpenAICompatAgent
 from wopeval.engine.agent import AgentFn
@@ -113,6 +115,21 @@ async def preflight(agent: object) -> None:
     model (:meth:`OpenAICompatAgent.preflight`); other agents have none."""
     if isinstance(agent, OpenAICompatAgent):
         await agent.preflight()
+
+
+def check_cassette(agent: object) -> None:
+    """Under ``--record-model``/``--replay-model``, refuse an agent whose model requests would
+    not pass through the cassette: a command agent (its process makes its own), or a framework
+    agent its adapter refuses (``check_cassette``). A Python agent's own code is its own."""
+    cassette = active_cassette()
+    if cassette is None:
+        return
+    if isinstance(agent, CommandAgent):
+        raise refuse(cassette, "a command agent (--agent-cmd, kind command)",
+                     "its process talks to its model itself")  # fmt: skip
+    check = getattr(agent, "check_cassette", None)
+    if callable(check):
+        check(cassette)
 
 
 def _refuse_cost(definition: AgentDefinition) -> None:

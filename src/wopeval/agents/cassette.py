@@ -35,6 +35,8 @@ __all__ = [
     "Tape",
     "active_cassette",
     "first_difference",
+    "note_latency",
+    "replayed_latency",
     "request_key",
     "trial_tape",
     "using_cassette",
@@ -46,6 +48,7 @@ MANIFEST = "cassette.json"
 TRIALS = "trials"
 _FIRST = ("model", "messages", "tools")  # shown first when a request is walked
 _SHOWN = 80
+ABSENT = "(absent)"  # a field's value on the side that has no such field
 
 
 def request_key(
@@ -82,22 +85,22 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 def first_difference(recorded: Any, got: Any) -> tuple[int, str, Any, Any] | None:
     """How many leading leaves two request bodies share, then the first field that differs
-    (``messages[1].content``) and its recorded and requested values; None when equal."""
+    (``messages[1].content``) and its recorded and requested values (``(absent)`` on the side
+    without it; a list's length before an item it has no more); None when equal."""
     theirs, ours = list(_leaves(recorded)), list(_leaves(got))
     for shared, (a, b) in enumerate(zip(theirs, ours, strict=False)):
         if a != b:
-            if a[0] != b[0]:  # a field one has and the other has not
-                ends = [n for n in (a[0], b[0]) if n.endswith(".length")]
-                name = ends[0] if ends else min(a[0], b[0])
-                mine, other = dict(theirs), dict(ours)
-                return shared, name, mine.get(name, "(absent)"), other.get(name, "(absent)")
-            return shared, a[0], a[1], b[1]
-    if len(theirs) == len(ours):
-        return None
+            ends = [n for n in (a[0], b[0]) if n.endswith(".length")]
+            return _field(theirs, ours, shared, ends[0] if ends else min(a[0], b[0]))
     shared = min(len(theirs), len(ours))
-    longer = theirs if len(theirs) > len(ours) else ours
-    name = longer[shared][0]
-    return shared, name, dict(theirs).get(name, "(absent)"), dict(ours).get(name, "(absent)")
+    rest = theirs[shared:] or ours[shared:]  # what the longer one has past the other's end
+    return _field(theirs, ours, shared, rest[0][0]) if rest else None
+
+
+def _field(
+    theirs: list[tuple[str, Any]], ours: list[tuple[str, Any]], shared: int, name: str
+) -> tuple[int, str, Any, Any]:
+    return shared, name, dict(theirs).get(name, ABSENT), dict(ours).get(name, ABSENT)
 
 
 def _shown(value: Any) -> str:
@@ -114,6 +117,8 @@ class Tape:
     trial_index: int
     counts: dict[str, int] = field(default_factory=dict)
     interactions: list[dict[str, Any]] = field(default_factory=list)
+    latency_ms: int | None = None  # measured (saved with a recording)
+    recorded_latency_ms: int | None = None  # replaying: the latency its trial was recorded with
 
     def occurrence(self, method: str, path: str, body: Any) -> int:
         """The index of this request among identical ones so far in the trial (counted)."""
@@ -132,11 +137,12 @@ class Cassette:
         self.mode = mode
         self._recorded: dict[str, dict[str, Any]] = {}
         self._by_trial: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self._latency: dict[tuple[str, int], int] = {}
 
     @classmethod
-    def for_recording(cls, root: Path) -> Cassette:
-        """A new cassette at ``root``: an empty or absent directory (never one that holds
-        anything: nothing recorded is overwritten)."""
+    def for_recording(cls, root: Path, suite_id: str | None = None) -> Cassette:
+        """A new cassette at ``root`` for the suite ``suite_id``: an empty or absent directory
+        (never one that holds anything: nothing recorded is overwritten)."""
         if root.exists() and not root.is_dir():
             raise UserError(f"--record-model {root}: not a directory")
         if root.is_dir() and any(root.iterdir()):
@@ -145,22 +151,37 @@ class Cassette:
                 "new one; nothing recorded is overwritten)"
             )
         (root / TRIALS).mkdir(parents=True, exist_ok=True)
-        manifest = {"format": FORMAT, "version": VERSION}
+        manifest: dict[str, object] = {"format": FORMAT, "version": VERSION}
+        if suite_id is not None:
+            manifest["suiteId"] = suite_id
         (root / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         return cls(root, "record")
 
     @classmethod
-    def for_replay(cls, root: Path) -> Cassette:
-        """The cassette at ``root``, every trial's file read and checked now, before any trial."""
+    def for_replay(cls, root: Path, suite_id: str | None = None) -> Cassette:
+        """The cassette at ``root``, every trial's file read and checked now, before any trial;
+        one recorded for another suite than ``suite_id`` is refused."""
         if not root.is_dir():
-            raise UserError(f"--replay-model {root}: no such cassette directory")
+            what = "not a directory" if root.exists() else "no such cassette directory"
+            raise UserError(f"--replay-model {root}: {what}")
         manifest = _read_json(root / MANIFEST, f"--replay-model {root}: not a model cassette")
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise UserError(f"--replay-model {root}: {MANIFEST} is not a {FORMAT} manifest")
+        if not isinstance(manifest, dict):
+            raise UserError(f"--replay-model {root}: {MANIFEST} is not a JSON object")
+        if manifest.get("format") != FORMAT:
+            raise UserError(
+                f"--replay-model {root}: {MANIFEST} format: {_shown(manifest.get('format'))} "
+                f"is not {FORMAT!r} (not a model cassette)"
+            )
         if manifest.get("version") != VERSION:
             raise UserError(
-                f"--replay-model {root}: cassette version "
-                f"{manifest.get('version')!r} is not {VERSION}"
+                f"--replay-model {root}: {MANIFEST} version: "
+                f"{_shown(manifest.get('version'))} is not {VERSION}"
+            )
+        recorded_for = manifest.get("suiteId")
+        if suite_id is not None and recorded_for is not None and recorded_for != suite_id:
+            raise UserError(
+                f"--replay-model {root}: {MANIFEST} suiteId: the cassette was recorded for "
+                f"suite {_shown(recorded_for)}, not {_shown(suite_id)}"
             )
         cassette = cls(root, "replay")
         for path in sorted((root / TRIALS).glob("*.json")):
@@ -171,6 +192,11 @@ class Cassette:
         doc = _read_json(path, f"--replay-model: corrupt cassette file {path}")
         try:
             task_id, trial_index = doc["taskId"], doc["trialIndex"]
+            latency = doc.get("latencyMs")
+            if latency is not None:
+                if type(latency) is not int or latency < 0:
+                    raise ValueError(f"latencyMs {latency!r} is not a whole number of ms")
+                self._latency[task_id, trial_index] = latency
             for item in doc["interactions"]:
                 body, occurrence = item["request"]["body"], item["occurrence"]
                 key = request_key(
@@ -186,10 +212,18 @@ class Cassette:
                 int(item["response"]["status"])
                 self._recorded[key] = item
                 self._by_trial.setdefault((task_id, trial_index), []).append(item)
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise UserError(
+                f"--replay-model: corrupt cassette file {path}: it lacks the member {exc}"
+            ) from None
+        except (TypeError, ValueError) as exc:
             raise UserError(
                 f"--replay-model: corrupt cassette file {path}: {type(exc).__name__}: {exc}"
             ) from None
+
+    def recorded_latency(self, task_id: str, trial_index: int) -> int | None:
+        """The latency (ms) a trial was recorded with, when its file holds one."""
+        return self._latency.get((task_id, trial_index))
 
     def find(self, tape: Tape, method: str, path: str, body: Any) -> dict[str, Any]:
         """The recorded response to this request of ``tape``'s trial, or :class:`ModelMiss`."""
@@ -205,14 +239,19 @@ class Cassette:
         """Why a request has no recording, the differing field first (a reason is clipped)."""
         where = f"task {tape.task_id} trial {tape.trial_index}"
         head, tail = "no recording of this model request", f" (cassette {self.root})"
-        recorded = self._by_trial.get((tape.task_id, tape.trial_index), [])
+        route = {"method": method.upper(), "path": path}
+        recorded = [
+            item["request"]["body"]
+            for item in self._by_trial.get((tape.task_id, tape.trial_index), ())
+            if {k: item["request"][k] for k in route} == route
+        ]
         if not recorded:
-            return f"{head}: the cassette has no recording of {where}{tail}"
+            return f"{head}: the cassette has no {route['method']} {path} of {where}{tail}"
         nearest: tuple[int, str, Any, Any] | None = None
-        for item in recorded:
-            got = first_difference(item["request"]["body"], body)
+        for recorded_body in recorded:
+            got = first_difference(recorded_body, body)
             if got is None:  # the same request: it was made fewer times when recorded
-                times = sum(1 for i in recorded if i["request"]["body"] == body)
+                times = recorded.count(body)
                 return (
                     f"{head}: it was recorded {times} time(s) in {where}, this is time "
                     f"{occurrence + 1}{tail}"
@@ -233,6 +272,8 @@ class Cassette:
             "trialIndex": tape.trial_index,
             "interactions": tape.interactions,
         }
+        if tape.latency_ms is not None:
+            doc["latencyMs"] = tape.latency_ms
         path = self.root / TRIALS / f"{tape.task_id}.{tape.trial_index}.json"
         partial = path.with_suffix(".json.partial")
         text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -278,6 +319,20 @@ def current_tape() -> Tape | None:
     return _TAPE.get()
 
 
+def replayed_latency() -> int | None:
+    """When this trial attempt is replayed: the latency its trial was recorded with (which the
+    engine writes on its bracket, so the replay's summary is the recording's); else None."""
+    tape = _TAPE.get()
+    return tape.recorded_latency_ms if tape is not None else None
+
+
+def note_latency(latency_ms: int | None) -> None:
+    """This trial attempt's measured latency, saved with its trial file when it is recorded."""
+    tape = _TAPE.get()
+    if tape is not None:
+        tape.latency_ms = latency_ms
+
+
 @contextmanager
 def using_cassette(cassette: Cassette | None) -> Iterator[None]:
     """Make ``cassette`` the one in force inside the block (and the tasks started in it)."""
@@ -296,6 +351,8 @@ def trial_tape(task_id: str, trial_index: int) -> Iterator[None]:
         yield
         return
     tape = Tape(task_id, trial_index)
+    if cassette.mode == "replay":
+        tape.recorded_latency_ms = cassette.recorded_latency(task_id, trial_index)
     token = _TAPE.set(tape)
     try:
         yield

@@ -17,8 +17,7 @@ from rich.console import Console
 
 from wopeval.cli.common import EXIT_FAILED, EXIT_OK, fail_input, opened_store
 from wopeval.cli.gate_opts import chosen_gate
-from wopeval.cli.outage import infrastructure_json, run_exit_code
-from wopeval.cli.output import failures_json
+from wopeval.cli.outage import run_exit_code, trials_json
 from wopeval.cli.render import print_summary
 from wopeval.engine.registry import Registry
 from wopeval.errors import UserError
@@ -188,8 +187,7 @@ def merge(
             "partial": merged.partial,
             "summary": summary.to_wire(),
             "gate": verdict.to_json(),
-            "failures": failures_json(detail),
-            "infrastructureFailures": infrastructure_json(detail),
+            **trials_json(detail),
         }
         typer.echo(json.dumps(doc))
     else:

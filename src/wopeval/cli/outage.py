@@ -25,7 +25,7 @@ from wopeval.errors import StoreError
 if TYPE_CHECKING:
     from wopeval.grading.detail import RunDetail
 
-__all__ = ["infrastructure_json", "run_exit_code", "store_outage_exits"]
+__all__ = ["infrastructure_json", "run_exit_code", "store_outage_exits", "trials_json"]
 
 INFRASTRUCTURE = "infrastructure"
 
@@ -49,6 +49,19 @@ def _messages(detail: RunDetail) -> list[str]:
 def infrastructure_json(detail: RunDetail | None) -> int:
     """``--json``'s ``infrastructureFailures``: how many trials failed for infrastructure."""
     return detail.infrastructure_failures() if detail is not None else 0
+
+
+def trials_json(detail: RunDetail) -> dict[str, object]:
+    """What ``run --json`` and ``merge --json`` both say of the run's trials: why each failing
+    one failed (``failures``), how many failed for infrastructure (``infrastructureFailures``),
+    and how many were retried after such a failure, and why (``retries``)."""
+    from wopeval.cli.output import failures_json
+
+    return {
+        "failures": failures_json(detail),
+        "infrastructureFailures": infrastructure_json(detail),
+        "retries": detail.retried(),
+    }
 
 
 def run_exit_code(run_id: str, passed: bool, detail: RunDetail | None) -> int:

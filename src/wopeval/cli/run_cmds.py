@@ -34,8 +34,8 @@ from wopeval.cli.common import (
     opened_store,
 )
 from wopeval.cli.gate_opts import CiLevelOpt, RunGateOpt, bounds, chosen_gate, stored_gate
-from wopeval.cli.outage import infrastructure_json, run_exit_code, store_outage_exits
-from wopeval.cli.output import failures_json, user_output_to_stderr
+from wopeval.cli.outage import run_exit_code, store_outage_exits, trials_json
+from wopeval.cli.output import user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
 from wopeval.cli.run_opts import (
     DEFAULT_LIMITS,
@@ -154,7 +154,7 @@ def run(
         fail_input("SUITE is required (or --resume RUN)")
     sharded = check_run_options(executor, ray_address, mcp, trial_timeout, max_cost, shard, group)
     suite = load_suite_file(suite_path)
-    cassette = model_cassette(record_model, replay_model, executor)
+    cassette = model_cassette(record_model, replay_model, executor, suite.suiteId)
     if cassette is not None:  # in force for the model check and every trial (their context)
         from wopeval.agents.cassette import using_cassette
 
@@ -479,9 +479,7 @@ def _report(
             "intervals": summary_intervals(summary, level).to_json(),
         }
         if detail is not None:  # the tenant's own output: why each failing trial failed
-            doc["failures"] = failures_json(detail)
-            doc["infrastructureFailures"] = infrastructure_json(detail)
-            doc["retries"] = detail.retried()
+            doc.update(trials_json(detail))
             doc["efficiency"] = run_efficiency(detail, level).to_json()  # informational
         if judge is not None:  # the judge's usage, apart from the agent's efficiency
             from wopeval.cli.judge_out import judge_json

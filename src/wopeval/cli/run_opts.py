@@ -231,9 +231,12 @@ def retry_policy(
     return RetryPolicy(maxRetries=retries, budget=budget, backoffS=backoff_s)
 
 
-def model_cassette(record: Path | None, replay: Path | None, executor: str) -> Cassette | None:
-    """The cassette of --record-model or --replay-model (None: neither), checked before any
-    trial: a replayed one is read whole, so a corrupt file refuses the run."""
+def model_cassette(
+    record: Path | None, replay: Path | None, executor: str, suite_id: str | None = None
+) -> Cassette | None:
+    """The cassette of --record-model or --replay-model (None: neither) for the suite
+    ``suite_id``, checked before any trial: a replayed one is read whole, so a corrupt file or
+    one recorded for another suite refuses the run."""
     if record is None and replay is None:
         return None
     if record is not None and replay is not None:
@@ -244,9 +247,9 @@ def model_cassette(record: Path | None, replay: Path | None, executor: str) -> C
 
     try:
         if record is not None:
-            return Cassette.for_recording(record)
+            return Cassette.for_recording(record, suite_id)
         assert replay is not None
-        return Cassette.for_replay(replay)
+        return Cassette.for_replay(replay, suite_id)
     except UserError as exc:
         fail_input(str(exc))
 

@@ -50,6 +50,9 @@ def resolve_target(
         fail_input("--judge and --judge-model cannot be combined")
     try:
         agent_id = choose_agent(suite, agent, override_target, registry)
+        from wopeval.agents.build import check_cassette
+
+        check_cassette(registry.resolve(agent_id))  # under --record-model/--replay-model
         for spec in tool or ():
             name, _, ref = spec.partition("=")
             if not name or not ref:

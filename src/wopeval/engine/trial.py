@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from wopeval.agents.cassette import trial_tape
+from wopeval.agents.cassette import note_latency, replayed_latency, trial_tape
 from wopeval.engine.agent import TrialMemory
 from wopeval.engine.fork_prefix import PrefixGateway
 from wopeval.engine.gateway import GatewayOptions, ToolGateway
@@ -119,6 +119,8 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
             error_label=label,
             failure=failure,
             retry=retry,
+            # a replayed trial that missed was not the one recorded: its own latency counts
+            replayed_latency_ms=replayed_latency() if label != MODEL_MISS_LABEL else None,
         )
     )
     if retry is not None:  # never graded: the next attempt's bracket supersedes this one
@@ -127,6 +129,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
         return None
     # Graded on what it recorded, committed or not: its score is chained after those events.
     view = collect_trials(trial.known_events())[(task.taskId, trial_index)]
+    note_latency(view.latency_ms)  # kept with the trial when its model calls are recorded
     grade, grader_error = await _grade(env, task, view, trial)
     await _record_score(env, trial, view, grade)
     await _record_reason(env, trial, view, grade, grader_error)

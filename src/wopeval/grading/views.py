@@ -82,6 +82,8 @@ class TrialView:
     # This attempt's retry mark, and the causes of the earlier attempts retries superseded.
     retry: RetryMark | None = None
     retries: tuple[str, ...] = ()
+    # A trial replayed from a model cassette: the latency it was recorded with.
+    replayed_latency_ms: int | None = None
 
     @property
     def ran(self) -> bool:
@@ -95,6 +97,8 @@ class TrialView:
     def latency_ms(self) -> int | None:
         if self.started_at is None or self.completed_at is None:
             return None
+        if self.replayed_latency_ms is not None:
+            return self.replayed_latency_ms
         delta = _parse_ts(self.completed_at) - _parse_ts(self.started_at)
         return max(0, math.floor(delta.total_seconds() * 1000))
 
@@ -324,3 +328,4 @@ def _apply(view: TrialView, event: RunEvent) -> None:
         view.error_label = payload.error_label
         view.failure = payload.failure
         view.retry = payload.retry
+        view.replayed_latency_ms = payload.replayed_latency_ms

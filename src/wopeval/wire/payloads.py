@@ -33,6 +33,7 @@ from wopeval.wire.vocab import (
     X_ERROR,
     X_FAILURE,
     X_FIXTURE,
+    X_REPLAYED_LATENCY,
     X_RETRY,
     X_TASK_ID,
     X_TRACE_INCOMPLETE,
@@ -195,6 +196,7 @@ class InvocationCompleted(Payload):
     error_label: str | None = Field(None, alias=X_ERROR)
     failure: Failure | None = Field(None, alias=X_FAILURE)
     retry: RetryMark | None = Field(None, alias=X_RETRY)
+    replayed_latency_ms: NonNegInt | None = Field(None, alias=X_REPLAYED_LATENCY)
 
 
 class ToolCalled(Payload):

@@ -78,6 +78,9 @@ X_ERROR = "x-wopeval-error"  # a failed invocation's short label (timeout, agent
 X_FAILURE = "x-wopeval-failure"  # … and what happened: exception type, message, traceback
 # On an attempt superseded by a retry (``--retry-infrastructure``): its attempt and cause.
 X_RETRY = "x-wopeval-retry"
+# On a trial replayed from a model cassette: the latency (ms) it was recorded with, which its
+# view reports instead of the replay's own bracket time (docs/cassettes.md).
+X_REPLAYED_LATENCY = "x-wopeval-replayedLatencyMs"
 
 # --- error codes -------------------------------------------------------------------------------
 FIXTURE_MISS_ERROR_CODE = "wopeval.fixture_miss"

@@ -13,6 +13,9 @@ streamed (``stream_mode`` updates and values): each new AI message with ``usage_
 ``ToolNode`` ever sees) is recorded as the attempted call, marked malformed, and the cost
 ceilings are checked once tools have run, before the next model call. Needs
 ``langchain``/``langgraph`` (``wopeval[langchain]``).
+
+A model cassette is refused for a graph (:meth:`LangChainAdapter.check_cassette`): its nodes call
+LangChain chat models of any provider, which wopeval cannot give a client of its own.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
+from wopeval.agents.adapters.cassette_client import refuse
 from wopeval.agents.adapters.common import TrialSpend, prompt_of, refuse_malformed, untrusted
+from wopeval.agents.cassette import Cassette
 from wopeval.agents.definition import Price
 from wopeval.engine.agent import AgentContext, ToolSpec
 
@@ -100,6 +105,11 @@ class LangChainAdapter:
                 parameters = schema if isinstance(schema, dict) else _schema_of(schema)
                 specs.append(ToolSpec(tool.name, tool.description or "", parameters))
         return specs
+
+    def check_cassette(self, cassette: Cassette) -> None:
+        """Refuse a model cassette: the graph's chat models make their own clients."""
+        why = "a LangGraph graph calls its LangChain chat models with clients they make themselves"
+        raise refuse(cassette, self.__name__, why)
 
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
         spend = TrialSpend(ctx, PROVIDER, self.price, self.max_cost_usd)

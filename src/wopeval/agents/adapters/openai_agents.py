@@ -9,6 +9,13 @@ Usage is one ``provider.usage`` per model response, reported as it arrives (run 
 priced with the definition's ``price``; before each model call the cost ceilings are checked.
 Hosted tools and the tools of handoff agents are left as they are. Needs ``openai-agents``
 (``wopeval[openai-agents]``).
+
+Under a model cassette, the run is given a ``RunConfig`` whose model provider is the SDK's own
+``OpenAIProvider`` over a client wopeval makes (:mod:`~wopeval.agents.adapters.cassette_client`):
+every agent the run can reach must name its model (or leave it to the SDK's default), so the
+provider serves it; an agent with a ``Model`` object of its own is refused before any trial. The
+provider never uses the Responses websocket (it would bypass the HTTP transport), and the SDK's
+tracing is off (its exporter sends to OpenAI's platform, outside the cassette).
 """
 
 from __future__ import annotations
@@ -18,7 +25,22 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agents import Agent, FunctionTool, ModelResponse, RunContextWrapper, RunHooks, Runner
+from agents import (
+    Agent,
+    FunctionTool,
+    ModelResponse,
+    OpenAIProvider,
+    RunConfig,
+    RunContextWrapper,
+    RunHooks,
+    Runner,
+)
+from wopeval.agents.adapters.cassette_client import (
+    cassette_http,
+    environment_base_url,
+    openai_client,
+    refuse,
+)
 from wopeval.agents.adapters.common import (
     TrialSpend,
     call_with_text,
@@ -26,6 +48,7 @@ from wopeval.agents.adapters.common import (
     prompt_of,
     untrusted,
 )
+from wopeval.agents.cassette import Cassette, active_cassette
 from wopeval.agents.definition import Price
 from wopeval.engine.agent import AgentContext, ToolSpec
 
@@ -94,8 +117,37 @@ class OpenAIAgentsAdapter:
         ]
         return self.agent.clone(tools=tools)
 
+    def check_cassette(self, cassette: Cassette) -> None:
+        """Refuse a model cassette unless every agent the run can reach names its model."""
+        seen: set[int] = set()
+        waiting: list[Any] = [self.agent]
+        while waiting:
+            agent = waiting.pop()
+            if id(agent) in seen:
+                continue
+            seen.add(id(agent))
+            if not isinstance(agent, Agent):  # a Handoff object: its agent is not visible
+                why = f"handoff {getattr(agent, 'agent_name', '?')!r} hides its agent's model"
+                raise refuse(cassette, self.__name__, why)
+            if agent.model is not None and not isinstance(agent.model, str):
+                why = (
+                    f"agent {agent.name!r} runs on its own {type(agent.model).__name__} object; "
+                    "name its model instead (model='…', served from OPENAI_BASE_URL)"
+                )
+                raise refuse(cassette, self.__name__, why)
+            waiting.extend(agent.handoffs)
+
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
         spend = TrialSpend(ctx, PROVIDER, self.price, self.max_cost_usd)
         hooks = _Metered(spend)
-        result = await Runner.run(self._for_trial(ctx), prompt_of(task_input), hooks=hooks)
+        agent, prompt = self._for_trial(ctx), prompt_of(task_input)
+        if active_cassette() is None:
+            result = await Runner.run(agent, prompt, hooks=hooks)
+            return jsonable_output(result.final_output)
+        async with cassette_http(environment_base_url()) as http:
+            provider = OpenAIProvider(
+                openai_client=openai_client(http), use_responses_websocket=False
+            )
+            config = RunConfig(model_provider=provider, tracing_disabled=True)
+            result = await Runner.run(agent, prompt, hooks=hooks, run_config=config)
         return jsonable_output(result.final_output)

@@ -9,18 +9,31 @@ model is answered with an error. The run is stepped through (``agent.iter``): ea
 response is one ``provider.usage`` as it arrives (its ``RequestUsage``, priced with the
 definition's ``price``), and the cost ceilings are checked before each model request. Needs
 ``pydantic-ai-slim`` (the ``wopeval[pydantic-ai]`` extra), imported when an adapter is built.
+
+Under a model cassette the agent's model is overridden by the same OpenAI model over a client
+whose HTTP transport is the cassette's (:mod:`~wopeval.agents.adapters.cassette_client`): a model
+named ``openai:…`` (``openai-chat:``, ``openai-responses:``) gets a client made from the
+environment, an ``OpenAIChatModel`` or ``OpenAIResponsesModel`` object a copy of its own client
+(its base URL and key). Any other model is refused before any trial.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
 
+from wopeval.agents.adapters.cassette_client import (
+    cassette_http,
+    environment_base_url,
+    openai_client,
+    refuse,
+)
 from wopeval.agents.adapters.common import (
     TrialSpend,
     jsonable_output,
@@ -28,11 +41,13 @@ from wopeval.agents.adapters.common import (
     refuse_malformed,
     untrusted,
 )
+from wopeval.agents.cassette import Cassette, active_cassette
 from wopeval.agents.definition import Price
 from wopeval.agents.openai_compat import InvalidToolArguments, parse_arguments
 from wopeval.engine.agent import MALFORMED_ARGUMENTS, AgentContext, ToolSpec
 
 PROVIDER = "pydantic-ai"
+OPENAI_PREFIXES = ("openai", "openai-chat", "openai-responses")  # a model named "<prefix>:…"
 
 
 def _marked(args: Any) -> str | None:
@@ -119,11 +134,69 @@ class PydanticAIAdapter:
     def declared_tools(self) -> list[ToolSpec] | None:
         return None  # tool definitions are per-run in pydantic-ai; the gateway records them
 
+    def check_cassette(self, cassette: Cassette) -> None:
+        """Refuse a model cassette unless the agent's model is an OpenAI model (see above)."""
+        from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+
+        model = self.agent.model
+        if isinstance(model, str) and model.partition(":")[0] in OPENAI_PREFIXES:
+            return
+        if type(model) in (OpenAIChatModel, OpenAIResponsesModel):
+            return
+        shown = repr(model) if isinstance(model, str) or model is None else type(model).__name__
+        why = (
+            f"its model {shown} is not an OpenAI model wopeval can give a client "
+            f"({', '.join(p + ':…' for p in OPENAI_PREFIXES)}, OpenAIChatModel, "
+            "OpenAIResponsesModel)"
+        )
+        raise refuse(cassette, self.__name__, why)
+
+    @asynccontextmanager
+    async def _model(self) -> AsyncIterator[dict[str, Any]]:
+        """``override``'s model argument: none without a cassette, else the agent's model over
+        a client whose transport is the cassette's (checked by :meth:`check_cassette`)."""
+        if active_cassette() is None:
+            yield {}
+            return
+        from pydantic_ai.models import infer_model
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        model: Any = self.agent.model
+        if isinstance(model, str):
+            async with cassette_http(environment_base_url()) as http:
+
+                def provider(_: str) -> Any:
+                    return OpenAIProvider(openai_client=openai_client(http))
+
+                yield {"model": infer_model(model, provider_factory=provider)}
+            return
+        base_url = str(model.client.base_url)
+        async with cassette_http(base_url) as http:
+            client = model.client.with_options(http_client=http)
+            rebuilt = type(model)(
+                model.model_name,
+                provider=OpenAIProvider(openai_client=client),
+                profile=model.profile,
+                settings=model.settings,
+            )
+            yield {"model": rebuilt}
+
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
         own: AbstractToolset[Any] = CombinedToolset(list(self.agent.toolsets))
         gateway = GatewayToolset(wrapped=own, ctx=ctx)
         spend = TrialSpend(ctx, PROVIDER, self.price, self.max_cost_usd)
-        with self.agent.override(toolsets=[gateway], tools=[]):
+        async with self._model() as override:
+            result = await self._run(task_input, gateway, spend, override)
+        return jsonable_output(result.output)
+
+    async def _run(
+        self,
+        task_input: Any,
+        gateway: GatewayToolset,
+        spend: TrialSpend,
+        override: dict[str, Any],
+    ) -> Any:
+        with self.agent.override(toolsets=[gateway], tools=[], **override):
             async with self.agent.iter(prompt_of(task_input)) as run:
                 async for node in run:
                     if Agent.is_model_request_node(node):
@@ -135,4 +208,4 @@ class PydanticAIAdapter:
                         await spend.report(model, usage.input_tokens, usage.output_tokens)
                 result = run.result
         assert result is not None  # the run reached its End node
-        return jsonable_output(result.output)
+        return result
