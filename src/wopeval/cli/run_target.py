@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from wopeval.agents.cassette import active_cassette
 from wopeval.cli.agent_opts import AgentOptions, cli_judge, install_cli_agent
 from wopeval.cli.common import fail_input
 from wopeval.engine.judge import Judge, JudgeRequired
@@ -50,9 +51,10 @@ def resolve_target(
         fail_input("--judge and --judge-model cannot be combined")
     try:
         agent_id = choose_agent(suite, agent, override_target, registry)
-        from wopeval.agents.build import check_cassette
+        if active_cassette() is not None:  # --record-model/--replay-model
+            from wopeval.agents.build import check_cassette  # the agents' builders: not before
 
-        check_cassette(registry.resolve(agent_id))  # under --record-model/--replay-model
+            check_cassette(registry.resolve(agent_id))
         for spec in tool or ():
             name, _, ref = spec.partition("=")
             if not name or not ref:
