@@ -18,6 +18,7 @@ from wopeval.agents.cassette import (
     active_cassette,
     current_tape,
     first_difference,
+    leave_prefix,
     note_latency,
     replayed_latency,
     request_key,
@@ -382,3 +383,31 @@ def test_a_trial_that_raised_is_still_saved(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "cas" / "trials" / "t.0.json").read_text())
     assert len(doc["interactions"]) == 1
     assert not list((tmp_path / "cas" / "trials").glob("*.partial"))
+
+
+def test_a_fork_reads_the_cassette_in_prefix_mode_until_it_leaves_the_prefix(
+    tmp_path: Path,
+) -> None:
+    """``wopeval fork --cassette``: the original's cassette, checked as for a replay (refusals
+    name ``--cassette``), answering the trial's requests until :func:`leave_prefix`; it
+    reports no recorded latency (the forked trial is a new one) and records nothing."""
+    _recorded(tmp_path / "cas", latency=41, suite="s.x")
+    prefix = Cassette.for_prefix(tmp_path / "cas", "s.x")
+    assert prefix.mode == "prefix"
+    with using_cassette(prefix), trial_tape("t", 0):
+        tape = current_tape()
+        assert tape is not None
+        assert not tape.live
+        assert prefix.find(tape, "POST", PATH, BODY)["body"] == {"n": 0}
+        assert replayed_latency() is None
+        leave_prefix()
+        assert tape.live
+    with using_cassette(prefix), trial_tape("t", 5):
+        note_latency(3)
+    assert sorted(p.name for p in (tmp_path / "cas" / "trials").iterdir()) == ["t.0.json"]
+    leave_prefix()  # outside a trial: nothing to leave
+    with pytest.raises(UserError, match=r"^--cassette .*: the cassette was recorded for suite"):
+        Cassette.for_prefix(tmp_path / "cas", "s.other")
+    root = _damaged(tmp_path / "bad", trial=_trial(latencyMs=1.5))
+    with pytest.raises(UserError, match=r"^--cassette: corrupt cassette file "):
+        Cassette.for_prefix(root)

@@ -9,6 +9,12 @@ A request with no recording raises :class:`~wopeval.errors.ModelMiss` naming the
 that differs from the nearest recording of that trial: the trial fails closed (``model-miss``),
 and nothing falls through to a server. No header is stored, so no API key is (docs/cassettes.md).
 
+A forked run (``wopeval fork --cassette DIR``) reads the original run's cassette in ``prefix``
+mode: while the forked trial is inside its prefix (:attr:`Tape.live` is False until the fork's
+gateway has served the last recorded tool call), its model requests are served from the
+recordings of the original trial, strictly, as in a replay; after it, they reach the model
+server, unrecorded.
+
 The cassette in force is a ``ContextVar`` the command line sets around a run
 (:func:`using_cassette`); each trial attempt carries its identity in another
 (:func:`trial_tape`), which its agent's and judge's model calls inherit. The transport that
@@ -35,6 +41,7 @@ __all__ = [
     "Tape",
     "active_cassette",
     "first_difference",
+    "leave_prefix",
     "note_latency",
     "replayed_latency",
     "request_key",
@@ -119,6 +126,7 @@ class Tape:
     interactions: list[dict[str, Any]] = field(default_factory=list)
     latency_ms: int | None = None  # measured (saved with a recording)
     recorded_latency_ms: int | None = None  # replaying: the latency its trial was recorded with
+    live: bool = False  # prefix mode: the forked trial has left its prefix (calls go live)
 
     def occurrence(self, method: str, path: str, body: Any) -> int:
         """The index of this request among identical ones so far in the trial (counted)."""
@@ -132,7 +140,7 @@ class Cassette:
     """A cassette directory: ``cassette.json`` (its format) and one file per trial,
     ``trials/<taskId>.<trialIndex>.json``. ``mode`` says whether this run records or replays."""
 
-    def __init__(self, root: Path, mode: Literal["record", "replay"]) -> None:
+    def __init__(self, root: Path, mode: Literal["record", "replay", "prefix"]) -> None:
         self.root = root
         self.mode = mode
         self._recorded: dict[str, dict[str, Any]] = {}
@@ -158,38 +166,48 @@ class Cassette:
         return cls(root, "record")
 
     @classmethod
-    def for_replay(cls, root: Path, suite_id: str | None = None) -> Cassette:
+    def for_replay(
+        cls, root: Path, suite_id: str | None = None, *, option: str = "--replay-model"
+    ) -> Cassette:
         """The cassette at ``root``, every trial's file read and checked now, before any trial;
-        one recorded for another suite than ``suite_id`` is refused."""
+        one recorded for another suite than ``suite_id`` is refused (``option`` names it)."""
         if not root.is_dir():
             what = "not a directory" if root.exists() else "no such cassette directory"
-            raise UserError(f"--replay-model {root}: {what}")
-        manifest = _read_json(root / MANIFEST, f"--replay-model {root}: not a model cassette")
+            raise UserError(f"{option} {root}: {what}")
+        manifest = _read_json(root / MANIFEST, f"{option} {root}: not a model cassette")
         if not isinstance(manifest, dict):
-            raise UserError(f"--replay-model {root}: {MANIFEST} is not a JSON object")
+            raise UserError(f"{option} {root}: {MANIFEST} is not a JSON object")
         if manifest.get("format") != FORMAT:
             raise UserError(
-                f"--replay-model {root}: {MANIFEST} format: {_shown(manifest.get('format'))} "
+                f"{option} {root}: {MANIFEST} format: {_shown(manifest.get('format'))} "
                 f"is not {FORMAT!r} (not a model cassette)"
             )
         if manifest.get("version") != VERSION:
             raise UserError(
-                f"--replay-model {root}: {MANIFEST} version: "
+                f"{option} {root}: {MANIFEST} version: "
                 f"{_shown(manifest.get('version'))} is not {VERSION}"
             )
         recorded_for = manifest.get("suiteId")
         if suite_id is not None and recorded_for is not None and recorded_for != suite_id:
             raise UserError(
-                f"--replay-model {root}: {MANIFEST} suiteId: the cassette was recorded for "
+                f"{option} {root}: {MANIFEST} suiteId: the cassette was recorded for "
                 f"suite {_shown(recorded_for)}, not {_shown(suite_id)}"
             )
         cassette = cls(root, "replay")
         for path in sorted((root / TRIALS).glob("*.json")):
-            cassette._load(path)
+            cassette._load(path, option)
         return cassette
 
-    def _load(self, path: Path) -> None:
-        doc = _read_json(path, f"--replay-model: corrupt cassette file {path}")
+    @classmethod
+    def for_prefix(cls, root: Path, suite_id: str | None = None) -> Cassette:
+        """The original run's cassette for a forked run (``wopeval fork --cassette``): read and
+        checked as for a replay, serving only the forked trial's prefix."""
+        cassette = cls.for_replay(root, suite_id, option="--cassette")
+        cassette.mode = "prefix"
+        return cassette
+
+    def _load(self, path: Path, option: str) -> None:
+        doc = _read_json(path, f"{option}: corrupt cassette file {path}")
         try:
             task_id, trial_index = doc["taskId"], doc["trialIndex"]
             latency = doc.get("latencyMs")
@@ -214,11 +232,11 @@ class Cassette:
                 self._by_trial.setdefault((task_id, trial_index), []).append(item)
         except KeyError as exc:
             raise UserError(
-                f"--replay-model: corrupt cassette file {path}: it lacks the member {exc}"
+                f"{option}: corrupt cassette file {path}: it lacks the member {exc}"
             ) from None
         except (TypeError, ValueError) as exc:
             raise UserError(
-                f"--replay-model: corrupt cassette file {path}: {type(exc).__name__}: {exc}"
+                f"{option}: corrupt cassette file {path}: {type(exc).__name__}: {exc}"
             ) from None
 
     def recorded_latency(self, task_id: str, trial_index: int) -> int | None:
@@ -324,6 +342,14 @@ def replayed_latency() -> int | None:
     engine writes on its bracket, so the replay's summary is the recording's); else None."""
     tape = _TAPE.get()
     return tape.recorded_latency_ms if tape is not None else None
+
+
+def leave_prefix() -> None:
+    """The forked trial this code runs in has been served its whole prefix: its model calls
+    from now on go to the model server (prefix mode; nothing otherwise)."""
+    tape = _TAPE.get()
+    if tape is not None:
+        tape.live = True
 
 
 def note_latency(latency_ms: int | None) -> None:

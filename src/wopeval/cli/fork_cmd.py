@@ -11,11 +11,13 @@ import json
 import signal
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
 import typer
 
+from wopeval.agents.cassette import Cassette, using_cassette
 from wopeval.cli.common import fail_input, opened_store, store_option
 from wopeval.cli.gate_opts import bounds
 from wopeval.cli.outage import run_exit_code, store_outage_exits
@@ -50,35 +52,51 @@ async def _fork(
     registry: Registry,
     judge: Judge | None,
     show_progress: bool,
+    cassette_dir: Path | None,
 ) -> _Forked:
     run_id, task_id, trial_index, at = source
     async with opened_store(store_url, must_exist=True) as store:
         service = RunService(store, registry, judge)
         try:
             plan = await plan_fork(service, run_id, task_id, trial_index, at)
+            cassette = _prefix_cassette(cassette_dir, plan)
         except RunNotFound:
             fail_input(f"RUN: run {run_id!r} is not in the store")
         except UserError as exc:
             fail_input(str(exc), title="cannot fork")
-        claims = ClaimWatch()
-        async with holding_runs(store, on_lost=claims):
-            record = await service.create(plan)
-            progress = progress_bar(show_progress)
-            if progress is not None:
-                typer.echo(
-                    f"run {record.run_id}: trial {trial_index} of {task_id} from {run_id}, "
-                    f"its first {at} tool call(s) served from the log",
-                    err=True,
-                )
-            handle = RunHandle(record.run_id)
-            view = ProgressView(progress, 1)
-            with progress if progress is not None else nullcontext():
-                async with anyio.create_task_group() as group:
-                    group.start_soon(claims.watching(_cancel_on_signal), handle)
-                    summary, detail = await service.execute_detailed(plan, handle, progress=view)
-                    group.cancel_scope.cancel()
-        claims.check(record.run_id)
-        return record.run_id, plan, summary, detail
+        with using_cassette(cassette):
+            return await _execute(service, plan, source, show_progress)
+
+
+def _prefix_cassette(path: Path | None, plan: RunPlan) -> Cassette | None:
+    """The original run's model cassette, serving the prefix's model turns (``--cassette``)."""
+    return Cassette.for_prefix(path, plan.suite.suiteId) if path is not None else None
+
+
+async def _execute(
+    service: RunService, plan: RunPlan, source: tuple[str, str, int, int], show_progress: bool
+) -> _Forked:
+    run_id, task_id, trial_index, at = source
+    store = service.store
+    claims = ClaimWatch()
+    async with holding_runs(store, on_lost=claims):
+        record = await service.create(plan)
+        progress = progress_bar(show_progress)
+        if progress is not None:
+            typer.echo(
+                f"run {record.run_id}: trial {trial_index} of {task_id} from {run_id}, "
+                f"its first {at} tool call(s) served from the log",
+                err=True,
+            )
+        handle = RunHandle(record.run_id)
+        view = ProgressView(progress, 1)
+        with progress if progress is not None else nullcontext():
+            async with anyio.create_task_group() as group:
+                group.start_soon(claims.watching(_cancel_on_signal), handle)
+                summary, detail = await service.execute_detailed(plan, handle, progress=view)
+                group.cancel_scope.cancel()
+    claims.check(record.run_id)
+    return record.run_id, plan, summary, detail
 
 
 def fork(
@@ -94,6 +112,15 @@ def fork(
     ],
     tool: ToolOpt = None,
     judge: JudgeOpt = None,
+    cassette: Annotated[
+        Path | None,
+        typer.Option(
+            "--cassette",
+            metavar="DIR",
+            help="The original run's model cassette (--record-model): the model turns before "
+            "the last served call are answered from it, strictly; the rest reach the model.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the new run as JSON.")] = False,
     store: Annotated[str | None, store_option()] = None,
 ) -> None:
@@ -111,7 +138,7 @@ def fork(
     show = not as_json and sys.stderr.isatty()
     with store_outage_exits(store), user_output_to_stderr():
         new_id, plan, summary, detail = anyio.run(
-            _fork, store, (run_id, task, trial, at), registry, judge_obj, show
+            _fork, store, (run_id, task, trial, at), registry, judge_obj, show, cassette
         )
     link = plan.forked_from.model_dump(exclude_none=True) if plan.forked_from is not None else {}
     if summary is None:

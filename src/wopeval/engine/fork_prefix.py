@@ -14,6 +14,10 @@ A prefix call is answered with the recorded result or tool error. A recorded fai
 served as that same miss (the trial fails closed again, as it did). A call a suite fixture
 answered consumes that fixture entry again, so the calls after the prefix find the fixture
 cursor where the original trial left it.
+
+Under the original run's model cassette (``wopeval fork --cassette``, prefix mode of
+:mod:`wopeval.agents.cassette`), the trial's model turns are served from its recordings until
+the gateway has answered the last recorded call (:func:`~wopeval.agents.cassette.leave_prefix`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Unpack
 
+from wopeval.agents.cassette import leave_prefix
 from wopeval.engine.agent import ToolResult
 from wopeval.engine.gateway import GatewayOptions, LiveTool, Served, ToolGateway
 from wopeval.grading.argdiff import arg_differences, shown
@@ -95,6 +100,8 @@ class PrefixGateway(ToolGateway):
         super().__init__(fixtures, live_tools, **options)
         self._prefix = prefix.calls
         self._next = 0
+        if not self._prefix:
+            leave_prefix()  # no recorded call: every model call is live too
         # Why the trial left the prefix (the first divergence), or None.
         self.divergence: Failure | None = None
 
@@ -110,6 +117,8 @@ class PrefixGateway(ToolGateway):
         if why is not None:
             self.divergence = Failure(exceptionType=FORK_DIVERGED, message=why)
             return _miss(why)
+        if self._next == len(self._prefix):
+            leave_prefix()  # the model turns after the last recorded answer are live
         return self._replay(recorded)
 
     def _replay(self, recorded: PrefixCall) -> Served:

@@ -71,7 +71,9 @@ async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
     committed by the next :func:`settle`). An attempt that failed for infrastructure is run
     again, after a backoff, while the run's retry policy allows (wopeval.engine.retry)."""
     while True:
-        with trial_tape(task.taskId, trial_index):  # its model calls' identity in a cassette
+        # Its model calls' identity in a cassette: a forked trial's is the original trial's.
+        recorded_index = env.fork.trial_index if env.fork is not None else trial_index
+        with trial_tape(task.taskId, recorded_index):
             grade = await _attempt(env, task, trial_index)
         if grade is not None:
             return grade
