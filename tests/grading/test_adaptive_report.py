@@ -5,12 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from wopeval.grading.adaptive import boundaries
 from wopeval.grading.adaptive_report import adaptive_report, stored_adaptive
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary, TaskSummary, TrialsBlock
 
 OK = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 SPRT = {"rule": "sprt", "alpha": 0.05, "minTrials": 1}
+
+
+@pytest.fixture(autouse=True)
+def _boundaries_afresh() -> None:
+    """Each case computes its boundaries: an earlier test's cached table would hide the rule
+    under test (a mutant, under mutation testing)."""
+    boundaries.cache_clear()
 
 
 def suite_doc(*task_ids: str, adaptive: bool = True, count: int = 20) -> dict[str, Any]:

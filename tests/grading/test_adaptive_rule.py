@@ -16,6 +16,13 @@ from wopeval.suite.adaptive import AdaptivePlan, exact
 F = Fraction
 
 
+@pytest.fixture(autouse=True)
+def _boundaries_afresh() -> None:
+    """Each case computes its boundaries: an earlier test's cached table would hide the rule
+    under test (a mutant, under mutation testing)."""
+    boundaries.cache_clear()
+
+
 def plan(
     p0: str = "0.7",
     p1: str = "0.9",
