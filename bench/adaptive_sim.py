@@ -40,7 +40,7 @@ import anyio
 from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
-from wopeval.grading.adaptive import decision_at, first_stop
+from wopeval.grading.adaptive import first_stop, operating_characteristic
 from wopeval.service.runs import RunService
 from wopeval.suite import parse_suite
 from wopeval.suite.adaptive import AdaptivePlan, AdaptiveTrials, resolve
@@ -63,30 +63,6 @@ def draw(rng: random.Random, rate: float) -> list[bool]:
     return [rng.random() < rate for _ in range(MAX_TRIALS)]
 
 
-def exact_rates(plan: AdaptivePlan, rate: Fraction) -> dict[str, float]:
-    """P(above), P(below) and E[trials] over every outcome sequence, exactly."""
-    alive = {0: Fraction(1)}
-    above = below = trials = Fraction(0)
-    for n in range(1, plan.max_trials + 1):
-        step: dict[int, Fraction] = {}
-        for c, weight in alive.items():
-            step[c + 1] = step.get(c + 1, Fraction(0)) + weight * rate
-            step[c] = step.get(c, Fraction(0)) + weight * (1 - rate)
-        alive = {}
-        for c, weight in step.items():
-            decision = decision_at(plan, n, c)
-            if decision is None:
-                alive[c] = weight
-                continue
-            trials += n * weight
-            if decision == "above":
-                above += weight
-            else:
-                below += weight
-    trials += plan.max_trials * sum(alive.values(), Fraction(0))
-    return {"above": float(above), "below": float(below), "meanTrials": float(trials)}
-
-
 def simulate(plan: AdaptivePlan, rate: str, tasks: int) -> dict[str, Any]:
     rng = random.Random(f"{SEED}-{rate}")
     counts = {"above": 0, "below": 0, "undecided": 0}
@@ -96,7 +72,8 @@ def simulate(plan: AdaptivePlan, rate: str, tasks: int) -> dict[str, Any]:
         counts[stop.decision or "undecided"] += 1
         used += stop.trials
     p = Fraction(rate)
-    exact = exact_rates(plan, p)
+    oc = operating_characteristic(plan, p)
+    exact = {"above": float(oc.above), "below": float(oc.below)}
     wrong_side = "above" if p < plan.threshold else "below" if p > plan.threshold else None
     row: dict[str, Any] = {
         "rate": float(p),
@@ -105,7 +82,7 @@ def simulate(plan: AdaptivePlan, rate: str, tasks: int) -> dict[str, Any]:
         "meanTrials": used / tasks,
         "fixedTrials": plan.max_trials,
         "saved": 1 - used / (tasks * plan.max_trials),
-        "exactMeanTrials": exact["meanTrials"],
+        "exactMeanTrials": float(oc.mean_trials),
         "insideZone": plan.p0 < p < plan.p1,
     }
     if wrong_side is None:

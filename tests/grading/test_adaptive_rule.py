@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wopeval.grading.adaptive import Stop, boundaries, decision_at, first_stop, next_wave
+from wopeval.grading.adaptive import (
+    OperatingCharacteristic,
+    Stop,
+    boundaries,
+    decision_at,
+    first_stop,
+    next_wave,
+    operating_characteristic,
+)
 from wopeval.suite.adaptive import AdaptivePlan, exact
 
 F = Fraction
@@ -167,29 +175,20 @@ def test_adaptive_next_wave_counts_from_three_passes() -> None:
     assert 3 + d >= bounds.above[m] or bounds.below[m] >= 3
 
 
-def _error_rates(p: AdaptivePlan, rate: Fraction) -> tuple[Fraction, Fraction, Fraction]:
-    """Exactly, over every outcome sequence at true pass rate ``rate``: P(above), P(below),
-    and the expected number of trials run."""
-    alive = {0: Fraction(1)}  # passes → probability, of the sequences not yet stopped
-    above = below = expected = Fraction(0)
-    for n in range(1, p.max_trials + 1):
-        step: dict[int, Fraction] = {}
-        for c, weight in alive.items():
-            step[c + 1] = step.get(c + 1, Fraction(0)) + weight * rate
-            step[c] = step.get(c, Fraction(0)) + weight * (1 - rate)
-        alive = {}
-        for c, weight in step.items():
-            decision = decision_at(p, n, c)
-            if decision == "above":
-                above += weight
-                expected += n * weight
-            elif decision == "below":
-                below += weight
-                expected += n * weight
-            else:
-                alive[c] = weight
-    expected += p.max_trials * sum(alive.values(), Fraction(0))
-    return above, below, expected
+def test_adaptive_operating_characteristic_hand_worked() -> None:
+    # At most 3 trials, rate 1/2: only three failures decide (below), 1/8; every path runs 3.
+    assert operating_characteristic(plan(max_trials=3), F(1, 2)) == OperatingCharacteristic(
+        F(0), F(1, 8), F(3)
+    )
+    # p0 1/2, p1 3/4, β 1/4: two failures decide below at 2 (LR 1/4); at 3 trials one pass
+    # gives LR 3/8, no decision. P(below) = 1/4; E[n] = 2·1/4 + 3·3/4 = 11/4.
+    tie = plan("0.5", "0.75", "0.01", "0.25", max_trials=3)
+    assert operating_characteristic(tie, F(1, 2)) == OperatingCharacteristic(
+        F(0), F(1, 4), F(11, 4)
+    )
+    # p0 1/4, p1 1/2, α 1/16: four passes decide above (LR 16); rate 1 reaches it surely.
+    sure = plan("0.25", "0.5", "0.0625", "0.01", max_trials=6)
+    assert operating_characteristic(sure, F(1)) == OperatingCharacteristic(F(1), F(0), F(4))
 
 
 @pytest.mark.parametrize("max_trials", [5, 20, 40])
@@ -199,18 +198,18 @@ def test_adaptive_error_rates_hold_exactly_outside_the_zone(
 ) -> None:
     p = plan(alpha=alpha, beta=beta, max_trials=max_trials)
     for rate in ("0.5", "0.6", "0.7"):  # at or below p0: "above" is the wrong decision
-        wrong, _, _ = _error_rates(p, F(rate))
+        wrong = operating_characteristic(p, F(rate)).above
         assert wrong <= p.alpha, (rate, float(wrong))
     for rate in ("0.9", "0.95", "0.99"):  # at or above p1: "below" is the wrong decision
-        _, wrong, _ = _error_rates(p, F(rate))
+        wrong = operating_characteristic(p, F(rate)).below
         assert wrong <= p.beta, (rate, float(wrong))
 
 
 def test_adaptive_clear_rates_stop_early_on_average() -> None:
     p = plan(max_trials=40)
-    _, _, at_half = _error_rates(p, F("0.5"))
-    _, _, at_095 = _error_rates(p, F("0.95"))
-    _, _, at_08 = _error_rates(p, F("0.8"))
+    at_half = operating_characteristic(p, F("0.5")).mean_trials
+    at_095 = operating_characteristic(p, F("0.95")).mean_trials
+    at_08 = operating_characteristic(p, F("0.8")).mean_trials
     # Computed exactly above: ≈ 8.07, 16.62 and 27.24 trials of at most 40.
     assert at_half < 9
     assert at_095 < 17

@@ -39,11 +39,13 @@ from wopeval.suite.adaptive import AdaptivePlan
 __all__ = [
     "Boundaries",
     "Decision",
+    "OperatingCharacteristic",
     "Stop",
     "boundaries",
     "decision_at",
     "first_stop",
     "next_wave",
+    "operating_characteristic",
 ]
 
 Decision = Literal["above", "below"]
@@ -165,3 +167,39 @@ def next_wave(plan: AdaptivePlan, n: int, c: int) -> int:
         if m >= plan.min_trials and (c + d >= bounds.above[m] or c <= bounds.below[m]):
             return d
     return max(0, plan.max_trials - n)
+
+
+@dataclass(frozen=True)
+class OperatingCharacteristic:
+    """What the test does at one true pass rate, exactly: the chance it decides ``above``, the
+    chance it decides ``below``, and the expected number of trials it runs."""
+
+    above: Fraction
+    below: Fraction
+    mean_trials: Fraction
+
+
+def operating_characteristic(plan: AdaptivePlan, rate: Fraction) -> OperatingCharacteristic:
+    """The test's operating characteristic at true per-trial pass rate ``rate``, summed exactly
+    over every outcome sequence (Wald 1945 §3.2 approximates it; this needs no approximation):
+    the sequences not yet stopped are carried by their pass count, ``maxTrials`` steps."""
+    alive = {0: Fraction(1)}  # passes so far → probability, of the sequences still running
+    above = below = trials = Fraction(0)
+    for n in range(1, plan.max_trials + 1):
+        step: dict[int, Fraction] = {}
+        for c, weight in alive.items():
+            step[c + 1] = step.get(c + 1, Fraction(0)) + weight * rate
+            step[c] = step.get(c, Fraction(0)) + weight * (1 - rate)
+        alive = {}
+        for c, weight in step.items():
+            decision = decision_at(plan, n, c)
+            if decision is None:
+                alive[c] = weight
+                continue
+            trials += n * weight
+            if decision == "above":
+                above += weight
+            else:
+                below += weight
+    trials += plan.max_trials * sum(alive.values(), Fraction(0))
+    return OperatingCharacteristic(above, below, trials)
