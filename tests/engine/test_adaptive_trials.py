@@ -55,7 +55,7 @@ def stops(events: list[RunEvent]) -> dict[str, AdaptiveStopped]:
     }
 
 
-async def test_adaptive_one_task_stops_where_the_test_decides(store: EventStore) -> None:
+async def test_0244_B_adaptive_one_task_pass_at_k_over_the_trials_run(store: EventStore) -> None:
     # p0 0.7, p1 0.9, α = β = 0.05: twelve passes in a row decide "above" (hand-worked in
     # tests/grading/test_adaptive_rule.py).
     suite = adaptive_suite(scripted_task("one", {"output": "ok"}, OK))
@@ -75,7 +75,7 @@ async def test_adaptive_one_task_stops_where_the_test_decides(store: EventStore)
     assert started["trialCount"] == 20  # the maximum, RFC 0244 §B's count
 
 
-async def test_adaptive_clear_pass_clear_fail_and_borderline(store: EventStore) -> None:
+async def test_0244_B_adaptive_clear_pass_clear_fail_and_borderline(store: EventStore) -> None:
     borderline = {"output": "ok", "trials": {str(i): {"output": "no"} for i in range(0, 20, 5)}}
     suite = adaptive_suite(
         scripted_task("pass", {"output": "ok"}, OK),
@@ -241,7 +241,7 @@ class Blocking:
         return task_input["output"]
 
 
-async def test_adaptive_resume_continues_the_test_and_scores_each_trial_once(
+async def test_0244_B_adaptive_resume_continues_the_test_and_scores_each_trial_once(
     store: EventStore,
 ) -> None:
     suite = adaptive_suite(
