@@ -186,9 +186,20 @@ def test_adaptive_operating_characteristic_hand_worked() -> None:
     assert operating_characteristic(tie, F(1, 2)) == OperatingCharacteristic(
         F(0), F(1, 4), F(11, 4)
     )
+    # At most 4, rate 1/2: below at 3 after FFF (1/8) and at 4 after one pass in four that
+    # did not start FFF (PFFF, FPFF, FFPF: 3/16); E[n] = 3·1/8 + 4·7/8 = 31/8.
+    assert operating_characteristic(plan(max_trials=4), F(1, 2)) == OperatingCharacteristic(
+        F(0), F(5, 16), F(31, 8)
+    )
     # p0 1/4, p1 1/2, α 1/16: four passes decide above (LR 16); rate 1 reaches it surely.
     sure = plan("0.25", "0.5", "0.0625", "0.01", max_trials=6)
     assert operating_characteristic(sure, F(1)) == OperatingCharacteristic(F(1), F(0), F(4))
+    # At rate 1/2 (a failure multiplies LR by 2/3): above at 4 after PPPP (1/16), at 6 after
+    # five passes and one failure among the first four (LR 32·2/3 ≥ 16; 4/64); never at 5
+    # (16·2/3 < 16). P(above) = 1/8, E[n] = 4·1/16 + 6·15/16 = 47/8.
+    assert operating_characteristic(sure, F(1, 2)) == OperatingCharacteristic(
+        F(1, 8), F(0), F(47, 8)
+    )
 
 
 @pytest.mark.parametrize("max_trials", [5, 20, 40])
