@@ -65,6 +65,7 @@ HAND = plan()
 
 def test_adaptive_hand_worked_boundaries() -> None:
     bounds = boundaries(HAND)
+    assert bounds.above[1] == 2  # none decides: the sentinel n + 1, as documented
     assert bounds.above[11] == 12  # no count of 11 decides above
     assert bounds.above[12] == 12
     assert bounds.above[17] == 17
