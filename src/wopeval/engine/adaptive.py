@@ -38,7 +38,13 @@ Pair = tuple[int, int]
 
 
 class AdaptiveRefused(UserError):
-    """Adaptive trials asked for where they cannot run honestly (live tools, a shard)."""
+    """Adaptive trials asked for where they cannot run honestly (live tools, a shard); ``field``
+    is the ``x-wopeval-adaptive`` member that asked, the message starts with it."""
+
+    def __init__(self, field: str, why: str) -> None:
+        super().__init__(f"{field}: {why}")
+        self.field = field
+        self.why = why
 
 
 def adaptive_plans(suite: AgentEvalSuite) -> dict[int, AdaptivePlan]:
@@ -62,14 +68,16 @@ def check_adaptive(
         task = suite.tasks[index]
         if sharded:
             raise AdaptiveRefused(
-                f"{_path(suite, index)}: adaptive trials cannot be sharded (a shard runs a "
-                "slice of each task's trials); run without --shard"
+                _path(suite, index),
+                "adaptive trials cannot be sharded (a shard runs a slice of each task's "
+                "trials); run without --shard",
             )
         if live_tools and not fail_closed(task, ignore_fixtures):
             why = "live-shadow ignores its fixtures" if ignore_fixtures else "it is not fixtured"
             raise AdaptiveRefused(
-                f"{_path(suite, index)}: task {task.taskId!r} could reach a live tool ({why}); "
-                "its trials must not be cut short, so adaptive trials are refused for it"
+                _path(suite, index),
+                f"task {task.taskId!r} could reach a live tool ({why}); its trials must not be "
+                "cut short, so adaptive trials are refused for it",
             )
 
 
