@@ -78,6 +78,20 @@ def _expect_path(mode: str, *, output: Any = "ok", **extra: Any) -> dict[str, An
 
 PLAIN = _suite("grade-plain", [_task("t", {"output": "ok"}, OK)])
 
+# Adaptive trials (x-wopeval-adaptive): a clear pass and a clear failure stop early, a task
+# passing 3 trials in 4 runs on, one task keeps a fixed count (its own minTrials).
+_MIXED = {"output": "ok", "trials": {str(i): {"output": "no"} for i in range(0, 12, 4)}}
+ADAPTIVE = _suite(
+    "grade-adaptive",
+    [_task("clear-pass", {"output": "ok"}, OK), _task("clear-fail", {"output": "no"}, OK),
+     _task("borderline", _MIXED, OK),
+     _task("own-min", {"output": "ok"}, OK,
+           **{"x-wopeval-adaptive": {"rule": "sprt", "alpha": 0.1, "minTrials": 9}})],
+    trials={"count": 12, "k": 1}, thresholds={"passScore": 0.8},
+    **{"x-wopeval-adaptive": {"rule": "sprt", "alpha": 0.1, "indifference": 0.15,
+                              "minTrials": 1}},
+)  # fmt: skip
+
 # Every trajectory mode, argument matching, fail-closed misses, forbidden calls, memory, usage
 # and per-trial differences (so pass@k, pass^k and the mean rule have something to count).
 TRAJECTORIES = _suite(
@@ -180,6 +194,10 @@ KINDS: tuple[Kind, ...] = (
          options=("--max-tool-calls",)),
     Kind("gate", ((*RUN, "--gate", "every-task"),), {"trajectories.json": TRAJECTORIES},
          options=("--gate",)),
+    Kind("adaptive", (("run", "{dir}/adaptive.json", "--store", "{store}", "--json"),),
+         {"adaptive.json": ADAPTIVE}),
+    Kind("adaptive-resumed", (("run", "--resume", "{run}", "--store", "{store}", "--json"),),
+         {"adaptive.json": ADAPTIVE}, unfinished="{dir}/adaptive.json"),
 )  # fmt: skip
 
 

@@ -109,6 +109,14 @@ async def test_0244_G_advertised_wopeval_extension_is_accepted(store_url: str) -
     assert final["status"] == "completed"
 
 
+async def test_adaptive_refused_on_a_host_with_live_tools_naming_the_field(store_url: str) -> None:
+    config = host_config(tools={"lookup": "tests.engine.test_adaptive_trials:live_lookup"})
+    async with running_host(store_url, config) as host:
+        response = await host.create(eval_body(ADAPTIVE_REF, evalModes=["golden"]))
+    refused(response, 400, "validation_error", "tasks[0].x-wopeval-adaptive")
+    assert "could reach a live tool" in response.json()["message"]
+
+
 # --- capability, modes, tasks, judge -------------------------------------------------------
 
 

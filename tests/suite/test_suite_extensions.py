@@ -4,6 +4,7 @@ once, the refusal of an unadvertised one (the RFC 0244 §G rule), and the schema
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -167,7 +168,7 @@ def test_adaptive_null_and_wrong_type_name_the_member() -> None:
     assert errors_of(doc(**{"x-wopeval-adaptive": [1]}))[0].startswith("x-wopeval-adaptive: ")
 
 
-def test_adaptive_with_one_trial_is_refused() -> None:
+def test_0244_B_adaptive_with_one_trial_is_refused() -> None:
     errors = errors_of(doc(task("a", **{"x-wopeval-adaptive": SPRT}), trials={"count": 1}))
     assert errors == [
         "tasks[0].x-wopeval-adaptive: needs trials.count of at least 2, the most trials a task "
@@ -197,7 +198,7 @@ def test_adaptive_default_min_trials_is_k_and_names_the_member() -> None:
     ]
 
 
-def test_adaptive_min_trials_below_k_is_refused() -> None:
+def test_0244_B_adaptive_min_trials_below_k_is_refused() -> None:
     setting = {**SPRT, "minTrials": 2}
     errors = errors_of(
         doc(task("a", **{"x-wopeval-adaptive": setting}), trials={"count": 10, "k": 3})
@@ -235,13 +236,13 @@ def test_adaptive_threshold_defaults_to_the_pass_score() -> None:
     plan = adaptive_plan(suite, suite.tasks[0])
     assert plan is not None
     assert (plan.threshold, plan.alpha, plan.beta, plan.min_trials, plan.max_trials) == (
-        0.8,
-        0.05,
-        0.05,
+        Fraction(4, 5),
+        Fraction(1, 20),
+        Fraction(1, 20),
         1,
         10,
     )
-    assert (plan.p0, plan.p1) == pytest.approx((0.7, 0.9))
+    assert (plan.p0, plan.p1) == (Fraction(7, 10), Fraction(9, 10))  # exact, not 0.70000…01
 
 
 def test_task_setting_overrides_the_suite_setting() -> None:
@@ -252,8 +253,8 @@ def test_task_setting_overrides_the_suite_setting() -> None:
     first, second = (adaptive_plan(suite, t) for t in suite.tasks)
     assert first is not None
     assert second is not None
-    assert (first.alpha, first.min_trials) == (0.05, 1)
-    assert (second.alpha, second.min_trials) == (0.01, 2)
+    assert (first.alpha, first.min_trials) == (Fraction(1, 20), 1)
+    assert (second.alpha, second.min_trials) == (Fraction(1, 100), 2)
 
 
 def test_adaptive_on_a_live_tool_task_is_refused_naming_on_miss() -> None:

@@ -21,6 +21,7 @@ from wopeval.exports.ci import junit_xml, markdown
 from wopeval.exports.eee import TrialUsage, eee_export, write_eee
 from wopeval.exports.html import render_report
 from wopeval.exports.otel import write_otlp_json_lines
+from wopeval.grading.adaptive_report import stored_adaptive
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.fold import TrialHook
 from wopeval.grading.gate import Bounds, decide, suite_bounds
@@ -137,9 +138,13 @@ def export(
                 chosen = chosen_gate(gate, record.run_request.gate)
                 verdict = decide(summary, chosen, _bounds_of(record))
                 detail = await fold_log(opened, run_id, _detail_of(record))
-                render = junit_xml if fmt is ExportFormat.junit else markdown
                 level = record.run_request.ci_level
-                _write(render(summary, run_id, detail, verdict, level=level), output)
+                if fmt is ExportFormat.junit:
+                    _write(junit_xml(summary, run_id, detail, verdict, level=level), output)
+                else:
+                    adaptive = stored_adaptive(record.suite_document, summary)
+                    text = markdown(summary, run_id, detail, verdict, level, adaptive)
+                    _write(text, output)
             elif fmt is ExportFormat.events:
                 await _write_events(opened, run_id, output)
             else:  # streamed: the log in pages, each trial's spans written once it is scored

@@ -20,6 +20,7 @@ from wopeval.cli.gate_opts import run_passed
 from wopeval.cli.render_detail import print_detail, verdict_lines
 from wopeval.cli.render_intervals import aggregate_part, intervals_table
 from wopeval.events.store import RunRecord
+from wopeval.grading.adaptive_report import adaptive_report
 from wopeval.grading.detail import RunDetail
 from wopeval.grading.gate import GateVerdict, decide
 from wopeval.grading.intervals import DEFAULT_LEVEL
@@ -157,6 +158,10 @@ def print_summary(
         console.print(intervals_table(summary, intervals))
     for line in fit_lines(footer_parts(summary, suite, verdict, intervals), console.width):
         console.print(line)
+    adaptive = adaptive_report(suite, summary) if suite is not None else None
+    if adaptive is not None:
+        for line in textwrap.wrap(adaptive.line(), console.width):
+            console.print(escape(line), highlight=False)
     if detail is None:
         return
     lines = verdict_lines(detail, console.width)

@@ -79,6 +79,7 @@ from wopeval.engine.judge import Judge, JudgeSpend
 from wopeval.engine.registry import Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.errors import UserError
+from wopeval.grading.adaptive_report import adaptive_report
 from wopeval.grading.efficiency import run_efficiency
 from wopeval.grading.gate import DEFAULT_GATE, decide
 from wopeval.grading.intervals import DEFAULT_LEVEL
@@ -478,6 +479,9 @@ def _report(
             "gate": verdict.to_json(),
             "intervals": summary_intervals(summary, level).to_json(),
         }
+        adaptive = adaptive_report(suite, summary)
+        if adaptive is not None:  # what adaptive trials did (x-wopeval-adaptive)
+            doc["adaptive"] = adaptive.to_json()
         if detail is not None:  # the tenant's own output: why each failing trial failed
             doc.update(trials_json(detail))
             doc["efficiency"] = run_efficiency(detail, level).to_json()  # informational

@@ -182,11 +182,15 @@ async def _show_json(
     if spend.calls:  # the judge's usage, apart from the agent's efficiency (RFC 0244 §C)
         doc["judge"] = judge_json(spend)
     if record.summary is not None:
+        from wopeval.grading.adaptive_report import stored_adaptive
         from wopeval.grading.summary_intervals import summary_intervals
 
         summary = EvalSummary.model_validate(record.summary)
         doc["gate"] = decide(summary, gate, suite_bounds(record.suite_document, level)).to_json()
         doc["intervals"] = summary_intervals(summary, level).to_json()
+        adaptive = stored_adaptive(record.suite_document, summary)
+        if adaptive is not None:  # what adaptive trials did (x-wopeval-adaptive)
+            doc["adaptive"] = adaptive.to_json()
         if efficiency:  # folds the log: only when asked, so show --json stays light
             from wopeval.service.efficiency import stored_efficiency
 

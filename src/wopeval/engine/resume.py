@@ -36,6 +36,7 @@ from wopeval.wire.events import (
     TrialFailed,
 )
 from wopeval.wire.vocab import (
+    ADAPTIVE_STOPPED,
     EVAL_COMPLETED,
     EVAL_SCORED,
     EVAL_STARTED,
@@ -74,6 +75,10 @@ class ResumeState:
     spent_usd: float = 0.0
     # Each trial's retries its log records (``x-wopeval-retry``): the policy goes on from them.
     retried: dict[Key, int] = field(default_factory=dict)
+    # Each scored trial's pass, and the adaptive tasks whose stop the log records: an adaptive
+    # task's sequential test goes on from them (engine/adaptive.py).
+    passed: dict[Key, bool] = field(default_factory=dict)
+    adaptive_stopped: set[str] = field(default_factory=set)
 
     def pending(self, suite: AgentEvalSuite) -> Iterator[tuple[int, int]]:
         """The ``(task index, trial index)`` pairs still to run, trial-major, lazily."""
@@ -119,7 +124,10 @@ class _Scanner:
             assert isinstance(scored, EvalScored)
             key = (scored.taskId, scored.trialIndex or 0)
             state.scored.add(key)
+            state.passed[key] = scored.passed
             self.in_flight.pop(key, None)
+        elif kind == ADAPTIVE_STOPPED and isinstance(event.payload, dict):
+            state.adaptive_stopped.add(str(event.payload.get("taskId")))
         else:
             self._trial_event(event)
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from wopeval.engine.adaptive import TrialQueue, adaptive_plans, check_adaptive
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.fork_prefix import ForkPrefix
 from wopeval.engine.judge import Judge, JudgeRequired
@@ -129,6 +130,11 @@ async def execute_run(
     run_id = handle.run_id
     check_runnable(suite, judge)
     check_retries(settings.retry_infrastructure, settings.executor)
+    check_adaptive(
+        suite,
+        live_tools=bool(registry.tools()),
+        ignore_fixtures=list(settings.modes or ()) == ["live-shadow"],
+    )
     options = GradingOptions(target_agent_id=agent_id, host_max_cost_usd=settings.host_max_cost_usd)
     env = TrialEnv(
         sink=store,
@@ -156,7 +162,7 @@ async def execute_run(
             await _start_events(store, run_id, suite, settings, resume)
             pairs = None if resume is None else resume.pending(suite)
             async with run_scope(settings.concurrency):  # the trials' model clients, closed here
-                await _run_trials(store, env, suite, settings, progress, pairs)
+                await _run_trials(store, env, suite, settings, progress, pairs, resume)
             summary = await summarize()
             with anyio.CancelScope(shield=True):  # once finishing, finish: one terminal event
                 await _finish_events(store, run_id, summary, resume)
@@ -314,22 +320,42 @@ async def _run_trials(
     settings: RunSettings,
     progress: ProgressFn | None,
     pairs: Iterable[tuple[int, int]] | None = None,
+    resume: ResumeState | None = None,
 ) -> None:
     """A pool of ``concurrency`` workers pulling ``pairs`` (default: every planned trial)
-    lazily, so memory and the time to the first trial do not grow with the suite."""
+    lazily, so memory and the time to the first trial do not grow with the suite; an adaptive
+    task's trials come wave by wave from its sequential test (:mod:`wopeval.engine.adaptive`)."""
     execute = await _trial_runner(store, env, settings.executor)
-    queue = iter(all_pairs(suite) if pairs is None else pairs)
+    plans = adaptive_plans(suite)
+    planned = all_pairs(suite) if pairs is None else pairs
+    adaptive = TrialQueue(suite, planned, plans, resume) if plans else None
+    queue = iter(planned)
+
+    async def one(task_index: int, trial_index: int) -> TrialGrade | None:
+        task = suite.tasks[task_index]
+        if env.meter.exceeded:
+            await record_skipped(env, task, trial_index)
+            grade = None
+        else:
+            grade = await execute(task, trial_index)
+        if progress is not None:
+            progress(task.taskId, trial_index, grade)
+        return grade
 
     async def worker() -> None:
-        for task_index, trial_index in queue:  # one shared iterator: each pair runs once
-            task = suite.tasks[task_index]
-            if env.meter.exceeded:
-                await record_skipped(env, task, trial_index)
-                grade = None
-            else:
-                grade = await execute(task, trial_index)
-            if progress is not None:
-                progress(task.taskId, trial_index, grade)
+        if adaptive is None:
+            for task_index, trial_index in queue:  # one shared iterator: each pair runs once
+                await one(task_index, trial_index)
+            return
+        while (pair := await adaptive.next()) is not None:
+            grade = await one(*pair)
+            stop = adaptive.scored(*pair, passed=grade is not None and grade.passed)
+            if stop is not None:
+                await store.emit(env.run_id, adaptive.stopped_payload(pair[0], stop))
+
+    if adaptive is not None:
+        for task_index, stop in adaptive.stops:  # stops a resumed log lacks the record of
+            await store.emit(env.run_id, adaptive.stopped_payload(task_index, stop))
 
     try:
         async with anyio.create_task_group() as watching:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from wopeval.exports.textsafe import markdown_text, xml_text
+from wopeval.grading.adaptive_report import AdaptiveReport
 from wopeval.grading.detail import RunDetail, TaskDetail
 from wopeval.grading.efficiency import P50, P95, RunEfficiency, per_success_text, run_efficiency
 from wopeval.grading.gate import GateVerdict, decide
@@ -135,9 +136,11 @@ def markdown(
     detail: RunDetail | None = None,
     verdict: GateVerdict | None = None,
     level: float = DEFAULT_LEVEL,
+    adaptive: AdaptiveReport | None = None,
 ) -> str:
     """A Markdown table, e.g. for ``$GITHUB_STEP_SUMMARY``; the heading gives ``verdict``'s
-    (the suite gate's by default); the intervals at ``level`` follow the table."""
+    (the suite gate's by default); the intervals at ``level`` follow the table, then what
+    ``adaptive`` trials did, if any."""
     gated = verdict or decide(summary)
     intervals = summary_intervals(summary, level)
     word = "✅ passed" if gated.passed else "❌ failed"
@@ -163,6 +166,8 @@ def markdown(
             f"{f'{t.passHatK:.3f}' if t else '-'} | {path} |"
         )
     lines += _markdown_intervals(summary, intervals)
+    if adaptive is not None:
+        lines += ["", adaptive.line() + " (trials saved against the fixed count)"]
     if detail is not None:
         lines += markdown_efficiency(run_efficiency(detail, level))
         lines += _markdown_reasons(detail)

@@ -20,6 +20,7 @@ from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.summary import Graded, GradingOptions, grade_run, pass_score_of
 from wopeval.grading.trial import trajectory_of
 from wopeval.grading.views import TrialView
+from wopeval.suite.adaptive_rules import adaptive_plan
 from wopeval.suite.models import AgentEvalSuite, Task
 from wopeval.wire.events import RunEvent, TrialFailed
 
@@ -152,8 +153,11 @@ def detail_of(suite: AgentEvalSuite, graded: Graded, cells: CellKeeper) -> RunDe
     count = suite.trial_plan.effective_count
     found = cells.found
     for task, grade in zip(suite.tasks, graded.tasks, strict=True):
+        # An adaptive task planned only the trials its test ran (the summary's n).
+        trials = grade.summary.trials
+        planned = trials.n if trials is not None and adaptive_plan(suite, task) else count
         cells_of = [found.get((task.taskId, i)) or TrialCell(i, "missing", None, None)
-                    for i in range(count)]  # fmt: skip
+                    for i in range(planned)]  # fmt: skip
         tasks.append(
             TaskDetail(task.taskId, cells_of, float(grade.result.gating_score), grade.result.passed)
         )

@@ -20,6 +20,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from wopeval.grading.adaptive import first_stop
 from wopeval.grading.exact import ExactTotal
 from wopeval.grading.stats import OutcomeTally, TrialOutcome
 from wopeval.grading.trial import (
@@ -29,6 +30,8 @@ from wopeval.grading.trial import (
     trajectory_of,
 )
 from wopeval.grading.views import TrialCollector, TrialView
+from wopeval.suite.adaptive import AdaptivePlan
+from wopeval.suite.adaptive_rules import adaptive_plan
 from wopeval.suite.models import AgentEvalSuite, Task
 from wopeval.wire.events import PROVIDER_USAGE, ProviderUsage, RunEvent
 from wopeval.wire.summary import Efficiency, TrajectoryBlock
@@ -59,9 +62,13 @@ class TaskFold:
     output_tokens: int = 0
     last_ran: int = -1
     trajectory: TrajectoryBlock | None = None
+    # An adaptive task (``x-wopeval-adaptive``) plans only the trials up to its test's stop.
+    adaptive: AdaptivePlan | None = None
+    passes: bytearray = field(init=False)
 
     def __post_init__(self) -> None:
         self.seen = bytearray(self.count)
+        self.passes = bytearray(self.count if self.adaptive is not None else 0)
 
     def add(self, view: TrialView) -> None:
         """Reduce one planned trial's view (each index at most once)."""
@@ -70,7 +77,10 @@ class TaskFold:
         if view.scored is not None and view.scored.scoreLabel == LABEL_SKIPPED:
             self.skipped = True
         trajectory = trajectory_of(self.task, view, self.target_agent_id)
-        self.tally.add(self._outcome(view, trajectory))
+        outcome = self._outcome(view, trajectory)
+        self.tally.add(outcome)
+        if self.adaptive is not None:
+            self.passes[index] = outcome.passed
         if not view.ran:
             return
         self.ran += 1
@@ -101,9 +111,16 @@ class TaskFold:
             trajectory=trajectory,
         ).outcome
 
+    def planned(self) -> int:
+        """How many trials the task planned: ``count``, or an adaptive task's trials up to the
+        first stop of its test over the outcomes in trial order (a trial never seen failed)."""
+        if self.adaptive is None:
+            return self.count
+        return first_stop(self.adaptive, [bool(p) for p in self.passes]).trials
+
     def finish(self) -> None:
         """Every planned trial never seen counts as missing (failed, score 0) and skipped."""
-        for index in range(self.count):
+        for index in range(self.planned()):
             if not self.seen[index]:
                 self.tally.add(MISSING)
                 self.skipped = True
@@ -147,7 +164,10 @@ class RunFold:
         closing: bool = True,
     ) -> None:
         count = suite.trial_plan.effective_count
-        self.tasks = [TaskFold(t, count, target_agent_id, pass_score) for t in suite.tasks]
+        self.tasks = [
+            TaskFold(t, count, target_agent_id, pass_score, adaptive=adaptive_plan(suite, t))
+            for t in suite.tasks
+        ]
         self._by_id: dict[str, list[TaskFold]] = {}
         for fold in self.tasks:
             self._by_id.setdefault(fold.task.taskId, []).append(fold)

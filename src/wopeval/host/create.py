@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 
+from wopeval.engine.adaptive import AdaptiveRefused
 from wopeval.engine.registry import AgentNotFound, Registry
 from wopeval.engine.run import RunSettings
 from wopeval.events.ids import RUN_ID_PATTERN
@@ -325,6 +326,8 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
         )
     except BaselineUnusable as exc:  # one refusal whatever the reason (no existence oracle)
         raise invalid("baselineRunId", UNUSABLE_BASELINE) from exc
+    except AdaptiveRefused as exc:  # the host's live tools could be reached
+        raise invalid(exc.field, exc.why) from exc
 
 
 def host_request(body: dict[str, Any]) -> HostRequest:

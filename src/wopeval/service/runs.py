@@ -24,6 +24,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from wopeval.engine.adaptive import check_adaptive
 from wopeval.engine.fork_prefix import ForkPrefix
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
@@ -219,6 +220,8 @@ class RunService:
         check_declared_tools(suite, self.registry.agent_object(agent_id))
         check_runnable(suite, self.judge)
         check_retries(settings.retry_infrastructure, settings.executor)
+        live_shadow = list(settings.modes or ()) == ["live-shadow"]
+        check_adaptive(suite, live_tools=bool(self.registry.tools()), ignore_fixtures=live_shadow)
         baseline = settings.baseline_run_id
         if baseline is not None:
             if await usable_baseline(self.store, tenant, baseline, suite) is None:

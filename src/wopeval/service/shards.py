@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 import anyio
 
+from wopeval.engine.adaptive import check_adaptive
 from wopeval.engine.distributed import record_remote_trial
 from wopeval.engine.run import eval_completed, start_payloads
 from wopeval.errors import UserError
@@ -409,6 +410,7 @@ def plan_shard(plan: RunPlan, index: int, count: int, group: str | None = None) 
     """The plan of shard ``index`` of ``count`` (0-based) of ``plan``: it runs only its slice.
     Without ``group``, the group is derived from the suite digest, the shared settings and N
     (:func:`~wopeval.service.slices.derived_group`), so every machine derives the same one."""
+    check_adaptive(plan.suite, live_tools=False, ignore_fixtures=False, sharded=True)
     if group is None:
         group = derived_group(suite_to_document(plan.suite), plan.request(), count)
     return replace(plan, shard=ShardRequest(group=group, index=index, count=count))

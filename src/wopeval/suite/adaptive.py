@@ -26,6 +26,7 @@ run with live tools is refused when the run is planned.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -79,28 +80,38 @@ class AdaptiveTrials(SuiteObject):
     ] = None
 
 
+def exact(value: float) -> Fraction:
+    """The decimal a document wrote (the shortest one that reads back as ``value``), exactly:
+    ``0.8`` is 4/5, not the binary float nearest to it."""
+    return Fraction(repr(value))
+
+
 @dataclass(frozen=True)
 class AdaptivePlan:
-    """One task's resolved sequential test: every default filled in from the suite."""
+    """One task's resolved sequential test, every default filled in from the suite, its rates
+    exact (:func:`exact`): ``p0 = threshold − indifference``, ``p1 = threshold + indifference``."""
 
     rule: AdaptiveRule
-    alpha: float
-    beta: float
-    threshold: float
-    p0: float
-    p1: float
+    alpha: Fraction
+    beta: Fraction
+    threshold: Fraction
+    p0: Fraction
+    p1: Fraction
     min_trials: int
     max_trials: int
 
 
 def resolve(settings: AdaptiveTrials, *, pass_score: float, count: int, k: int) -> AdaptivePlan:
     """The plan ``settings`` describe in a suite with this ``passScore``, ``count`` and ``k``."""
-    threshold = settings.threshold if settings.threshold is not None else pass_score
-    delta = settings.indifference if settings.indifference is not None else DEFAULT_INDIFFERENCE
+    threshold = exact(settings.threshold if settings.threshold is not None else pass_score)
+    delta = exact(
+        settings.indifference if settings.indifference is not None else DEFAULT_INDIFFERENCE
+    )
+    alpha = exact(settings.alpha)
     return AdaptivePlan(
         rule=settings.rule,
-        alpha=settings.alpha,
-        beta=settings.beta if settings.beta is not None else settings.alpha,
+        alpha=alpha,
+        beta=exact(settings.beta) if settings.beta is not None else alpha,
         threshold=threshold,
         p0=threshold - delta,
         p1=threshold + delta,

@@ -12,6 +12,8 @@ A task's setting is its own ``x-wopeval-adaptive`` when it has one, else the sui
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from wopeval.suite.adaptive import ADAPTIVE_KEY, AdaptivePlan, AdaptiveTrials, resolve
 from wopeval.suite.errors import FieldError
 from wopeval.suite.models import AgentEvalSuite, Task
@@ -90,8 +92,13 @@ def _setting_rules(suite: AgentEvalSuite, path: str, settings: AdaptiveTrials) -
         field = "indifference" if "indifference" in written else "threshold"
         source = "" if "threshold" in written else " (thresholds.passScore, absent means 1)"
         message = (
-            f"threshold {plan.threshold:g}{source} ± indifference {plan.threshold - plan.p0:g} "
-            f"must stay inside (0, 1) (got {plan.p0:g} to {plan.p1:g})"
+            f"threshold {_shown(plan.threshold)}{source} ± indifference "
+            f"{_shown(plan.threshold - plan.p0)} must stay inside (0, 1) (got {_shown(plan.p0)} "
+            f"to {_shown(plan.p1)})"
         )
         errors.append(FieldError(f"{path}.{field}", message))
     return errors
+
+
+def _shown(value: Fraction) -> str:
+    return f"{float(value):g}"

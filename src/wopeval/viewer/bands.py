@@ -5,6 +5,7 @@ unit), as ``(k, pass@k low, high, pass^k low, high)`` rows for the plots."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
 
@@ -31,17 +32,21 @@ def task_bands(n: int, c: int, level: float = DEFAULT_LEVEL) -> tuple[Band, ...]
     return tuple(rows)
 
 
-def suite_bands(passed: list[int], n: int, level: float = DEFAULT_LEVEL) -> list[Band]:
+def suite_bands(
+    passed: list[int], n: int | Sequence[int], level: float = DEFAULT_LEVEL
+) -> list[Band]:
     """Per k, the interval of the mean over tasks of pass@k and of pass^k (the exact sums,
-    grouped by each task's passed count)."""
-    counts = Counter(passed)
+    grouped by each task's trial and passed counts). ``n`` is every task's trial count, or
+    each task's (adaptive tasks differ): k goes up to the fewest."""
+    sizes = [n] * len(passed) if isinstance(n, int) else list(n)
+    counts = Counter(zip(sizes, passed, strict=True))
     m = len(passed)
     if m == 0:
         return []
     rows = []
-    for k in range(1, n + 1):
-        at = sum((count * pass_at_k(n, c, k) for c, count in counts.items()), Fraction(0))
-        hat = sum((count * pass_hat_k(n, c, k) for c, count in counts.items()), Fraction(0))
+    for k in range(1, min(sizes) + 1):
+        at = sum((count * pass_at_k(t, c, k) for (t, c), count in counts.items()), Fraction(0))
+        hat = sum((count * pass_hat_k(t, c, k) for (t, c), count in counts.items()), Fraction(0))
         at_iv = task_clopper_pearson_of_sum(at, m, level)
         hat_iv = task_clopper_pearson_of_sum(hat, m, level)
         rows.append((k, at_iv.low, at_iv.high, hat_iv.low, hat_iv.high))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -164,11 +165,16 @@ def _se(values: list[float]) -> float:
     return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
 
 
-def suite_curve(passed: list[int], n: int) -> list[tuple[int, float, float, float, float]]:
-    """Per k the task mean of pass@k and pass^k, each with its task-clustered standard error."""
-    curves = [_curve(n, c) for c in passed]
+def suite_curve(
+    passed: list[int], n: int | Sequence[int]
+) -> list[tuple[int, float, float, float, float]]:
+    """Per k the task mean of pass@k and pass^k, each with its task-clustered standard error.
+    ``n`` is every task's trial count, or each task's (adaptive tasks differ): k goes up to
+    the fewest."""
+    sizes = [n] * len(passed) if isinstance(n, int) else list(n)
+    curves = [_curve(size, c) for size, c in zip(sizes, passed, strict=True)]
     rows = []
-    for k in range(1, n + 1):
+    for k in range(1, min(sizes, default=0) + 1):
         at = [curve[k - 1][1] for curve in curves]
         hat = [curve[k - 1][2] for curve in curves]
         if at:
@@ -204,11 +210,15 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
     curve: list[tuple[int, float, float, float, float]] = []
     bands: list[Band] = []
     if record.terminal:  # while running, an unfinished trial is not a failed one: no curves yet
+        sizes = [_trials_run(row, n) for row in tasks]
+        for row, size in zip(tasks, sizes, strict=True):
+            del row.cells[size:]  # an adaptive task's trials past its stop were never planned
         for row in shown:
-            row.curve = list(_curve(n, row.passed_count))
-            row.bands = list(task_bands(n, row.passed_count, level))
-        curve = suite_curve([row.passed_count for row in tasks], n)
-        bands = suite_bands([row.passed_count for row in tasks], n, level)
+            size = _trials_run(row, n)
+            row.curve = list(_curve(size, row.passed_count))
+            row.bands = list(task_bands(size, row.passed_count, level))
+        curve = suite_curve([row.passed_count for row in tasks], sizes)
+        bands = suite_bands([row.passed_count for row in tasks], sizes, level)
     gating = None
     if record.terminal and tasks and all(row.cells for row in tasks):
         means = [math.fsum(c.gating_score for c in row.cells) / len(row.cells) for row in tasks]
@@ -217,6 +227,13 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
         record, outline, summary, shown, page, pages, offset, finished, last, curve, gating,
         intervals, bands,
     )  # fmt: skip
+
+
+def _trials_run(row: TaskRow, planned: int) -> int:
+    """The trials the task's summary counts (fewer than planned for an adaptive task that
+    stopped early), else the planned count."""
+    trials = row.summary.trials if row.summary is not None else None
+    return trials.n if trials is not None else planned
 
 
 async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:

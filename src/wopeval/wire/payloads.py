@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from wopeval.wire.payload_base import ClosedPayload, ErrorObject, Payload
 from wopeval.wire.vocab import (
+    ADAPTIVE_STOPPED,
     AGENT_ID_PATTERN,
     DECIDED,
     EVAL_COMPLETED,
@@ -49,6 +50,7 @@ from wopeval.wire.vocab import (
 
 __all__ = [
     "PAYLOAD_MODELS",
+    "AdaptiveStopped",
     "Decided",
     "EvalCompleted",
     "EvalScored",
@@ -317,6 +319,25 @@ class TrialFailed(ClosedPayload):
         return [FailureReason(kind=self.kind, message=self.message, details=self.details)]
 
 
+class AdaptiveStopped(ClosedPayload):
+    """Where an adaptive task's sequential test stopped (``x-wopeval-adaptive``): after
+    ``trials`` of at most ``maxTrials`` trials, ``passedCount`` of them passing, deciding its pass
+    rate ``above`` or ``below`` the threshold, or ``undecided`` at the maximum.
+
+    Recorded once per adaptive task, after the ``eval.scored`` of its last trial. A record, not
+    a fact grading reads: the summary recomputes the stop from the scored trials and the suite.
+    Counts and enums only.
+    """
+
+    event_type: ClassVar[str] = ADAPTIVE_STOPPED
+    taskId: Annotated[str, Field(min_length=1)]
+    rule: Literal["sprt"]
+    decision: Literal["above", "below", "undecided"]
+    trials: Annotated[int, Field(ge=1)]
+    passedCount: NonNegInt
+    maxTrials: Annotated[int, Field(ge=1)]
+
+
 PAYLOAD_MODELS: dict[str, type[Payload]] = {
     model.event_type: model
     for model in (
@@ -334,5 +355,6 @@ PAYLOAD_MODELS: dict[str, type[Payload]] = {
         Decided,
         ProviderUsage,
         TrialFailed,
+        AdaptiveStopped,
     )
 }

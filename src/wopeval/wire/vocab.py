@@ -66,6 +66,8 @@ DECIDED = "agent.decided"
 PROVIDER_USAGE = "provider.usage"
 # wopeval's own (vendor ``<org>.<name>``) event: why a trial did not pass. Content: tenant-only.
 TRIAL_FAILED = "wopeval.trial-failed"
+# … and where an adaptive task's sequential test stopped (``x-wopeval-adaptive``). Content-free.
+ADAPTIVE_STOPPED = "wopeval.adaptive-stopped"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 
 # --- wopeval's vendor payload keys -------------------------------------------------------------
