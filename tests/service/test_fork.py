@@ -17,7 +17,7 @@ from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.store import EventStore
-from wopeval.service.fork import ForkRefused, plan_fork, prefix_of
+from wopeval.service.fork import ForkRefused, forked_document, plan_fork, prefix_of
 from wopeval.service.runs import RunService
 from wopeval.service.trial_record import TrialNotReadable, read_trial
 from wopeval.suite import parse_suite
@@ -268,3 +268,21 @@ async def test_a_forked_run_left_unfinished_cannot_be_resumed(store: EventStore)
     record = await service.create(await plan_fork(service, run_id, "walk", 0, 1))
     with pytest.raises(UserError, match="is a forked run and cannot be resumed"):
         await service.prepare_resume(record.run_id)
+
+
+def test_fork_of_an_adaptive_run_runs_its_one_trial_without_the_sequential_test() -> None:
+    """One trial cannot be adaptive (``x-wopeval-adaptive`` needs trials.count ≥ 2): the forked
+    suite drops the member at the root and on the task, and stays valid."""
+    sprt = {"rule": "sprt", "alpha": 0.05, "minTrials": 1}
+    doc = _suite(trials=20)
+    doc["x-wopeval-adaptive"] = sprt
+    doc["tasks"][0]["x-wopeval-adaptive"] = sprt
+    doc["thresholds"] = {"passScore": 0.8}
+    forked = forked_document(doc, "walk")
+    assert [t["taskId"] for t in forked["tasks"]] == ["walk"]
+    assert "x-wopeval-adaptive" not in forked
+    assert "x-wopeval-adaptive" not in forked["tasks"][0]
+    assert forked["trials"]["count"] == 1
+    assert parse_suite(forked).tasks[0].taskId == "walk"
+    with pytest.raises(UserError, match="x-wopeval-adaptive"):  # kept, it would be refused
+        parse_suite({**forked, "x-wopeval-adaptive": sprt})

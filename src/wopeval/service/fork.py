@@ -28,6 +28,7 @@ from wopeval.errors import UserError
 from wopeval.service.runs import RunPlan, RunService, settings_of
 from wopeval.service.trial_record import TrialCall, TrialRecord, read_trial
 from wopeval.suite import parse_suite
+from wopeval.suite.adaptive import ADAPTIVE_KEY
 from wopeval.wire.request import ForkLink
 
 __all__ = ["ForkRefused", "forked_document", "plan_fork", "prefix_of"]
@@ -38,13 +39,18 @@ class ForkRefused(UserError):
 
 
 def forked_document(document: dict[str, Any], task_id: str) -> dict[str, Any]:
-    """The original's suite document with only ``task_id``, run once."""
-    tasks = [t for t in document.get("tasks") or () if t.get("taskId") == task_id]
-    forked = {**document, "tasks": tasks}
+    """The original's suite document with only ``task_id``, run once (so with no adaptive
+    trials, which one trial cannot have)."""
+    tasks = [_one_trial(t) for t in document.get("tasks") or () if t.get("taskId") == task_id]
+    forked = _one_trial({**document, "tasks": tasks})
     trials = document.get("trials")
     if isinstance(trials, dict):
         forked["trials"] = {**trials, "count": 1, "k": 1}
     return forked
+
+
+def _one_trial(member: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in member.items() if key != ADAPTIVE_KEY}
 
 
 def prefix_of(trial: TrialRecord, at: int) -> ForkPrefix:
