@@ -18,7 +18,7 @@ the repeats beside it). The load average is printed before and after each store;
 machine read CPU seconds, not wall time.
 
 Usage: ``python3 bench/flat_memory.py [--sizes 10000,100000] [--pg URL] [--repeats 3]
-[--base COMMIT] [--no-export]`` (``--sizes …,1000000`` adds the hour-long 10⁶ point).
+[--base COMMIT] [--no-export] [--out FILE]`` (``--sizes …,1000000`` adds the hour-long 10⁶ point).
 """
 
 from __future__ import annotations
@@ -123,6 +123,9 @@ def main() -> None:
     parser.add_argument("--no-before", action="store_true")
     parser.add_argument("--no-export", action="store_true", help="skip export and record")
     parser.add_argument("--limit-mb", type=float, default=LIMIT_MB)
+    parser.add_argument(
+        "--out", type=Path, default=None, help="also write the JSON here, after every point too"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     report: dict[str, Any] = {
@@ -153,8 +156,13 @@ def main() -> None:
                 point = {"store": store, **point, "loadAverage": [load_before, os.getloadavg()]}
                 report["points"].append(point)
                 _progress(f"{store} {trials}: met={point.get('met')}")
+                if args.out:  # a run stopped early keeps the points it measured
+                    args.out.write_text(json.dumps({**report, "partial": True}, indent=2))
     report["met"] = all(p.get("met") for p in report["points"])
-    print(json.dumps(report, indent=2))
+    text = json.dumps(report, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":
