@@ -16,6 +16,9 @@ test ("before" or "after"); prints one JSON line. Kinds:
 * ``export URL RUN [OUT]`` / ``record URL RUN``: ``wopeval export --format otel`` (to OUT, or
   the null device) and ``wopeval record`` of a stored run, through the CLI, their wall time and
   peak RSS;
+* ``host-summary URL RUN``: ``GET /runs/{id}/eval-summary`` of a stored run from the host app
+  (in process, over the ASGI transport), its wall time and peak RSS, and whether the body is
+  the stored summary;
 * ``import PATH TRIALS``: ``wopeval import-otlp`` of that export against the benchmark suite of
   TRIALS trials, through the CLI, its wall time and peak RSS.
 
@@ -101,6 +104,8 @@ def main(argv: list[str]) -> None:
         result = anyio.run(_scored, argv[1], argv[2])
     elif kind in ("export", "record"):
         result = _cli_reads(kind, argv[1], argv[2], argv[3] if len(argv) > 3 else os.devnull)
+    elif kind == "host-summary":
+        result = anyio.run(_host_summary, argv[1], argv[2])
     elif kind == "import":
         result = _import_otlp(argv[1], int(argv[2]))
     elif kind == "floor":
@@ -208,6 +213,39 @@ def _cli_reads(kind: str, url: str, run_id: str, otlp_out: str) -> dict[str, Any
         if code not in (0, None):
             return {"error": f"wopeval {kind} exited {code}"}
         return {"wallSeconds": round(time.perf_counter() - wall, 3)}
+
+
+async def _host_summary(url: str, run_id: str) -> dict[str, Any]:
+    """The host's eval summary of a stored run, read by a client of the ``local`` tenant."""
+    import httpx
+
+    from wopeval.events.store import EventStore
+    from wopeval.host.app import create_app
+    from wopeval.host.config import HostConfig
+
+    key = secrets.token_urlsafe(32)
+    config = HostConfig.model_validate({
+        "apiKeys": [{"key": key, "tenant": run_id.split("/", 1)[0]}],
+        "builtinSuites": False, "resumeInterrupted": False,
+    })  # fmt: skip
+    app = create_app(config, store_url=url)
+    wall = time.perf_counter()
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://host.bench") as client:
+            path = f"/runs/{run_id.replace('/', '~2F')}/eval-summary"  # the projected id
+            headers = {"Authorization": f"Bearer {key}", "OpenWOP-Version": "2.0"}
+            response = await client.get(path, headers=headers)
+    wall = time.perf_counter() - wall
+    store = await EventStore.open(url)
+    record = await store.get_run(run_id)
+    await store.close()
+    if response.status_code != 200:
+        return {"error": f"GET eval-summary answered {response.status_code}"}
+    return {
+        "wallSeconds": round(wall, 3),
+        "isStored": record is not None and response.json() == record.summary,
+    }
 
 
 def _exit_code(command: Any) -> Any:

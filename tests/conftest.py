@@ -102,6 +102,7 @@ SLOW_FILES = frozenset(
         *SLOW_FIRST,
         *LAST,
         "tests/bench/test_host_bench_shape.py",
+        "tests/bench/test_flat_memory_shape.py",
         "tests/bench/test_llm_workload_shape.py",
         "tests/bench/test_scale_shape.py",
         "tests/cli/test_agent_import.py",

@@ -1,4 +1,5 @@
-"""The summary is built from the log read in pages, never all of it at once (issue 13 §2)."""
+"""The summary is built from the log read in pages, never all of it at once, and is the same
+summary whatever the page size (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from typing import Any
 import pytest
 
 from tests.engine.helpers import make_suite, run_suite, scripted_task
+from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service import runs as service_runs
+from wopeval.wire.summary import EvalSummary
 
 OK = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 
@@ -31,3 +34,49 @@ async def test_regrade_reads_the_log_in_pages(
     assert regraded.reproduces_stored
     assert len(limits) == len(ran.events) // 3 + 1 + (len(ran.events) % 3 > 0)
     assert set(limits) == {3}
+
+
+FIXTURED = {
+    "onMiss": "fail",
+    "toolResponses": [{"tool": "kb:lookup", "response": {"ok": True}}],
+}
+
+
+@pytest.mark.parametrize("page", [1, 2, 7, 10_000])
+async def test_regrade_is_the_stored_summary_byte_for_byte_at_every_page_size(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch, page: int
+) -> None:
+    # Interleaved trials (concurrency 4), a fixtured call, a failing task, a task with one
+    # trial's fixture missed: folded from pages of 1, 2, 7 events or the whole log at once,
+    # the summary is the stored one to the byte, and no page holds more than `page` events.
+    call = {"tool": "kb:lookup", "args": {"q": 1}}
+    miss = {"tool": "kb:other", "args": {}}
+    tasks = [
+        scripted_task("fixtured", {"calls": [call], "output": "ok"}, OK, FIXTURED),
+        scripted_task("wrong", {"output": "no"}, OK),
+        scripted_task("missed", {"calls": [call, miss], "output": "ok"}, OK, FIXTURED),
+        scripted_task("plain", {"output": "ok"}, OK),
+    ]
+    suite = make_suite(tasks, trials={"count": 3})
+    ran = await run_suite(store, suite, settings=RunSettings(concurrency=4))
+    stored = await store.get_run(ran.run_id)
+    assert stored is not None
+    assert stored.summary is not None
+    pages: list[tuple[int | None, int]] = []
+    real = store.events
+
+    async def spy(run_id: str, after: int = -1, limit: int | None = None) -> Any:
+        found = await real(run_id, after, limit)
+        pages.append((limit, len(found)))
+        return found
+
+    monkeypatch.setattr(service_runs, "LOG_PAGE", page)
+    monkeypatch.setattr(store, "events", spy)
+    regraded = await service_runs.regrade(store, ran.run_id)
+    expected = EvalSummary.model_validate(stored.summary).to_json()
+    assert regraded.summary.to_json() == expected
+    assert {limit for limit, _ in pages} == {page}
+    assert max(n for _, n in pages) == min(page, len(ran.events))
+    assert sum(n for _, n in pages) == len(ran.events)  # a clean log: each event read once
+    assert regraded.summary.tasks[2].fixtureMissCount == 3
+    assert [t.passed for t in regraded.summary.tasks] == [True, False, False, True]

@@ -13,10 +13,12 @@ from tests.engine.helpers import make_suite, run_suite, scripted_task
 from wopeval.events.store import EventStore
 from wopeval.wire.events import (
     PAYLOAD_MODELS,
+    Decided,
     EvalScored,
     InvocationStarted,
     OtherEvent,
     ProviderUsage,
+    RunEvent,
     ToolReturned,
     TypedRunEvent,
 )
@@ -92,3 +94,32 @@ def test_the_golden_v1_log_reads_through_the_typed_models() -> None:
         }
         typed = ADAPTER.validate_python(event)
         assert type(typed.payload) is PAYLOAD_MODELS[row["type"]], row["type"]
+
+
+def _stored(type_: str, payload: Any) -> RunEvent:
+    return RunEvent.recorded("0" * 26, "local/r1", type_, payload, "t", 0)
+
+
+def test_typed_validates_once_and_keeps_the_model() -> None:
+    event = _stored("agent.decided", {"agentId": "a", "decision": "ok"})
+    first = event.typed
+    assert isinstance(first, Decided)
+    assert first.decision == "ok"
+    assert event.typed is first  # cached: the second read validates nothing
+
+
+def test_typed_of_a_broken_payload_raises_on_every_read() -> None:
+    event = _stored("agent.decided", {"decision": "ok"})  # no agentId
+    for _ in range(2):  # nothing cached by a read that raised
+        with pytest.raises(ValidationError, match="agentId"):
+            _ = event.typed
+
+
+def test_typed_of_an_unknown_type_is_none_and_of_a_validated_event_the_same() -> None:
+    assert _stored("x-vendor.thing", {"anything": 1}).typed is None
+    built = RunEvent(
+        eventId="0" * 26, runId="local/r1", type="agent.decided",
+        payload={"agentId": "a", "decision": 1}, timestamp="t", sequence=0,
+    )  # fmt: skip
+    assert isinstance(built.typed, Decided)
+    assert built.typed.decision == 1

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from pydantic_core import from_json
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -305,6 +306,18 @@ def dumps_tree(value: Any) -> str:
     return _TREE_ENCODER.encode(value)
 
 
+def loads_json(text: str | bytes) -> Any:
+    """Stored JSON text as Python values, the very values ``json.loads`` gives.
+
+    Parsed by pydantic-core's parser, a third of ``json.loads``'s time (grading reads every
+    payload of a run); text it refuses (a lone surrogate's escape, which ``json.loads``
+    accepts) goes to ``json.loads``, which also raises for text that is no JSON at all."""
+    try:
+        return from_json(text)
+    except ValueError:
+        return json.loads(text)
+
+
 def row_event(row: Row[Any]) -> RunEvent:
     """A stored ``events`` row (all its columns, in table order: ``select(events)``) as its
     ``RunEvent`` (written by the store: no re-validation)."""
@@ -314,7 +327,7 @@ def row_event(row: Row[Any]) -> RunEvent:
         event_id,
         run_id,
         type_,
-        json.loads(payload),
+        loads_json(payload),
         timestamp,
         int(sequence),
         schema,
