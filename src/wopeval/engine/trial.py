@@ -38,6 +38,7 @@ from wopeval.engine.outage import (
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.trial_context import TrialContext
 from wopeval.engine.trial_state import SETTLING_LIMIT, TrialEnv, TrialState, new_id, settle
+from wopeval.engine.world import WorldState
 from wopeval.errors import ModelMiss, describe, message_of, storable
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
@@ -49,6 +50,7 @@ from wopeval.wire.events import (
     Failure,
     InvocationCompleted,
     InvocationStarted,
+    WorldStateRecorded,
 )
 from wopeval.wire.vocab import MODEL_MISS_LABEL
 
@@ -90,6 +92,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
         ignore_fixtures=env.ignore_fixtures,
         copies=env.copies,
         max_calls=env.limits.maxToolCalls,
+        world=_world_of(env, task),
     )
     trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
@@ -106,6 +109,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     )
     try:
         label, failure = await _invoke(env, trial, ids)
+        await _record_world(env, trial)
         if trial.over_limit is not None:  # the more decisive cause, whatever happened next
             label, failure = "agent-error", trial.over_limit
     finally:
@@ -188,6 +192,28 @@ async def _invoke(
         return "agent-error", Failure(exceptionType="OutputCap", message=message)
     await trial.record(Decided.build(agentId=env.agent_id, decision=decision))
     return None, None
+
+
+def _world_of(env: TrialEnv, task: Task) -> WorldState | None:
+    """The trial's own copy of its task's world (§B: no trial sees another's writes)."""
+    if task.world is None:
+        return None
+    return WorldState(task.world, env.copies.copy(task.world.initial_state))
+
+
+async def _record_world(env: TrialEnv, trial: TrialState) -> None:
+    """The world's final state, for the final-state expectation; over ``maxOutputBytes`` it
+    is not recorded and the trial fails (grading then finds no state: no match either)."""
+    world = trial.gateway.world
+    if world is None:
+        return
+    state, size = sized_json(world.state, env.limits.maxOutputBytes)
+    if size > env.limits.maxOutputBytes:
+        message = over_limit("the final world state", size, "maxOutputBytes",
+                             env.limits.maxOutputBytes)  # fmt: skip
+        trial.went_over(Failure(exceptionType="WorldStateCap", message=message))
+        return
+    await trial.record(WorldStateRecorded.build(state=state))
 
 
 def _failure_of(exc: BaseException) -> Failure:

@@ -171,9 +171,14 @@ def type_at(root: type[BaseModel], loc: Loc) -> object | None:
         current = unwrap(current)
         if isinstance(part, int):
             current = list_item(current)
+        elif get_origin(current) is dict:  # a map keyed by names (a world's tools)
+            current = get_args(current)[1]
         else:
             model = as_model(current)
-            field = model.model_fields.get(part) if model else None
+            fields = model.model_fields.values() if model else ()
+            field = next((f for f in fields if (f.alias or "") == part), None)
+            if field is None and model is not None:
+                field = model.model_fields.get(part)
             current = field.annotation if field else None
         if current is None:
             return None
@@ -193,7 +198,8 @@ def _unknown_field(root: type[BaseModel], loc: Loc) -> str:
     model = as_model(type_at(root, loc[:-1]))
     if model is None:
         return "unknown field"
-    return f"unknown field (allowed: {', '.join(sorted(model.model_fields))})"
+    names = (field.alias or name for name, field in model.model_fields.items())
+    return f"unknown field (allowed: {', '.join(sorted(names))})"
 
 
 def _pattern_message(value: object, pattern: str) -> str:

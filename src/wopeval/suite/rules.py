@@ -3,11 +3,13 @@
 RFC 0244 keeps its cross-field rules out of the JSON Schema (COMPATIBILITY.md §2.4), so they are
 checked here, over a suite that already has the schema's shape:
 
-- §A: ``kind: "trajectory"`` carries no ``match``/``rubric`` and needs a ``trajectory``;
+- §A: ``kind: "trajectory"`` carries no ``match``/``rubric`` and needs a ``trajectory`` (or
+  wopeval's ``x-wopeval-finalState``: a task graded on what the agent did to its world);
   ``golden`` needs ``match`` and ``rubric`` needs ``rubric`` (RFC 0081 §A "present when").
 - §B: ``1 ≤ k ≤ count`` (``count`` absent ⇒ 1).
 - §A/§D: ``argsMatch: exact``/``subset`` compares against ``args``, so ``args`` must be there,
   and a ``subset`` compares key paths, so its ``args`` must be an object.
+- a task's ``x-wopeval-world`` and ``x-wopeval-finalState`` (:mod:`wopeval.suite.world`).
 - RFC 0081 §A: ``modes`` and ``allowedModels`` are sets (``uniqueItems``); ``taskId`` is
   suite-unique.
 """
@@ -26,6 +28,7 @@ from wopeval.suite.models import (
     ToolResponse,
     Trials,
 )
+from wopeval.suite.world import FINAL_STATE_KEY, WORLD_KEY, final_state_rules, world_rules
 
 
 def check_rules(suite: AgentEvalSuite) -> list[FieldError]:
@@ -101,6 +104,11 @@ def _task_rules(path: str, index: int, task: Task, first_use: dict[str, int]) ->
     if task.fixtures is not None and task.fixtures.toolResponses is not None:
         for j, entry in enumerate(task.fixtures.toolResponses):
             errors += _args_rules(f"{path}.fixtures.toolResponses[{j}]", entry)
+    if task.world is not None:
+        errors += world_rules(f"{path}.{WORLD_KEY}", task.world)
+    final = task.expected.final_state
+    if final is not None:
+        errors += final_state_rules(f"{path}.expected.{FINAL_STATE_KEY}", final, task.world)
     return errors
 
 
@@ -114,7 +122,7 @@ def _expected_rules(path: str, expected: Expected) -> list[FieldError]:
             errors.append(FieldError(f"{path}.match", why))
         if expected.rubric is not None:
             errors.append(FieldError(f"{path}.rubric", why))
-        if expected.trajectory is None:
+        if expected.trajectory is None and expected.final_state is None:
             errors.append(FieldError(f"{path}.trajectory", "required when kind is 'trajectory'"))
     elif kind == "golden" and expected.match is None:
         errors.append(FieldError(f"{path}.match", "required when kind is 'golden'"))

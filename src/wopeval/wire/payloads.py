@@ -30,12 +30,14 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    WORLD_STATE,
     X_ERROR,
     X_FAILURE,
     X_FIXTURE,
     X_RETRY,
     X_TASK_ID,
     X_TRIAL_INDEX,
+    X_WORLD_RULE,
     EvalMode,
     EvaluatorType,
     FixtureOutcome,
@@ -66,6 +68,7 @@ __all__ = [
     "ToolCalled",
     "ToolReturned",
     "TrialFailed",
+    "WorldStateRecorded",
 ]
 
 
@@ -218,6 +221,8 @@ class ToolReturned(Payload):
     fixture: FixtureOutcome | None = Field(None, alias=X_FIXTURE)
     # Which fixture entry served the call (its index in ``fixtures.toolResponses``).
     fixture_index: NonNegInt | None = Field(None, alias="x-wopeval-fixtureIndex")
+    # Which rule of the task's world served the call (its index among the tool's rules).
+    world_rule: NonNegInt | None = Field(None, alias=X_WORLD_RULE)
 
     _NULL_KEPT: ClassVar[tuple[str, ...]] = ("outcome",)
 
@@ -269,6 +274,7 @@ FailureKind = Literal[
     "interrupted",  # a resumed run's trial that may have touched a live tool
     "infrastructure",  # a model server, MCP server or agent process failed, not the agent
     "model-miss",  # a replayed model request with no recording in the cassette
+    "final-state",  # the trial's world state is not the one x-wopeval-finalState asserts
 ]
 
 
@@ -311,6 +317,18 @@ class TrialFailed(ClosedPayload):
         return [FailureReason(kind=self.kind, message=self.message, details=self.details)]
 
 
+class WorldStateRecorded(ClosedPayload):
+    """A trial's final world state (a task's ``x-wopeval-world``), recorded inside its bracket
+    before ``agent.invocation-completed``; grading reads the final-state expectation against it.
+    Content, like a tool result: it stays in the tenant's log (RFC 0244 §H), and the summary
+    carries only whether it matched."""
+
+    event_type: ClassVar[str] = WORLD_STATE
+    state: Any = None
+
+    _NULL_KEPT: ClassVar[tuple[str, ...]] = ("state",)  # ``null`` is a state too
+
+
 PAYLOAD_MODELS: dict[str, type[Payload]] = {
     model.event_type: model
     for model in (
@@ -328,5 +346,6 @@ PAYLOAD_MODELS: dict[str, type[Payload]] = {
         Decided,
         ProviderUsage,
         TrialFailed,
+        WorldStateRecorded,
     )
 }

@@ -66,6 +66,8 @@ DECIDED = "agent.decided"
 PROVIDER_USAGE = "provider.usage"
 # wopeval's own (vendor ``<org>.<name>``) event: why a trial did not pass. Content: tenant-only.
 TRIAL_FAILED = "wopeval.trial-failed"
+# … and a trial's final world state (a task's ``x-wopeval-world``). Content: tenant-only.
+WORLD_STATE = "wopeval.world-state"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 
 # --- wopeval's vendor payload keys -------------------------------------------------------------
@@ -77,6 +79,8 @@ X_ERROR = "x-wopeval-error"  # a failed invocation's short label (timeout, agent
 X_FAILURE = "x-wopeval-failure"  # … and what happened: exception type, message, traceback
 # On an attempt superseded by a retry (``--retry-infrastructure``): its attempt and cause.
 X_RETRY = "x-wopeval-retry"
+# Which rule of a task's world served a call (its index among the tool's rules).
+X_WORLD_RULE = "x-wopeval-worldRule"
 
 # --- error codes -------------------------------------------------------------------------------
 FIXTURE_MISS_ERROR_CODE = "wopeval.fixture_miss"
