@@ -307,3 +307,8 @@ def test_33_3_arguments_written_into_the_state_are_copies() -> None:
     ok(state.call("t", args))
     args["v"]["deep"].append(2)
     assert state.state == {"v": {"deep": [1]}}
+
+
+def test_33_3_a_state_reference_may_hold_placeholders() -> None:
+    rule = {"result": {"s": {"$state": "/b/{/ref}"}}}
+    assert ok(one(rule, {"b": {"k": 3}}).call("t", {"ref": "k"})) == {"s": 3}

@@ -182,7 +182,7 @@ def _fill(template: Any, args: Any, state: Any) -> Any:
                 raise WorldFault(f"the call has no argument at {inner or '(the whole arguments)'}")
             return copy.deepcopy(value)
         if key == STATE_KEY:
-            return copy.deepcopy(_get(state, plain_pointer(inner), inner))
+            return copy.deepcopy(_get(state, _resolve(inner, args), inner))
     return {key: _fill(value, args, state) for key, value in template.items()}
 
 

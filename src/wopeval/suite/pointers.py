@@ -10,8 +10,9 @@ says, and a placeholder's value is used as the key itself (no escape).
 
 A **template** is any JSON value in which an object that is exactly ``{"$arg": POINTER}`` stands
 for the value at that pointer in the call's arguments, ``{"$state": POINTER}`` for the value at
-that pointer in the world's state (after the rule's effects), and ``{"$literal": VALUE}`` for
-``VALUE`` as written (so a literal object with a ``$arg`` key can still be said).
+that pointer (placeholders allowed) in the world's state after the rule's effects, and
+``{"$literal": VALUE}`` for ``VALUE`` as written (so a literal object with a ``$arg`` key can
+still be said).
 """
 
 from __future__ import annotations
@@ -129,17 +130,17 @@ def template_problems(value: Any, *, state: bool = True) -> list[tuple[tuple[str
         elif key == STATE_KEY and not state:
             problems.append((loc, "$state cannot be read here (only in a rule's result)"))
         elif key != LITERAL_KEY:
-            problems += _pointer_problem((*loc, key), item[key])
+            problems += _pointer_problem((*loc, key), item[key], placeholders=key == STATE_KEY)
     return problems
 
 
 def _pointer_problem(
-    loc: tuple[str | int, ...], pointer: Any
+    loc: tuple[str | int, ...], pointer: Any, *, placeholders: bool
 ) -> list[tuple[tuple[str | int, ...], str]]:
     if not isinstance(pointer, str):
         return [(loc, "must be a JSON Pointer string")]
     try:
-        parse_pointer(pointer)
+        parse_pointer(pointer, placeholders=placeholders)
     except PointerSyntaxError as exc:
         return [(loc, f"not a JSON Pointer: {exc}")]
     return []
