@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from wopeval.suite import parse_suite
+from wopeval.suite.digest import definition_digests, diff_documents, task_definition
 from wopeval.suite.errors import SuiteError
 from wopeval.suite.load import suite_to_document, validate_suite
 from wopeval.suite.pointers import PointerSyntaxError, parse_pointer
@@ -193,3 +194,16 @@ def test_rfc6901_pointers_parse_as_the_rfc_says(text: str, tokens: tuple[str, ..
 def test_rfc6901_a_malformed_pointer_is_refused(text: str) -> None:
     with pytest.raises(PointerSyntaxError):
         parse_pointer(text)
+
+
+def test_33_3_a_world_is_part_of_its_task_definition_and_a_plain_task_digest_is_unchanged() -> None:
+    plain = doc()
+    with_world = doc({"tools": {"get": [{"read": ""}]}})
+    other_world = doc({"tools": {"get": [{"read": "/x"}]}})
+    digests = [definition_digests(parse_suite(d)).tasks["t"] for d in (plain, with_world,
+                                                                       other_world)]  # fmt: skip
+    assert len(set(digests)) == 3
+    task = plain["tasks"][0]
+    assert task_definition(task) == {p: task.get(p) for p in ("input", "expected", "fixtures")}
+    (change,) = diff_documents(with_world, other_world).changed
+    assert change.parts == ("x-wopeval-world",)
