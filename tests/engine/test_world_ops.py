@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
+from wopeval.engine.agent import ToolSpec
+from wopeval.engine.resume import fail_closed
+from wopeval.engine.toolspec import undeclared_fixture_tools
 from wopeval.engine.world import WORLD_ERROR, WorldAnswer, WorldState
+from wopeval.suite import parse_suite
 from wopeval.suite.world import World
 
 ERROR = {"code": "refused", "message": "the precondition failed"}
@@ -312,3 +316,32 @@ def test_33_3_arguments_written_into_the_state_are_copies() -> None:
 def test_33_3_a_state_reference_may_hold_placeholders() -> None:
     rule = {"result": {"s": {"$state": "/b/{/ref}"}}}
     assert ok(one(rule, {"b": {"k": 3}}).call("t", {"ref": "k"})) == {"s": 3}
+
+
+def _task(**members: Any) -> Any:
+    task = {"taskId": "t", "input": 1, "expected": {"kind": "golden",
+            "match": {"strategy": "exact", "value": 1}}, **members}  # fmt: skip
+    return parse_suite({"suiteId": "core.test.evals.w", "version": "1.0.0", "modes": ["golden"],
+                        "tasks": [task]})  # fmt: skip
+
+
+WORLD_DOC = {"tools": {"get": [{}], "put": [{}]}}
+
+
+def test_33_3_a_world_task_is_fail_closed_for_resume_unless_misses_go_live() -> None:
+    assert fail_closed(_task(**{"x-wopeval-world": WORLD_DOC}).tasks[0], False)
+    assert not fail_closed(_task(**{"x-wopeval-world": WORLD_DOC}).tasks[0], True)
+    live = _task(**{"x-wopeval-world": WORLD_DOC, "fixtures": {"onMiss": "live"}})
+    assert not fail_closed(live.tasks[0], False)
+    assert not fail_closed(_task().tasks[0], False)
+
+
+def test_33_3_an_agent_that_declares_its_tools_must_declare_the_world_tools() -> None:
+    class Declares:
+        def declared_tools(self) -> list[ToolSpec]:
+            return [ToolSpec("get")]
+
+    suite = _task(**{"x-wopeval-world": WORLD_DOC})
+    assert undeclared_fixture_tools(suite, Declares()) == [
+        ("tasks[0].x-wopeval-world.tools", "put")
+    ]
