@@ -153,6 +153,7 @@ SLOW_FILES = frozenset(
         "tests/cli/test_gate_agreement.py",
         "tests/viewer/test_viewer_layout.py",
         "tests/viewer/test_pareto_page.py",
+        "tests/viewer/test_fork_page.py",
         "tests/viewer/test_viewer_signout.py",
         "tests/cli/test_reason_outputs.py",
         "tests/compare/test_readme_gate.py",

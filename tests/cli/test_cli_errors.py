@@ -238,3 +238,18 @@ def test_an_unreachable_store_s_password_is_not_printed() -> None:
     assert code == 3, out
     assert "s3cret" not in out
     assert "postgres:***@" in out
+
+
+def test_a_long_path_in_an_error_is_never_cut_mid_word(tmp_path: Path) -> None:
+    """At 80 columns the console would fold a long path; the error leaves wrapping to the
+    terminal, so the line stays one line a reader (or a CI log search) can copy whole."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / "missing-suite.yaml"
+    done = subprocess.run(
+        [sys.executable, "-m", "wopeval", "run", str(deep), "--agent", "x"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"invalid suite {deep}: ")
+    assert line.endswith("cannot read file: No such file or directory")

@@ -125,7 +125,7 @@ def test_a_decidable_comparison_notes_only_what_applies() -> None:
     ]
     doc = report.to_json()
     assert (doc["decidable"], doc["cannotDecide"], doc["needsPairedTasks"]) == (True, None, 6)
-    assert doc["methodsThatCanDecide"] == ["paired-t", "paired-bootstrap"]
+    assert doc["methodsThatCanDecide"] == ["sign-test", "paired-t", "paired-bootstrap"]
     assert (doc["minReachablePValue"], doc["definitionsChecked"], doc["notes"]) == (
         0.03125,
         True,
@@ -214,3 +214,13 @@ def test_markdown_escapes_pipes_backslashes_and_newlines_in_every_cell() -> None
         "| --- | --- | --- | --- |\n"
         "| `a\\|b\\\\c d` | 0.000 | 0.500 | +0.500 |\n"
     )
+
+
+def test_0244_F_methods_that_can_decide_name_the_chosen_one_only_when_it_can() -> None:
+    cannot = Reach("mcnemar", 0.05, 3, 0.25, 6, ("paired-t",))
+    assert cannot.deciders == ("paired-t",)
+    assert DECIDES.deciders == ("sign-test", "paired-t", "paired-bootstrap")
+    alone = Reach("mcnemar", 0.05, 6, 0.03125, 6, ())
+    assert alone.deciders == ("mcnemar",)
+    doc = CompareReport(RunSide("r1", "a"), RunSide("r2", "b"), _comparison(reach=alone)).to_json()
+    assert doc["methodsThatCanDecide"] == ["mcnemar"]

@@ -324,13 +324,13 @@ def test_0244_A_a_golden_trial_without_output_names_what_was_expected() -> None:
 def test_0244_B_a_judge_score_at_pass_score_is_no_reason_beside_a_failed_trajectory() -> None:
     """A tie meets passScore: the trajectory is the only reason."""
     task = _task({"kind": "rubric", "rubric": [{"criterion": "polite", "weight": 1}],
-                  "trajectory": {"match": "subset", "calls": [{"tool": "a"}]}})  # fmt: skip
+                  "trajectory": {"match": "any-order", "calls": [{"tool": "a"}]}})  # fmt: skip
     verdict = Verdict(False, 0.5, "judged", False, 0.5)
     failed = _explained(task, _view("hi"), verdict)
-    assert reason_texts(failed) == ["trajectory (subset): missing a"]
+    assert reason_texts(failed) == ["trajectory (any-order): missing a"]
     below = _explained(task, _view("hi"), Verdict(False, 0.25, "judged", False, 0.5))
     assert reason_texts(below) == [
-        "trajectory (subset): missing a",
+        "trajectory (any-order): missing a",
         "judge score 0.25 is below passScore 0.5",
     ]
 
@@ -386,14 +386,14 @@ def test_0244_A_a_trajectory_task_does_not_grade_its_output_beside_the_trajector
         {
             "kind": "trajectory",
             "match": MATCH,
-            "trajectory": {"match": "subset", "calls": [{"tool": "a"}]},
+            "trajectory": {"match": "any-order", "calls": [{"tool": "a"}]},
         }
     )
     failed = _explained(task, _view("no"), Verdict(False, 0.0, None, False, 1.0))
-    assert reason_texts(failed) == ["trajectory (subset): missing a"]
-    golden = _task({**GOLDEN_OK, "trajectory": {"match": "subset", "calls": [{"tool": "a"}]}})
+    assert reason_texts(failed) == ["trajectory (any-order): missing a"]
+    golden = _task({**GOLDEN_OK, "trajectory": {"match": "any-order", "calls": [{"tool": "a"}]}})
     both = _explained(golden, _view("no"), Verdict(False, 0.0, None, False, 1.0))
     assert reason_texts(both) == [
-        "trajectory (subset): missing a",
+        "trajectory (any-order): missing a",
         'output does not match (exact): expected "ok", got "no"',
     ]

@@ -58,7 +58,7 @@ def test_0244_A_repeated_calls_are_matched_one_for_one_and_the_json_names_each()
     ("mode", "text"),
     [
         ("exact", "trajectory (exact): missing a; unexpected c"),
-        ("subset", "trajectory (subset): missing a; unexpected c"),
+        ("subset", "trajectory (subset): unexpected c"),
         ("in-order", "trajectory (in-order): missing a"),
         ("any-order", "trajectory (any-order): missing a"),
     ],
@@ -117,30 +117,41 @@ def _exact_a(n: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("mode", "texts"),
+    ("mode", "statuses", "texts"),
     [
-        ("subset", ["called a with different arguments: n: expected 1, got 4"]),
-        ("exact", ["trajectory (exact): unexpected a"]),
+        (
+            "subset",
+            ["matched"] * 4 + ["unexpected"],
+            ["called a with different arguments: n: expected 1, got 4"],
+        ),
+        (
+            "exact",
+            ["matched"] * 3 + ["unexpected"] * 2,
+            ["trajectory (exact): unexpected a, a"],
+        ),
     ],
 )
 def test_0244_A_subset_pairs_a_repeated_call_with_the_first_expected_call_of_its_tool(
-    mode: str, texts: list[str]
+    mode: str, statuses: list[str], texts: list[str]
 ) -> None:
-    """Every expected call is matched, so the extra ``a`` has no missing call beside it; under
-    ``subset`` (repeats allowed) it is compared with the tool's first expected call that has
-    arguments, not the ``ignore`` one and not the last; elsewhere it is only unexpected."""
-    expected = [{"tool": "b"}, {"tool": "a"}, _exact_a(1), _exact_a(2)]
-    observed: list[Any] = ["b", ("a", {"n": 1}), ("a", {"n": 2}), ("a", {"n": 3}), ("a", {"n": 4})]
+    """Every expected call is matched, so the extra ``a`` calls have no missing call beside them.
+    Under ``subset`` (repeats allowed) the repeat of ``n: 1`` is matched and ``n: 4`` is compared
+    with the tool's first expected call, not the last; elsewhere both are only unexpected."""
+    expected = [{"tool": "b"}, _exact_a(1), _exact_a(2)]
+    observed: list[Any] = ["b", ("a", {"n": 1}), ("a", {"n": 2}), ("a", {"n": 1}), ("a", {"n": 4})]
     diff = _diff(mode, expected, observed)
-    assert [row["status"] for row in diff.observed] == [*["matched"] * 4, "unexpected"]
+    assert [row["status"] for row in diff.observed] == statuses
     assert _texts(diff) == texts
 
 
-def test_0244_A_a_repeat_with_no_argument_of_its_tool_expected_is_only_unexpected() -> None:
-    """Under ``subset`` with no expected call of ``a`` comparing arguments there is nothing to
-    pair the extra call with."""
-    diff = _diff("subset", [{"tool": "a"}, _exact_a(1) | {"tool": "c"}], ["a", "a"])
-    assert _texts(diff) == ["trajectory (subset): missing c; unexpected a"]
+def test_0244_A_subset_names_neither_repeats_nor_expected_calls_not_made() -> None:
+    """Under ``subset`` a call that an expected call matches may repeat, and no expected call
+    must be made: only the call no expected call matches is a reason (with nothing of its tool
+    comparing arguments, there is nothing to pair it with)."""
+    diff = _diff("subset", [{"tool": "a"}, _exact_a(1) | {"tool": "c"}], ["a", "a", "d"])
+    assert [row["status"] for row in diff.observed] == ["matched", "matched", "unexpected"]
+    assert [row["status"] for row in diff.expected] == ["matched", "missing"]
+    assert _texts(diff) == ["trajectory (subset): unexpected d"]
 
 
 def _row(status: str, **more: Any) -> dict[str, Any]:

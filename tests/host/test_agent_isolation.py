@@ -40,7 +40,7 @@ from tests.host.helpers import (
     serving,
 )
 from tests.host.hog_agents import DIRECTORY, MODES, hog_suite, started
-from wopeval.host.manager import favour_the_loop
+from wopeval.cli.startup import favour_the_loop
 
 HOG = "test.hog"
 HOG_REF = "suite://core.wopeval.evals.hogs"

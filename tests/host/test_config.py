@@ -60,6 +60,11 @@ def test_config_json_file(tmp_path: Path) -> None:
         ({"apiKeys": [{"key": "long-enough-key-1", "tenant": "no/slash"}]}, "tenant"),
         ({"apiKeys": [{"key": "long-enough-key-1", "tenant": "a"}] * 2}, "twice"),
         ({"familyUntil": "someday"}, "familyUntil"),
+        ({"evalSuite": {"extensions": ["x-wopeval-nope"]}}, "extensions.*not a wopeval extension"),
+        (
+            {"evalSuite": {"extensions": ["x-wopeval-adaptive"] * 2}},
+            "extensions.*must be unique",
+        ),
     ],
 )
 def test_config_errors_name_the_member(data: object, needle: str) -> None:

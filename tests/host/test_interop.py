@@ -23,6 +23,7 @@ from tests.host.helpers import (
     SLOW_REF,
     TENANT_A,
     auth,
+    host_config,
     segment,
     serving,
 )
@@ -61,6 +62,8 @@ def test_interop_discovery_is_the_closed_v2_root(store_url: str) -> None:
     assert facet["trials"] == {"maxTrials": 10}
     assert facet["regressionVerdict"] is True
     assert facet["baselineSelection"] is True
+    assert facet["x-wopeval-extensions"]["x-wopeval-adaptive"] == {"rules": ["sprt"]}
+    assert set(facet["x-wopeval-extensions"]) == {"x-wopeval-adaptive", "x-wopeval-world"}
     assert "providerUsage" in caps.families
     validate_agents_record(caps.raw["agents"])
     assert caps.fixtures == ["conformance-eval-hosttest"]
@@ -176,3 +179,25 @@ def test_interop_cancel_and_cross_tenant_with_openwop_client(store_url: str) -> 
     assert cancelled.status == "cancelled"
     assert events[-1].type == "run.cancelled"
     assert after_cancel.value.status == 409
+
+
+def test_interop_0244_G_unadvertised_wopeval_extension_is_400_with_openwop_client(
+    store_url: str,
+) -> None:
+    config = host_config(eval_suite={"extensions": []})
+    with serving(store_url, config) as server:
+        client = OpenwopClient(server.base_url, KEY_A)
+        facet = client.discovery_capabilities().families["agents"].facets["evalSuite"]
+        request = CreateRunRequest(
+            mode="eval", evalSuiteRef="suite://core.wopeval.evals.adaptive", agentId=SCRIPTED
+        )
+        with pytest.raises(WopError) as refused:
+            client.runs_create(request)
+    assert "x-wopeval-extensions" not in facet
+    assert refused.value.status == 400
+    envelope = refused.value.envelope
+    assert envelope is not None
+    assert envelope.error == "validation_error"
+    assert envelope.details is not None
+    assert envelope.details["field"] == "tasks[0].x-wopeval-adaptive"
+    assert "tasks[0].x-wopeval-adaptive" in envelope.message

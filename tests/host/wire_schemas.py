@@ -121,6 +121,13 @@ def _capabilities() -> dict[str, Any]:
     facet["regressionVerdict"] = {"type": "boolean"}
     facet["baselineSelection"] = {"type": "boolean"}
     facet["recordedFixtures"] = {"type": "boolean"}
+    # wopeval's vendor member: its own suite extensions, each with what it says of itself.
+    facet["x-wopeval-extensions"] = {
+        "type": "object",
+        "minProperties": 1,
+        "propertyNames": {"pattern": "^x-wopeval-[a-z][a-z0-9-]*$"},
+        "additionalProperties": {"type": "object"},
+    }
     return schema
 
 

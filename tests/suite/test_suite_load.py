@@ -181,7 +181,7 @@ def test_schema_errors_come_before_rules_and_hide_them() -> None:
         (
             {"x-vendor": 1},
             "x-vendor: unknown field (allowed: allowedModels, modes, suiteId, "
-            "targetAgentId, tasks, thresholds, trials, version)",
+            "targetAgentId, tasks, thresholds, trials, version, x-wopeval-adaptive)",
         ),
     ],
 )

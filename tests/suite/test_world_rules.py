@@ -10,6 +10,7 @@ import pytest
 from wopeval.suite import parse_suite
 from wopeval.suite.digest import definition_digests, diff_documents, task_definition
 from wopeval.suite.errors import SuiteError
+from wopeval.suite.extensions import advertisement, check_extensions
 from wopeval.suite.load import suite_to_document, validate_suite
 from wopeval.suite.pointers import PointerSyntaxError, parse_pointer
 
@@ -173,7 +174,7 @@ def test_33_3_the_python_names_are_not_document_members() -> None:
         "tasks[0].expected.final_state: unknown field (allowed: kind, match, rubric, trajectory, "
         "x-wopeval-finalState)",
         "tasks[0].world: unknown field (allowed: expected, fixtures, input, taskId, "
-        "x-wopeval-world)",
+        "x-wopeval-adaptive, x-wopeval-world)",
     ]
 
 
@@ -207,3 +208,18 @@ def test_33_3_a_world_is_part_of_its_task_definition_and_a_plain_task_digest_is_
     assert task_definition(task) == {p: task.get(p) for p in ("input", "expected", "fixtures")}
     (change,) = diff_documents(with_world, other_world).changed
     assert change.parts == ("x-wopeval-world",)
+
+
+def test_0244_G_33_3_a_world_is_refused_where_it_is_not_advertised() -> None:
+    data = doc({"tools": {"get": [{}]}})
+    data["tasks"].append({**data["tasks"][0], "taskId": "plain"})
+    del data["tasks"][1]["x-wopeval-world"]
+    suite = parse_suite(data)
+    assert [str(e) for e in check_extensions(suite, ())] == [
+        "tasks[0].x-wopeval-world: x-wopeval-world is not advertised by this host"
+    ]
+    assert check_extensions(suite, ("x-wopeval-world",)) == []
+    assert advertisement(["x-wopeval-world"])["x-wopeval-world"]["finalState"] == [
+        "exact",
+        "subset",
+    ]

@@ -83,6 +83,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.record_cmd",
         "Record a run's tool calls as its suite's fixtures (onMiss: fail) for strict replay.",
     ),
+    "fork": LazyCommand(
+        "wopeval.cli.fork_cmd",
+        "Re-run a stored trial from call N as a new run linked to it (exit 0 passed, 1 failed).",
+    ),
     "merge": LazyCommand(
         "wopeval.cli.merge_cmd",
         "Grade a run group's shards as one run with one summary. "

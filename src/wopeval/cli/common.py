@@ -122,8 +122,8 @@ def _say(console: Console, title: str, message: str) -> None:
     from rich.markup import escape
 
     if "\n" not in message:
-        console.print(f"[bold red]{escape(title)}:[/] ", end="", highlight=False)
+        console.print(f"[bold red]{escape(title)}:[/] ", end="", highlight=False, soft_wrap=True)
         console.print(message, highlight=False, markup=False, soft_wrap=True)
         return
-    console.print(f"[bold red]{escape(title)}[/]", highlight=False)
+    console.print(f"[bold red]{escape(title)}[/]", highlight=False, soft_wrap=True)
     console.print(message, highlight=False, markup=False, soft_wrap=True)

@@ -117,8 +117,8 @@ def serve(
     """Serve eval runs to any OpenWOP v2 client (discovery, POST /runs, SSE, eval summaries)."""
     import uvicorn
 
+    from wopeval.cli.startup import favour_the_loop
     from wopeval.host.app import create_app
-    from wopeval.host.manager import favour_the_loop
 
     host_config, printed_key = _config(config, api_key)
     sock = _listen(host, port)

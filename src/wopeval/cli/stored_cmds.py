@@ -176,6 +176,8 @@ async def _show_json(
         "summary": record.summary,
         "error": record.error,
     }
+    if (link := record.run_request.forked_from) is not None:  # wopeval fork's new run
+        doc["forkedFrom"] = link.model_dump(exclude_none=True)
     spend = await stored_judge_spend(store, record.run_id)
     if spend.calls:  # the judge's usage, apart from the agent's efficiency (RFC 0244 §C)
         doc["judge"] = judge_json(spend)
@@ -218,6 +220,12 @@ async def _show_text(
     count = await store.last_sequence(record.run_id) + 1
     console.print(f"run {record.run_id}  status [bold]{record.status}[/]  events {count}")
     console.print(f"agent {escape(record.agent_id)}", highlight=False)
+    if (link := record.run_request.forked_from) is not None:
+        console.print(
+            f"forked from {link.runId}: task {escape(link.taskId)}, trial {link.trialIndex}, "
+            f"at call {link.at}",
+            highlight=False,
+        )
     if not record.terminal:  # is a process executing it, or was it left so?
         owner, lease = await store.claim_of(record.run_id)
         if held(owner, lease, utc_now()):

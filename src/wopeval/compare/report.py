@@ -96,7 +96,7 @@ class CompareReport:
             "cannotDecide": reach.message if reach is not None else None,
             "minReachablePValue": reach.min_p_value if reach is not None else None,
             "needsPairedTasks": reach.needs if reach is not None else None,
-            "methodsThatCanDecide": list(reach.alternatives) if reach is not None else [],
+            "methodsThatCanDecide": list(reach.deciders) if reach is not None else [],
             "methodChosenFrom": comparison.chosen,
             "definitionsChecked": comparison.definitions_checked,
             "changedTasks": list(comparison.changed),

@@ -74,7 +74,7 @@ class Reach:
     ``min_p_value`` is the smallest p-value ``method`` can report on ``paired`` tasks; the method
     can decide at ``alpha`` only when it is below alpha (a p equal to alpha is not significant).
     ``needs`` is the fewest paired tasks with which it could (``None``: no number of tasks is
-    enough, e.g. too few bootstrap resamples); ``alternatives`` are the methods that could
+    enough, e.g. too few bootstrap resamples); ``alternatives`` are the other methods that could
     decide on these pairs.
     """
 
@@ -88,6 +88,11 @@ class Reach:
     @property
     def decidable(self) -> bool:
         return self.min_p_value < self.alpha
+
+    @property
+    def deciders(self) -> tuple[str, ...]:
+        """Every method that can decide on these pairs at alpha: this one first when it can."""
+        return ((self.method,) if self.decidable else ()) + self.alternatives
 
     @property
     def message(self) -> str | None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio.lowlevel
 
@@ -71,6 +71,15 @@ class Served:
 def _untrusted(value: Any) -> ToolResult:
     """Every successful tool output, live or fixture, is wrapped the same way (RFC 0244 §H)."""
     return ToolResult(ok=True, value=value, trust="untrusted")
+
+
+class GatewayOptions(TypedDict, total=False):
+    """How a trial's gateway is bounded (the keyword arguments of :class:`ToolGateway`)."""
+
+    ignore_fixtures: bool
+    copies: JsonCopies | None
+    max_calls: int | None
+    world: WorldState | None
 
 
 class ToolGateway:
@@ -144,6 +153,12 @@ class ToolGateway:
         if self.world is None:
             return "no unconsumed fixture matches this call; onMiss is fail"
         return "no unconsumed fixture and no world rule matches this call; onMiss is fail"
+
+    def consume(self, index: int) -> None:
+        """Mark fixture entry ``index`` consumed without serving it (a forked trial's prefix
+        answered that call from the log: :mod:`wopeval.engine.fork_prefix`)."""
+        if 0 <= index < len(self._consumed):
+            self._consumed[index] = True
 
     def _serve(self, index: int) -> Served:
         """Fixture ``index``'s answer, a copy: an agent mutating what it was served must not

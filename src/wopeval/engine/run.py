@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from wopeval.engine.budget import CostMeter
+from wopeval.engine.fork_prefix import ForkPrefix
 from wopeval.engine.judge import Judge, JudgeRequired
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, interrupted_events
@@ -116,12 +117,14 @@ async def execute_run(
     judge: Judge | None = None,
     progress: ProgressFn | None = None,
     resume: ResumeState | None = None,
+    fork: ForkPrefix | None = None,
 ) -> EvalSummary | None:
     """Execute a created run to a terminal state. Returns the summary (None unless completed).
 
     ``summarize`` builds the summary from the stored log once every trial is recorded (the run
     service passes the one summary path, regression block included). With ``resume`` (from
-    :func:`wopeval.engine.resume.scan`), only what the interrupted log lacks is done.
+    :func:`wopeval.engine.resume.scan`), only what the interrupted log lacks is done. With
+    ``fork``, each trial serves that prefix from the original's log first (a forked run).
     """
     run_id = handle.run_id
     check_runnable(suite, judge)
@@ -142,6 +145,7 @@ async def execute_run(
         judge=judge,
         settling_limit=max(SETTLING_LIMIT, 2 * settings.concurrency),
         retries=_retry_budget(settings, resume),
+        fork=fork,
     )
     if resume is not None:
         env.meter.add(resume.spent_usd)

@@ -26,7 +26,8 @@ import anyio
 
 from wopeval.agents.cassette import trial_tape
 from wopeval.engine.agent import TrialMemory
-from wopeval.engine.gateway import ToolGateway
+from wopeval.engine.fork_prefix import PrefixGateway
+from wopeval.engine.gateway import GatewayOptions, ToolGateway
 from wopeval.engine.limits import clip_reason, over_limit, sized_json
 from wopeval.engine.outage import (
     INFRASTRUCTURE_LABEL,
@@ -86,14 +87,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     fixtures = task.fixtures
     seeded = fixtures.memorySeed if fixtures else None
     seed = copy.deepcopy(list(seeded)) if seeded else []
-    gateway = ToolGateway(
-        fixtures,
-        env.registry.tools(),
-        ignore_fixtures=env.ignore_fixtures,
-        copies=env.copies,
-        max_calls=env.limits.maxToolCalls,
-        world=_world_of(env, task),
-    )
+    gateway = _gateway(env, task)
     trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
     gateway.before_live = trial.before_live  # a resume must see the call before the tool does
@@ -110,6 +104,8 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     try:
         label, failure = await _invoke(env, trial, ids)
         await _record_world(env, trial)
+        if isinstance(gateway, PrefixGateway) and gateway.divergence is not None:
+            trial.went_over(gateway.divergence)  # it left the forked trial's recorded path
         if trial.over_limit is not None:  # the more decisive cause, whatever happened next
             label, failure = "agent-error", trial.over_limit
     finally:
@@ -139,6 +135,19 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     await _record_reason(env, trial, view, grade, grader_error)
     env.settling.append(trial)
     return grade
+
+
+def _gateway(env: TrialEnv, task: Task) -> ToolGateway:
+    """The trial's own gateway (with its own copy of the task's world): a forked run's serves
+    its prefix from the log first."""
+    tools = env.registry.tools()
+    fixtures = task.fixtures
+    options: GatewayOptions = {"ignore_fixtures": env.ignore_fixtures, "copies": env.copies,
+                               "max_calls": env.limits.maxToolCalls,
+                               "world": _world_of(env, task)}  # fmt: skip
+    if env.fork is not None:
+        return PrefixGateway(env.fork, fixtures, tools, **options)
+    return ToolGateway(fixtures, tools, **options)
 
 
 async def _invoke(

@@ -39,7 +39,8 @@ class TrialContext:
 
     @property
     def trial_index(self) -> int:
-        return self._trial.trial_index
+        fork = self._trial.env.fork  # a forked trial is the original one, relived
+        return fork.trial_index if fork is not None else self._trial.trial_index
 
     @property
     def agent_id(self) -> str:

@@ -13,6 +13,7 @@ from wopeval.engine.agent import AgentFn, TrialMemory
 from wopeval.engine.budget import CostMeter
 from wopeval.engine.copies import JsonCopies
 from wopeval.engine.deadlines import TrialDeadlines
+from wopeval.engine.fork_prefix import ForkPrefix
 from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
@@ -50,6 +51,8 @@ class TrialEnv:
     limits: TrialLimits = field(default_factory=TrialLimits)
     # The run's infrastructure retry policy and what it spent (None: no retries)
     retries: RetryBudget | None = None
+    # A forked run's prefix: its trial's first calls served from the original's log
+    fork: ForkPrefix | None = None
     # Each trial's copies of the task inputs and fixture responses (their JSON texts kept)
     copies: JsonCopies = field(default_factory=JsonCopies, repr=False, compare=False)
     # Trials returned with their score (and reason) queued, not yet known committed: see settle

@@ -126,14 +126,14 @@ class ClassGraph:
             and patterns.left_tools[left] == self.observed[self.right_first[right]].tool
         )
 
+    def matchable(self, right: int) -> bool:
+        """Whether some expected class can take observed class ``right``."""
+        tool = self.observed[self.right_first[right]].tool
+        return bool(self.right_neighbours[right]) or tool in self.patterns.ignore_of
+
     def matchable_right(self) -> int:
         """How many observed classes some expected class can take."""
-        ignored, observed = self.patterns.ignore_of, self.observed
-        return sum(
-            1
-            for position, found in zip(self.right_first, self.right_neighbours, strict=True)
-            if found or observed[position].tool in ignored
-        )
+        return sum(1 for right in range(len(self.right_first)) if self.matchable(right))
 
 
 def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:

@@ -1,11 +1,14 @@
 """A failed trajectory, call by call (pure): the diff and the reasons it gives.
 
 :func:`trajectory_diff` marks every expected call matched or missing and every observed call
-matched, unexpected or forbidden, from the same maximum matching as ``matchedCount``.
+matched, unexpected or forbidden, from the same maximum matching as ``matchedCount``; under
+``subset``, whose calls may repeat, an observed call that some expected call matches is matched
+even when the one-for-one matching left it over.
 :func:`trajectory_reasons` reads the diff: each forbidden tool called; each expected call left
 unmatched while a call to its tool went unmatched too — the tool matched but the arguments did
 not, so the differing key paths are named (:mod:`wopeval.grading.argdiff`); then the calls still
-missing or unexpected, or, when every call is there, the order.
+missing (not under ``subset``, which requires none of them) or unexpected, or, when every call
+is there, the order.
 """
 
 from __future__ import annotations
@@ -70,10 +73,12 @@ def trajectory_diff(
             row["args"] = want.args
         expected_rows.append(row)
     forbidden = expectation.forbidden_tools
+    repeats = expectation.match == "subset"  # a call any expected call matches may repeat
     observed_rows: list[dict[str, Any]] = []
     for call, slot in zip(observed, graph.right_of, strict=True):
         taken = used_right[slot] > 0
         used_right[slot] -= 1 if taken else 0
+        taken = taken or (repeats and graph.matchable(slot))
         mark: ObservedStatus = (
             "forbidden" if call.tool in forbidden else "matched" if taken else "unexpected"
         )
@@ -114,7 +119,7 @@ def trajectory_reasons(diff: TrajectoryDiff) -> TrajectoryReasons:
     missing = [row for row in diff.missing if id(row) not in paired_expected]
     unexpected = [row for row in diff.unexpected if id(row) not in paired_observed]
     parts = []
-    if missing:
+    if missing and diff.mode != "subset":  # subset requires no expected call to be made
         parts.append(f"missing {_listed(missing)}")
     if unexpected and diff.mode in ("exact", "subset"):
         parts.append(f"unexpected {_listed(unexpected)}")

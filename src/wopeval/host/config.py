@@ -17,6 +17,7 @@ A deployment describes itself in one YAML or JSON file (``wopeval serve --config
       regressionVerdict: true           # RFC 0244 §F verdicts on regression runs
       baselineSelection: true           # RFC 0251 evalModes / baselineRunId on POST /runs
       recordedFixtures: true            # RFC 0252 fixtureRuns on POST /runs
+      extensions: [x-wopeval-adaptive]  # wopeval's own suite members (default: all; [] none)
     otlpTraces: loopback                # POST /v1/traces from loopback only (any | off)
     otlpMaxBodyBytes: 16777216          # a larger POST /v1/traces body gets 413 (16 MiB)
     concurrency: 4                      # eval runs executing at once
@@ -55,6 +56,7 @@ from pydantic import (
 from wopeval.errors import UserError
 from wopeval.events.ids import TENANT_PATTERN
 from wopeval.suite.bounds import MAX_INTEGER_DIGITS, TooManyDigits, parse_int, tree_errors
+from wopeval.suite.extensions import extension_names
 from wopeval.suite.models import AGENT_ID_PATTERN, EvalMode
 from wopeval.wire.request import TrialLimits
 
@@ -125,6 +127,8 @@ class EvalSuiteConfig(_Closed):
     regressionVerdict: bool = True
     baselineSelection: bool = True
     recordedFixtures: bool = True
+    # wopeval's own suite members this host advertises and accepts (absent: every one).
+    extensions: list[str] | None = None
 
     @field_validator("trials", mode="before")
     @classmethod
@@ -140,6 +144,22 @@ class EvalSuiteConfig(_Closed):
         if value is not None and len(set(value)) != len(value):
             raise ValueError("modes must be unique")
         return value
+
+    @field_validator("extensions")
+    @classmethod
+    def _known_extensions(cls, value: list[str] | None) -> list[str] | None:
+        known = extension_names()
+        for name in value or ():
+            if name not in known:
+                raise ValueError(f"{name!r} is not a wopeval extension ({', '.join(known)})")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("extensions must be unique")
+        return value
+
+    def advertised_extensions(self) -> tuple[str, ...]:
+        """The ``x-wopeval-`` members this host accepts, in registry order."""
+        chosen = self.extensions
+        return tuple(n for n in extension_names() if chosen is None or n in chosen)
 
     @model_validator(mode="after")
     def _regression_needs_baseline(self) -> EvalSuiteConfig:

@@ -40,6 +40,7 @@ from wopeval.host.state import HostState
 from wopeval.host.suites import BadSuiteRef, SuiteGone, SuiteRef, parse_ref
 from wopeval.service.runs import BaselineUnusable, RunPlan
 from wopeval.suite import FieldError, SuiteError, check_advertised
+from wopeval.suite.extensions import check_extensions
 from wopeval.suite.models import AGENT_ID_PATTERN, AgentEvalSuite, EvalMode
 from wopeval.wire.request import HostRequest
 from wopeval.wire.vocab import SCOPE_ID_PATTERN, WORKFLOW_ID_PATTERN
@@ -246,7 +247,8 @@ def check_modes(
 
 
 def check_suite(suite: AgentEvalSuite, config: HostConfig, has_judge: bool) -> None:
-    """``maxTasksPerSuite``, the RFC 0244 §G facets, and the judge for rubric tasks."""
+    """``maxTasksPerSuite``, the RFC 0244 §G facets, wopeval's own advertised members, and the
+    judge for rubric tasks."""
     limit = config.evalSuite.maxTasksPerSuite
     if limit is not None and len(suite.tasks) > limit:
         raise invalid("tasks", f"{len(suite.tasks)} tasks exceed maxTasksPerSuite {limit}")
@@ -257,6 +259,7 @@ def check_suite(suite: AgentEvalSuite, config: HostConfig, has_judge: bool) -> N
         max_trials=facets.trials.maxTrials if facets.trials is not None else None,
         fixture_matching=facets.fixtureMatching,
     )
+    errors += check_extensions(suite, facets.advertised_extensions())
     if not has_judge:
         errors += [
             FieldError(f"tasks[{i}].expected.kind", "rubric tasks need a judge; none is configured")

@@ -19,6 +19,7 @@ from wopeval.host.config import HostConfig
 from wopeval.host.errors import PROTOCOL_VERSIONS, VERSION_HEADER
 from wopeval.host.state import state_of
 from wopeval.host.suites import SuiteCatalog
+from wopeval.suite.extensions import ADVERTISEMENT_KEY, advertisement
 from wopeval.wire.events import EVENT_LOG_SCHEMA_VERSION
 
 ENGINE_VERSION = 1
@@ -39,7 +40,8 @@ def _family(config: HostConfig, **facets: Any) -> dict[str, Any]:
 
 
 def eval_suite_facet(config: HostConfig) -> dict[str, Any]:
-    """``agents.evalSuite`` (RFC 0081 members, then the RFC 0244 §G ones that are on)."""
+    """``agents.evalSuite`` (RFC 0081 members, the RFC 0244 §G ones that are on, then wopeval's
+    own suite members under the vendor member ``x-wopeval-extensions``)."""
     settings = config.evalSuite
     facet: dict[str, Any] = {"modes": config.advertised_modes()}
     if settings.maxTasksPerSuite is not None:
@@ -58,6 +60,9 @@ def eval_suite_facet(config: HostConfig) -> dict[str, Any]:
         facet["baselineSelection"] = True
     if settings.recordedFixtures:
         facet["recordedFixtures"] = True
+    extensions = settings.advertised_extensions()
+    if extensions:
+        facet[ADVERTISEMENT_KEY] = advertisement(extensions)
     return facet
 
 

@@ -19,9 +19,7 @@ created are a host's to fail: they carry the host's request data under
 
 from __future__ import annotations
 
-import gc
 import logging
-import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -57,10 +55,6 @@ Execute = Callable[[RunHandle], Awaitable[None]]
 # configurable): present exactly on the runs a host created.
 HOST_REQUEST_KEY = "host"
 RETRY = {"Retry-After": "5"}
-# The interpreter's switch interval in a serving process. A tenant's agent spinning in its
-# worker thread keeps the GIL until the loop's thread has waited this long, each time that
-# thread wants it back: after every system call it makes, dozens per request (5 ms by default).
-AGENT_SWITCH_INTERVAL_S = 0.0002
 INTERRUPTED_ERROR = {
     "code": INTERRUPTED_ERROR_CODE,
     "message": "the host stopped before this run finished",
@@ -73,15 +67,6 @@ class _Job:
     done: anyio.Event
     # Covers the wait for a free slot, so that cancelling a queued run ends the wait.
     queued: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-
-
-def favour_the_loop() -> None:
-    """Tune a process whose event loop serves requests beside tenants' agent threads (``wopeval
-    serve``, once its app is built): shorten the switch interval
-    (:data:`AGENT_SWITCH_INTERVAL_S`), and freeze the objects start-up made, so that a full
-    collection, which stops every thread, scans only what the runs since then hold."""
-    sys.setswitchinterval(min(sys.getswitchinterval(), AGENT_SWITCH_INTERVAL_S))
-    gc.freeze()
 
 
 class RunManager:

@@ -24,6 +24,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from wopeval.engine.fork_prefix import ForkPrefix
 from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.resume import ResumeState, scan
@@ -41,7 +42,7 @@ from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.digest import definition_digests
 from wopeval.suite.models import AgentEvalSuite, EvalMode
 from wopeval.wire.events import RunEvent
-from wopeval.wire.request import HostRequest, RunRequest, ShardRequest
+from wopeval.wire.request import ForkLink, HostRequest, RunRequest, ShardRequest
 from wopeval.wire.summary import EvalSummary, RegressionBlock
 
 log = logging.getLogger("wopeval.service")
@@ -65,9 +66,13 @@ class RunPlan:
     tenant: str = LOCAL_TENANT
     host: HostRequest | None = None
     shard: ShardRequest | None = None  # runs only its slice (service/slices.py)
+    # A forked run (service/fork.py): the prefix its trial serves from the log, and the link
+    fork: ForkPrefix | None = None
+    forked_from: ForkLink | None = None
 
     def request(self) -> RunRequest:
-        update = {"host": self.host, "shard": self.shard, "digests": definition_digests(self.suite)}
+        update = {"host": self.host, "shard": self.shard, "digests": definition_digests(self.suite),
+                  "forked_from": self.forked_from}  # fmt: skip
         return self.settings.to_request(self.agent_id).model_copy(update=update)
 
 
@@ -294,6 +299,7 @@ class RunService:
                 judge=self.judge,
                 progress=progress,
                 resume=resume,
+                fork=plan.fork,
             )
         finally:
             untap()
@@ -323,6 +329,10 @@ class RunService:
             raise UserError(
                 f"run {run_id} is {record.status} and cannot be resumed "
                 "(only an unfinished eval run can)"
+            )
+        if record.run_request.forked_from is not None:  # its prefix is not in its own log
+            raise UserError(
+                f"run {run_id} is a forked run and cannot be resumed: fork the original again"
             )
         plan = RunPlan(
             suite=parse_suite(record.suite_document, source=f"run {run_id}"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from wopeval.errors import UserError
@@ -164,6 +165,11 @@ def list_item(annotation: object) -> object | None:
     return item
 
 
+def wire_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A model's fields by their wire names (the alias, where a field has one)."""
+    return {info.alias or name: info for name, info in model.model_fields.items()}
+
+
 def type_at(root: type[BaseModel], loc: Loc) -> object | None:
     """The declared type at a location under ``root`` (unwrapped), or ``None`` if unknown."""
     current: object = root
@@ -175,10 +181,7 @@ def type_at(root: type[BaseModel], loc: Loc) -> object | None:
             current = get_args(current)[1]
         else:
             model = as_model(current)
-            fields = model.model_fields.values() if model else ()
-            field = next((f for f in fields if (f.alias or "") == part), None)
-            if field is None and model is not None:
-                field = model.model_fields.get(part)
+            field = wire_fields(model).get(part) if model else None
             current = field.annotation if field else None
         if current is None:
             return None
@@ -198,8 +201,7 @@ def _unknown_field(root: type[BaseModel], loc: Loc) -> str:
     model = as_model(type_at(root, loc[:-1]))
     if model is None:
         return "unknown field"
-    names = (field.alias or name for name, field in model.model_fields.items())
-    return f"unknown field (allowed: {', '.join(sorted(names))})"
+    return f"unknown field (allowed: {', '.join(sorted(wire_fields(model)))})"
 
 
 def _pattern_message(value: object, pattern: str) -> str:

@@ -180,4 +180,4 @@ def load_suite(path: str | Path) -> AgentEvalSuite:
 
 def suite_to_document(suite: AgentEvalSuite) -> dict[str, object]:
     """The suite as a JSON document holding exactly the members its author wrote."""
-    return suite.model_dump(mode="json", exclude_unset=True)
+    return suite.model_dump(mode="json", exclude_unset=True, by_alias=True)

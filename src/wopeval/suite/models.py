@@ -13,6 +13,9 @@ a number), and three types that act in that document's validation context:
 - :data:`JsonData`: opaque content is any *JSON* value (pydantic's ``Any`` is any object);
 - :data:`Integral`: JSON Schema's ``integer`` is any number with a zero fraction (``5.0``).
 
+The closed base and the first and third types live in :mod:`wopeval.suite.fields`, which
+wopeval's own ``x-wopeval-`` extension models share (:mod:`wopeval.suite.extensions`).
+
 A model built in code keeps Python's spellings (``None`` for absent, tuples in ``args``).
 Non-finite numbers are refused everywhere (``allow_inf_nan=False``): JSON has none.
 """
@@ -23,7 +26,8 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
-from wopeval.suite.base import DOCUMENT, Integral, JsonData, Omittable, SuiteObject
+from wopeval.suite.adaptive import ADAPTIVE_KEY, AdaptiveTrials
+from wopeval.suite.fields import DOCUMENT, Integral, JsonData, Omittable, SuiteObject
 from wopeval.suite.world import FINAL_STATE_KEY, WORLD_KEY, FinalState, World
 from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
@@ -160,6 +164,8 @@ class Task(SuiteObject):
     input: JsonData
     expected: Expected
     fixtures: Omittable[Fixtures] = None
+    # wopeval's own members (:mod:`wopeval.suite.extensions` lists them, with their scopes).
+    x_wopeval_adaptive: Omittable[AdaptiveTrials] = Field(None, alias=ADAPTIVE_KEY)
     world: Omittable[World] = Field(None, alias=WORLD_KEY)
 
 
@@ -194,6 +200,8 @@ class AgentEvalSuite(SuiteObject):
     thresholds: Omittable[Thresholds] = None
     tasks: Annotated[list[Task], Field(min_length=1)]
     trials: Omittable[Trials] = None
+    # wopeval's own members (:mod:`wopeval.suite.extensions` lists them, with their scopes).
+    x_wopeval_adaptive: Omittable[AdaptiveTrials] = Field(None, alias=ADAPTIVE_KEY)
 
     @property
     def trial_plan(self) -> Trials:

@@ -9,9 +9,9 @@ checked here, over a suite that already has the schema's shape:
 - §B: ``1 ≤ k ≤ count`` (``count`` absent ⇒ 1).
 - §A/§D: ``argsMatch: exact``/``subset`` compares against ``args``, so ``args`` must be there,
   and a ``subset`` compares key paths, so its ``args`` must be an object.
-- a task's ``x-wopeval-world`` and ``x-wopeval-finalState`` (:mod:`wopeval.suite.world`).
 - RFC 0081 §A: ``modes`` and ``allowedModels`` are sets (``uniqueItems``); ``taskId`` is
-  suite-unique.
+  suite-unique;
+- each ``x-wopeval-`` extension's own rules (:mod:`wopeval.suite.extensions`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from wopeval.suite.errors import FieldError, json_type
+from wopeval.suite.extensions import extension_rules
 from wopeval.suite.models import (
     AgentEvalSuite,
     ArgsMatch,
@@ -28,7 +29,6 @@ from wopeval.suite.models import (
     ToolResponse,
     Trials,
 )
-from wopeval.suite.world import FINAL_STATE_KEY, WORLD_KEY, final_state_rules, world_rules
 
 
 def check_rules(suite: AgentEvalSuite) -> list[FieldError]:
@@ -40,7 +40,7 @@ def check_rules(suite: AgentEvalSuite) -> list[FieldError]:
         errors += _task_rules(f"tasks[{index}]", index, task, first_use)
     if suite.trials is not None:
         errors += _trials_rules(suite.trials)
-    return errors
+    return errors + extension_rules(suite)
 
 
 def check_raw_rules(data: object) -> list[FieldError]:
@@ -104,11 +104,6 @@ def _task_rules(path: str, index: int, task: Task, first_use: dict[str, int]) ->
     if task.fixtures is not None and task.fixtures.toolResponses is not None:
         for j, entry in enumerate(task.fixtures.toolResponses):
             errors += _args_rules(f"{path}.fixtures.toolResponses[{j}]", entry)
-    if task.world is not None:
-        errors += world_rules(f"{path}.{WORLD_KEY}", task.world)
-    final = task.expected.final_state
-    if final is not None:
-        errors += final_state_rules(f"{path}.expected.{FINAL_STATE_KEY}", final, task.world)
     return errors
 
 

@@ -21,8 +21,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from wopeval.suite.base import JsonData, Omittable, SuiteObject
 from wopeval.suite.errors import FieldError, format_path, json_type
+from wopeval.suite.fields import JsonData, Omittable, SuiteObject
 from wopeval.suite.pointers import PointerSyntaxError, parse_pointer, template_problems
 
 __all__ = [

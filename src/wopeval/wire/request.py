@@ -51,6 +51,26 @@ class MergedShards(BaseModel):
     partial: bool = False
 
 
+class ForkLink(BaseModel):
+    """This run forks trial ``trialIndex`` of task ``taskId`` of run ``runId`` at call ``at``
+    (``wopeval fork``): its first ``at`` tool calls were served from that run's log.
+    ``agentTrialIndex``, present when it differs from ``trialIndex`` (a fork of a fork), is the
+    trial index the agent was told: the first run's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    runId: Annotated[str, Field(min_length=1)]
+    taskId: Annotated[str, Field(min_length=1)]
+    trialIndex: Annotated[int, Field(ge=0)]
+    at: Annotated[int, Field(ge=0)]
+    agentTrialIndex: Annotated[int | None, Field(ge=0)] = None
+
+    @property
+    def agent_trial_index(self) -> int:
+        """The trial index the forked run's agent was told."""
+        return self.trialIndex if self.agentTrialIndex is None else self.agentTrialIndex
+
+
 class HostRequest(BaseModel):
     """What a host adds to a run it created: the body digest, ``scopeId``, ``configurable``.
 
@@ -180,6 +200,7 @@ class RunRequest(RunSettingsBase, _Subject):
     shard: ShardRequest | None = None
     merged: MergedShards | None = None
     digests: DefinitionDigests | None = None
+    forked_from: Annotated[ForkLink | None, Field(alias="x-wopeval-forkedFrom")] = None
 
     @model_validator(mode="after")
     def _agent_or_workflow(self) -> RunRequest:

@@ -1,9 +1,14 @@
-"""The suite models' building blocks: the closed base object and the three types that act in a
-document's validation context (:func:`wopeval.suite.models.validate_document`).
+"""The building blocks every suite model uses: the closed base and the document's field types.
+
+A suite read from a document (:func:`wopeval.suite.models.validate_document`) is validated in the
+context :data:`DOCUMENT`, in which:
 
 - :data:`Omittable`: an optional member is omitted, never ``null`` (the schema has no ``null``);
 - :data:`JsonData`: opaque content is any *JSON* value (pydantic's ``Any`` is any object);
 - :data:`Integral`: JSON Schema's ``integer`` is any number with a zero fraction (``5.0``).
+
+The RFC models (:mod:`wopeval.suite.models`) and wopeval's own ``x-wopeval-`` extension models
+(:mod:`wopeval.suite.extensions`) are built from these, so both read a document the same way.
 """
 
 from __future__ import annotations
@@ -11,13 +16,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Final, TypeVar
 
-from pydantic import (
-    AfterValidator,
-    BeforeValidator,
-    ConfigDict,
-    ValidationError,
-    ValidationInfo,
-)
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from wopeval.suite.errors import json_type
@@ -25,8 +24,7 @@ from wopeval.wire.vocab import Closed
 
 T = TypeVar("T")
 
-
-# The validation context of a suite read from a document (:func:`validate_document`).
+# The validation context of a suite read from a document.
 DOCUMENT: Final = {"wopeval": "document"}
 
 
@@ -44,6 +42,13 @@ def _integral(value: object) -> object:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+# An optional member: omitted when absent, never ``null`` in a document.
+Omittable = Annotated[T | None, BeforeValidator(_refuse_null)]
+# JSON Schema's ``integer`` (``Annotated[int, <constraints>, Integral]``, after the constraints so
+# the schema keeps them): ``5.0`` is ``5``; ``5.5`` stays a number, which strict mode refuses.
+Integral = BeforeValidator(_integral)
 
 
 def _json_data(value: Any, info: ValidationInfo) -> Any:
@@ -89,11 +94,6 @@ def _not_json(value: Any) -> list[InitErrorDetails]:
     return problems
 
 
-# An optional member: omitted when absent, never ``null`` in a document.
-Omittable = Annotated[T | None, BeforeValidator(_refuse_null)]
-# JSON Schema's ``integer`` (``Annotated[int, <constraints>, Integral]``, after the constraints so
-# the schema keeps them): ``5.0`` is ``5``; ``5.5`` stays a number, which strict mode refuses.
-Integral = BeforeValidator(_integral)
 # Opaque content (``input``, ``value``, ``args``, ``response``, ``memorySeed`` entries): any JSON
 # value, ``null`` too. Pydantic's own ``JsonValue`` names its union tags in error locations
 # (``input.dict.n.float``); this names the field path only.
@@ -104,6 +104,3 @@ class SuiteObject(Closed):
     """Base of every suite object: closed, frozen, and JSON's numbers only."""
 
     model_config = ConfigDict(allow_inf_nan=False)
-
-
-__all__ = ["DOCUMENT", "Integral", "JsonData", "Omittable", "SuiteObject"]
