@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from wopeval.engine.agent import ToolSpec
+from wopeval.engine.fork_prefix import ForkPrefix, PrefixCall, PrefixGateway
 from wopeval.engine.resume import fail_closed
 from wopeval.engine.toolspec import undeclared_fixture_tools
 from wopeval.engine.world import WORLD_ERROR, WorldAnswer, WorldState
@@ -345,3 +346,13 @@ def test_33_3_an_agent_that_declares_its_tools_must_declare_the_world_tools() ->
     assert undeclared_fixture_tools(suite, Declares()) == [
         ("tasks[0].x-wopeval-world.tools", "put")
     ]
+
+
+async def test_33_3_a_forked_prefix_reapplies_the_calls_its_world_served() -> None:
+    state = one({"effects": [{"op": "increment", "pointer": "/n"}], "read": "/n"}, {"n": 0})
+    recorded = PrefixCall(tool="t", args={}, ok=True, outcome=1)
+    gateway = PrefixGateway(ForkPrefix(calls=(recorded,), trial_index=0), None, {}, world=state)
+    first = await gateway.call("t", {})
+    assert (first.result.value, state.state) == (1, {"n": 1})  # the recorded answer, re-applied
+    second = await gateway.call("t", {})
+    assert (second.result.value, second.world_rule) == (2, 0)  # the world goes on from there
