@@ -43,7 +43,7 @@ def ok(answer: WorldAnswer | None) -> Any:
 
 def failed(answer: WorldAnswer | None) -> tuple[str, str]:
     assert answer is not None
-    assert not answer.ok, answer
+    assert answer.ok is False, answer
     return answer.code, answer.message
 
 
@@ -356,3 +356,60 @@ async def test_33_3_a_forked_prefix_reapplies_the_calls_its_world_served() -> No
     assert (first.result.value, state.state) == (1, {"n": 1})  # the recorded answer, re-applied
     second = await gateway.call("t", {})
     assert (second.result.value, second.world_rule) == (2, 0)  # the world goes on from there
+
+
+# --- edges (each pins a rule a mutant moved) -----------------------------------------------------
+
+
+def test_33_3_an_error_answer_names_the_rule_that_served_the_call() -> None:
+    rules = [
+        {"when": {"args": {"k": 0}, "argsMatch": "exact"}, "result": 0},
+        {"require": [{"pointer": "/gone", "exists": True, "error": ERROR}]},
+    ]
+    refused = world({"t": rules}).call("t", {"k": 1})
+    assert refused is not None
+    assert (refused.ok, refused.rule) == (False, 1)
+    first = {"when": {"args": {"k": 0}, "argsMatch": "exact"}, "result": 0}
+    faulted = world({"t": [first, {"read": "/gone"}]}).call("t", {"k": 1})
+    assert faulted is not None
+    assert (faulted.ok, faulted.rule, faulted.code) == (False, 1, WORLD_ERROR)
+
+
+def test_33_3_a_failed_effect_leaves_nested_values_untouched() -> None:
+    rule = {"effects": [{"op": "set", "pointer": "/a/b", "value": 1},
+                        {"op": "remove", "pointer": "/gone"}]}  # fmt: skip
+    state = one(rule, {"a": {"b": 0}})
+    failed(state.call("t", {}))
+    assert state.state == {"a": {"b": 0}}
+
+
+def test_33_3_run_time_messages_name_the_pointer_as_written_and_as_resolved() -> None:
+    assert failed(one({"read": "/b/{/k}"}, {"b": {}}).call("t", {"k": "z"})) == (
+        WORLD_ERROR, "nothing at /b/z (/b/{/k})")  # fmt: skip
+    by_state = one({"result": {"$state": "/b/{/k}"}}, {"b": {}})
+    assert failed(by_state.call("t", {"k": "z"}))[1] == "nothing at /b/z (/b/{/k})"
+    bump = one({"effects": [{"op": "increment", "pointer": "/b/{/k}"}]}, {"b": {}})
+    assert failed(bump.call("t", {"k": "z"}))[1] == "nothing at /b/z (/b/{/k})"
+    root = one({"effects": [{"op": "increment", "pointer": ""}]}, {"a": 1})
+    assert failed(root.call("t", {}))[1] == "increment: (the whole state) is not a number"
+    amount = one({"effects": [{"op": "increment", "pointer": "/n", "value": {"$arg": "/by"}}]},
+                 {"n": 1})  # fmt: skip
+    assert failed(amount.call("t", {"by": "2"}))[1] == "increment: the amount is not a number"
+    parent = one({"effects": [{"op": "remove", "pointer": "/a/b"}]}, {"a": 1})
+    assert failed(parent.call("t", {}))[1] == ("the parent of /a/b is not an object or an array")
+
+
+def test_33_3_index_zero_and_array_bounds() -> None:
+    assert ok(one({"read": "/rows/{/i}"}, {"rows": ["a", "b"]}).call("t", {"i": 0})) == "a"
+    for pointer in ("/a/2", "/a/x", "/a/-"):
+        assert failed(one({"read": pointer}, {"a": [0, 1]}).call("t", {}))[0] == WORLD_ERROR
+
+
+def test_33_3_templates_inside_arrays_and_literals_are_filled_and_copied() -> None:
+    rule = {"result": [{"$arg": "/x"}, {"$state": "/n"}, {"$literal": {"a": [1]}}]}
+    state = one(rule, {"n": 5})
+    first = ok(state.call("t", {"x": "arg"}))
+    assert first == ["arg", 5, {"a": [1]}]
+    first[2]["a"].append(2)  # the agent mutates what it was given
+    assert ok(state.call("t", {"x": "arg"}))[2] == {"a": [1]}
+    assert ok(one({"result": {"$arg": "/x"}}).call("t", {"x": [1]})) == [1]

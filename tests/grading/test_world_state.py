@@ -178,3 +178,9 @@ def test_33_3_a_difference_is_reported_exactly_when_the_matcher_says_no(
     matched = args_match(match, want, got)  # type: ignore[arg-type]
     assert state_matches(expected, got) is matched
     assert (state_differences(expected, got, limit=1000) == []) is matched
+
+
+def test_33_3_exact_inside_arrays_and_the_limit_on_array_items() -> None:
+    inner = state_differences(final("exact", [{"a": 1}]), [{"a": 1, "b": 2}])
+    assert [d.to_json() for d in inner] == [{"pointer": "/0/b", "observed": 2}]
+    assert len(state_differences(final("exact", [0] * 5), [1] * 5, limit=3)) == 3
