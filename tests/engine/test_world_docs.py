@@ -5,11 +5,9 @@ one that cancels twice gets the declared tool error and still leaves one refund.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.engine.helpers import run_suite
@@ -36,15 +34,6 @@ def printed_reason() -> str:
     return line.strip()
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
-    opened = await EventStore.open(str(tmp_path / "store.db"))
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
 async def reference(task_input: Any, ctx: AgentContext) -> Any:
     booking = await ctx.call_tool("get_booking", {"ref": task_input["ref"]})
     args = {"ref": task_input["ref"], "confirm": True, "notify": booking.value["customer"]}
@@ -62,30 +51,34 @@ async def twice(task_input: Any, ctx: AgentContext) -> Any:
     return again.error_code
 
 
-async def run(store: EventStore, agent: Any) -> Any:
+async def run(tmp_path: Path, agent: Any) -> Any:
     registry = Registry()
     registry.register_agent(AGENT, agent)
-    return await run_suite(store, parse_suite(example()), agent_id=AGENT, registry=registry)
+    store = await EventStore.open(str(tmp_path / "store.db"))
+    try:
+        return await run_suite(store, parse_suite(example()), agent_id=AGENT, registry=registry)
+    finally:
+        await store.close()
 
 
-async def test_33_3_docs_example_reference_passes(store: EventStore) -> None:
-    ran = await run(store, reference)
+async def test_33_3_docs_example_reference_passes(tmp_path: Path) -> None:
+    ran = await run(tmp_path, reference)
     assert ran.done.passed
     (state,) = ran.of_type(WORLD_STATE)
     assert state.payload["state"]["outbox"] == [{"to": "ann@example.com", "template": "cancelled"}]
 
 
 async def test_33_3_docs_example_unconfirmed_fails_with_the_printed_reason(
-    store: EventStore,
+    tmp_path: Path,
 ) -> None:
-    ran = await run(store, unconfirmed)
+    ran = await run(tmp_path, unconfirmed)
     assert not ran.done.passed
     (reason,) = ran.of_type(TRIAL_FAILED)
     assert reason.payload["message"] == printed_reason()
 
 
-async def test_33_3_docs_example_twice_gets_the_declared_error(store: EventStore) -> None:
-    ran = await run(store, twice)
+async def test_33_3_docs_example_twice_gets_the_declared_error(tmp_path: Path) -> None:
+    ran = await run(tmp_path, twice)
     assert ran.done.passed
     (decided,) = [e for e in ran.events if e.type == "agent.decided"]
     assert decided.payload["decision"] == "not_cancellable"
