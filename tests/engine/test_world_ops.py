@@ -14,10 +14,12 @@ import pytest
 
 from wopeval.engine.agent import ToolSpec
 from wopeval.engine.fork_prefix import ForkPrefix, PrefixCall, PrefixGateway
+from wopeval.engine.gateway import ToolGateway
 from wopeval.engine.resume import fail_closed
 from wopeval.engine.toolspec import undeclared_fixture_tools
 from wopeval.engine.world import WORLD_ERROR, WorldAnswer, WorldState
 from wopeval.suite import parse_suite
+from wopeval.suite.models import Fixtures
 from wopeval.suite.world import World
 
 ERROR = {"code": "refused", "message": "the precondition failed"}
@@ -413,3 +415,58 @@ def test_33_3_templates_inside_arrays_and_literals_are_filled_and_copied() -> No
     first[2]["a"].append(2)  # the agent mutates what it was given
     assert ok(state.call("t", {"x": "arg"}))[2] == {"a": [1]}
     assert ok(one({"result": {"$arg": "/x"}}).call("t", {"x": [1]})) == [1]
+
+
+# --- through the gateway (RFC 0244 §D) ------------------------------------------------------------
+
+
+async def test_0244_D_33_3_the_gateway_serves_fixtures_then_the_world_then_fails_closed() -> None:
+    live: list[Any] = []
+
+    async def tool(args: Any) -> Any:
+        live.append(args)
+        return "live"
+
+    fixtures = Fixtures.model_validate({"toolResponses": [{"tool": "t", "response": "canned"}]})
+    state = one({"when": {"args": {"k": 1}, "argsMatch": "exact"}, "read": "/n"}, {"n": 3})
+    gateway = ToolGateway(fixtures, {"t": tool}, world=state)
+    first, second = await gateway.call("t", {"k": 1}), await gateway.call("t", {"k": 1})
+    assert (first.result.value, first.index, first.world_rule) == ("canned", 0, None)
+    assert (second.result.value, second.fixture, second.world_rule) == (3, "served", 0)
+    missed = await gateway.call("t", {"k": 2})
+    assert (missed.fixture, missed.result.error_code) == ("miss-failed", "wopeval.fixture_miss")
+    assert missed.result.error_message == (
+        "no unconsumed fixture and no world rule matches this call; onMiss is fail"
+    )
+    assert live == []
+
+
+async def test_0244_D_33_3_a_world_error_is_served_and_on_miss_live_reaches_the_live_tool() -> None:
+    async def tool(args: Any) -> Any:
+        return "live"
+
+    state = one({"when": {"args": {"k": 1}, "argsMatch": "exact"}, "read": "/gone"})
+    live = Fixtures.model_validate({"onMiss": "live"})
+    gateway = ToolGateway(live, {"t": tool}, world=state)
+    error = await gateway.call("t", {"k": 1})
+    assert (error.fixture, error.result.ok, error.result.error_code) == (
+        "served",
+        False,
+        WORLD_ERROR,
+    )
+    went = await gateway.call("t", {"k": 2})
+    assert (went.fixture, went.result.value) == ("miss-live", "live")
+
+
+async def test_33_3_live_shadow_ignores_the_world_and_a_world_alone_is_fixtured() -> None:
+    async def tool(args: Any) -> Any:
+        return "live"
+
+    shadow = ToolGateway(None, {"t": tool}, world=one({"result": 1}), ignore_fixtures=True)
+    assert shadow.world is None
+    assert (await shadow.call("t", {})).fixture == "live"
+    alone = ToolGateway(None, {"t": tool}, world=one({"result": 1}))
+    assert (await alone.call("t", {})).result.value == 1
+    assert (await alone.call("other", {})).fixture == "miss-failed"
+    plain = ToolGateway(None, {"t": tool})
+    assert (await plain.call("t", {})).fixture == "live"
