@@ -18,6 +18,7 @@ still be said).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from wopeval.errors import UserError
@@ -63,9 +64,11 @@ def _unescape(token: str, text: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
+@lru_cache(maxsize=4096)  # a world's few pointers, parsed again at every call otherwise
 def parse_pointer(text: str, *, placeholders: bool = False) -> tuple[Token, ...]:
     """The reference tokens of ``text``; ``""`` is the whole document. With ``placeholders``,
-    a token written ``{POINTER}`` is a :class:`Placeholder` (whose own pointer is plain)."""
+    a token written ``{POINTER}`` is a :class:`Placeholder` (whose own pointer is plain).
+    Cached: the tokens are immutable."""
     if text == "":
         return ()
     if not text.startswith("/"):
@@ -95,6 +98,7 @@ def _closing(parts: list[str], start: int) -> int | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def plain_pointer(text: str) -> tuple[str, ...]:
     """The reference tokens of ``text``, a pointer without placeholders."""
     return tuple(t for t in parse_pointer(text) if isinstance(t, str))
