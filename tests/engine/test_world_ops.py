@@ -454,6 +454,7 @@ async def test_0244_D_33_3_a_world_error_is_served_and_on_miss_live_reaches_the_
         False,
         WORLD_ERROR,
     )
+    assert error.result.error_message == "nothing at /gone (/gone)"
     went = await gateway.call("t", {"k": 2})
     assert (went.fixture, went.result.value) == ("miss-live", "live")
 
