@@ -109,6 +109,7 @@ SLOW_FILES = frozenset(
         "tests/cli/test_agent_output.py",
         "tests/cli/test_ci_action.py",
         "tests/cli/test_cli_errors.py",
+        "tests/cli/test_world_grade.py",
         "tests/cli/test_exiting.py",
         "tests/cli/test_grade_bytes.py",
         "tests/cli/test_failure_output.py",
@@ -177,6 +178,7 @@ SLOW_FILES = frozenset(
 )
 # Single tests that take seconds (real servers, large generated inputs): by node id prefix.
 SLOW_TESTS = (
+    "tests/engine/test_world_trials.py::test_0244_B_33_3_200_concurrent_trials_never_see_each",
     "tests/cli/test_ci_cmd.py::test_ci_an_outage_exits_3_and_says_so_in_the_report",
     "tests/cli/test_run_cmds.py::test_run_with_mcp_live_tools_from_a_real_server",
     "tests/grading/test_trajectory_index.py::test_0244_A_subset_edges_are_exactly_the_matching",

@@ -46,8 +46,9 @@ def test_validate_prints_every_error_of_every_file_and_exits_2() -> None:
     assert code == EXIT_BAD_INPUT == 2
     assert "three-problems.yaml  3 errors" in out
     assert (
-        "tasks[0].expected.tools: unknown field (allowed: kind, match, rubric, trajectory)" in out
-    )
+        "tasks[0].expected.tools: unknown field "
+        "(allowed: kind, match, rubric, trajectory, x-wopeval-finalState)"
+    ) in out
     assert "trials.count: 0 is less than the minimum 1" in out
     assert "suiteId: 'Acme-Evals' does not match the pattern" in out
     assert (

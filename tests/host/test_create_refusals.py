@@ -433,3 +433,29 @@ async def test_dedup_enforce_without_scope_id_never_collides(store_url: str) -> 
         first = await host.create(body, headers=headers)
         second = await host.create(body, headers=headers)
     assert (first.status_code, second.status_code) == (201, 201)
+
+
+WORLD_REF = "suite://core.wopeval.evals.world"
+
+
+async def test_0244_G_33_3_unadvertised_world_refused_naming_field(store_url: str) -> None:
+    config = host_config(eval_suite={"extensions": ["x-wopeval-adaptive"]})
+    async with running_host(store_url, config) as host:
+        response = await host.create(eval_body(WORLD_REF, evalModes=["golden"]))
+    details = refused(response, 400, "validation_error", "tasks[0].x-wopeval-world")
+    assert [e["field"] for e in details["errors"]] == ["tasks[0].x-wopeval-world"]
+
+
+async def test_33_3_advertised_world_runs_over_http_and_its_summary_has_counts_only(
+    store_url: str,
+) -> None:
+    async with running_host(store_url) as host:
+        response = await host.create(eval_body(WORLD_REF, evalModes=["golden"]))
+        assert response.status_code == 201, response.text
+        run_id = response.json()["runId"]
+        final = await host.wait_terminal(run_id)
+        summary = (await host.get(f"/runs/{run_id.replace('/', '~2F')}/eval-summary")).json()
+    assert final["status"] == "completed"
+    (task,) = summary["tasks"]
+    assert task["passed"] is True
+    assert task["x-wopeval-finalState"] == {"matched": True, "mismatchCount": 0}

@@ -52,7 +52,13 @@ async def test_discovery_default_advertises_every_implemented_facet(store_url: s
         "regressionVerdict": True,
         "baselineSelection": True,
         "recordedFixtures": True,
-        "x-wopeval-extensions": {"x-wopeval-adaptive": {"rules": ["sprt"]}},
+        "x-wopeval-extensions": {
+            "x-wopeval-adaptive": {"rules": ["sprt"]},
+            "x-wopeval-world": {
+                "operations": ["read", "set", "merge", "append", "increment", "remove"],
+                "finalState": ["exact", "subset"],
+            },
+        },
     }
     assert doc["providerUsage"]["witness"] == "witnessable-gated"
     validate_agents_record(doc["agents"])

@@ -101,7 +101,10 @@ def test_three_problems_are_reported_at_once() -> None:
     assert errors_of(data) == [
         r"suiteId: 'Acme-Evals' does not match the pattern ^[a-z0-9.-]+\.evals\.[a-z0-9-]+$ "
         "(expected a suite id like core.acme.evals.support-resolver)",
-        "tasks[0].expected.tools: unknown field (allowed: kind, match, rubric, trajectory)",
+        (
+            "tasks[0].expected.tools: unknown field "
+            "(allowed: kind, match, rubric, trajectory, x-wopeval-finalState)"
+        ),
         "trials.count: 0 is less than the minimum 1",
     ]
 

@@ -13,7 +13,8 @@ longer be the forked one. :attr:`PrefixGateway.divergence` is then the trial's f
 A prefix call is answered with the recorded result or tool error. A recorded fail-closed miss is
 served as that same miss (the trial fails closed again, as it did). A call a suite fixture
 answered consumes that fixture entry again, so the calls after the prefix find the fixture
-cursor where the original trial left it.
+cursor where the original trial left it; a call the task's world answered is applied to the
+trial's copy of the world again (a world is deterministic), so they find its state too.
 
 Under the original run's model cassette (``wopeval fork --cassette``, prefix mode of
 :mod:`wopeval.agents.cassette`), the trial's model turns are served from its recordings until
@@ -127,6 +128,8 @@ class PrefixGateway(ToolGateway):
             return _miss(recorded.error_message or "no unconsumed fixture matches this call")
         if recorded.fixture_index is not None:
             self.consume(recorded.fixture_index)
+        elif self.world is not None:  # the world served it: its effects again, so the calls
+            self.world.call(recorded.tool, recorded.args)  # after the prefix see its state
         if not recorded.ok:
             error = ToolResult(
                 ok=False,

@@ -7,8 +7,13 @@ One gateway per trial, so the fixture cursor resets per trial. For each call:
 2. On a miss under ``onMiss: "fail"`` (or absent ``onMiss``, as the RFC advises), return a tool
    error ``wopeval.fixture_miss``. No live tool is looked up, let alone called.
 3. On a miss under ``onMiss: "live"``, call the registered live tool; the miss is still counted.
-4. In an unfixtured trial (no ``toolResponses`` and no ``onMiss``), or in ``live-shadow``, call
-   the live tool.
+4. In an unfixtured trial (no ``toolResponses``, no ``onMiss`` and no world), or in
+   ``live-shadow``, call the live tool.
+
+A task with a world (``x-wopeval-world``) is fixtured: a call no unconsumed ``toolResponses``
+entry matches goes to the trial's :class:`~wopeval.engine.world.WorldState`, and a call the
+world does not serve either is the miss of steps 2 and 3. A world's answer is served like a
+fixture (``served``, and the rule's index).
 
 A served entry whose ``response`` is exactly ``{"x-wopeval-toolError": {"code", "message"}}`` is
 returned as that tool error (a recorded tool error, :mod:`wopeval.exports.record`).
@@ -34,6 +39,7 @@ import anyio.lowlevel
 
 from wopeval.engine.agent import ToolResult
 from wopeval.engine.copies import JsonCopies
+from wopeval.engine.world import WorldAnswer, WorldState
 from wopeval.errors import InfrastructureError, describe
 from wopeval.grading.jsonmatch import matches
 from wopeval.suite.models import Fixtures
@@ -59,6 +65,7 @@ class Served:
     fixture: FixtureOutcome
     duration_ms: int | None
     index: int | None = None  # the ``fixtures.toolResponses`` entry that served it
+    world_rule: int | None = None  # the world rule that served it (among its tool's)
 
 
 def _untrusted(value: Any) -> ToolResult:
@@ -72,6 +79,7 @@ class GatewayOptions(TypedDict, total=False):
     ignore_fixtures: bool
     copies: JsonCopies | None
     max_calls: int | None
+    world: WorldState | None
 
 
 class ToolGateway:
@@ -85,12 +93,15 @@ class ToolGateway:
         ignore_fixtures: bool = False,
         copies: JsonCopies | None = None,
         max_calls: int | None = None,
+        world: WorldState | None = None,
     ) -> None:
         self._live_tools = live_tools
         self.max_calls = max_calls
         self.calls = 0
         self._copies = copies if copies is not None else JsonCopies()
-        self._fixtured = fixtures is not None and fixtures.fixtured and not ignore_fixtures
+        self.world = None if ignore_fixtures else world
+        fixtured = fixtures is not None and fixtures.fixtured
+        self._fixtured = (fixtured or self.world is not None) and not ignore_fixtures
         self._responses = list(fixtures.toolResponses or ()) if fixtures else []
         self._consumed = [False] * len(self._responses)
         self._on_miss = (fixtures.onMiss if fixtures else None) or "fail"
@@ -125,14 +136,23 @@ class ToolGateway:
         if index is not None:
             self._consumed[index] = True
             return self._serve(index)
+        if self.world is not None:
+            answer = self.world.call(tool, args)
+            if answer is not None:
+                return Served(_world_result(answer), "served", None, world_rule=answer.rule)
         if self._on_miss == "live":
             return await self._live(tool, args, "miss-live")
         error = ToolResult(
             ok=False,
             error_code=FIXTURE_MISS_ERROR_CODE,
-            error_message="no unconsumed fixture matches this call; onMiss is fail",
+            error_message=self._miss_message(),
         )
         return Served(error, "miss-failed", None)
+
+    def _miss_message(self) -> str:
+        if self.world is None:
+            return "no unconsumed fixture matches this call; onMiss is fail"
+        return "no unconsumed fixture and no world rule matches this call; onMiss is fail"
 
     def consume(self, index: int) -> None:
         """Mark fixture entry ``index`` consumed without serving it (a forked trial's prefix
@@ -185,6 +205,12 @@ def _fixture_result(response: Any) -> ToolResult:
                 error_message=message if isinstance(message, str) else "",
             )
     return _untrusted(response)
+
+
+def _world_result(answer: WorldAnswer) -> ToolResult:
+    if answer.ok:
+        return _untrusted(answer.value)
+    return ToolResult(ok=False, error_code=answer.code, error_message=answer.message)
 
 
 def _elapsed_ms(started: float) -> int:

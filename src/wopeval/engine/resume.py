@@ -90,11 +90,13 @@ class ResumeState:
 
 
 def fail_closed(task: Task, ignore_fixtures: bool) -> bool:
-    """True when no call of this task's trials can reach a live tool (RFC 0244 §D)."""
+    """True when no call of this task's trials can reach a live tool (RFC 0244 §D): its
+    fixtures or its world serve every call, and a miss fails closed."""
     fixtures = task.fixtures
-    if ignore_fixtures or fixtures is None:
+    if ignore_fixtures or (fixtures is None and task.world is None):
         return False
-    return fixtures.fixtured and fixtures.onMiss != "live"
+    fixtured = task.world is not None or (fixtures is not None and fixtures.fixtured)
+    return fixtured and (fixtures is None or fixtures.onMiss != "live")
 
 
 class _Scanner:

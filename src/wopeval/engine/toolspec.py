@@ -97,7 +97,8 @@ def merge_specs(known: Iterable[ToolSpec], names: Iterable[str]) -> list[ToolSpe
 
 
 def undeclared_fixture_tools(suite: AgentEvalSuite, agent: object) -> list[tuple[str, str]]:
-    """``(field path, tool)`` for each fixture entry naming a tool the agent does not declare."""
+    """``(field path, tool)`` for each fixture entry (and each world tool) naming a tool the
+    agent does not declare."""
     if not isinstance(agent, DeclaresTools):
         return []
     declared = agent.declared_tools()
@@ -110,6 +111,9 @@ def undeclared_fixture_tools(suite: AgentEvalSuite, agent: object) -> list[tuple
         for i, entry in enumerate(entries):
             if entry.tool not in names:
                 missing.append((f"tasks[{t}].fixtures.toolResponses[{i}].tool", entry.tool))
+        for tool in task.world.tools if task.world is not None else ():
+            if tool not in names:
+                missing.append((f"tasks[{t}].x-wopeval-world.tools", tool))
     return missing
 
 

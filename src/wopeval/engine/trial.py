@@ -39,17 +39,19 @@ from wopeval.engine.outage import (
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.trial_context import TrialContext
 from wopeval.engine.trial_state import SETTLING_LIMIT, TrialEnv, TrialState, new_id, settle
+from wopeval.engine.world import WorldState
 from wopeval.errors import ModelMiss, describe, message_of, storable
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.trial import EvaluatorType, TrialGrade, grade_trial
 from wopeval.grading.views import TrialView, collect_trials
-from wopeval.suite.models import Fixtures, Task
+from wopeval.suite.models import Task
 from wopeval.wire.events import (
     Decided,
     EvalScored,
     Failure,
     InvocationCompleted,
     InvocationStarted,
+    WorldStateRecorded,
 )
 from wopeval.wire.vocab import MODEL_MISS_LABEL
 
@@ -87,7 +89,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     fixtures = task.fixtures
     seeded = fixtures.memorySeed if fixtures else None
     seed = copy.deepcopy(list(seeded)) if seeded else []
-    gateway = _gateway(env, fixtures)
+    gateway = _gateway(env, task)
     trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
     gateway.before_live = trial.before_live  # a resume must see the call before the tool does
@@ -103,6 +105,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     )
     try:
         label, failure = await _invoke(env, trial, ids)
+        await _record_world(env, trial)
         if isinstance(gateway, PrefixGateway) and gateway.divergence is not None:
             trial.went_over(gateway.divergence)  # it left the forked trial's recorded path
         if trial.over_limit is not None:  # the more decisive cause, whatever happened next
@@ -139,11 +142,14 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     return grade
 
 
-def _gateway(env: TrialEnv, fixtures: Fixtures | None) -> ToolGateway:
-    """The trial's own gateway: a forked run's serves its prefix from the log first."""
+def _gateway(env: TrialEnv, task: Task) -> ToolGateway:
+    """The trial's own gateway (with its own copy of the task's world): a forked run's serves
+    its prefix from the log first."""
     tools = env.registry.tools()
+    fixtures = task.fixtures
     options: GatewayOptions = {"ignore_fixtures": env.ignore_fixtures, "copies": env.copies,
-                               "max_calls": env.limits.maxToolCalls}  # fmt: skip
+                               "max_calls": env.limits.maxToolCalls,
+                               "world": _world_of(env, task)}  # fmt: skip
     if env.fork is not None:
         return PrefixGateway(env.fork, fixtures, tools, **options)
     return ToolGateway(fixtures, tools, **options)
@@ -200,6 +206,28 @@ async def _invoke(
         return "agent-error", Failure(exceptionType="OutputCap", message=message)
     await trial.record(Decided.build(agentId=env.agent_id, decision=decision))
     return None, None
+
+
+def _world_of(env: TrialEnv, task: Task) -> WorldState | None:
+    """The trial's own copy of its task's world (§B: no trial sees another's writes)."""
+    if task.world is None:
+        return None
+    return WorldState(task.world, env.copies.copy(task.world.initial_state))
+
+
+async def _record_world(env: TrialEnv, trial: TrialState) -> None:
+    """The world's final state, for the final-state expectation; over ``maxOutputBytes`` it
+    is not recorded and the trial fails (grading then finds no state: no match either)."""
+    world = trial.gateway.world
+    if world is None:
+        return
+    state, size = sized_json(world.state, env.limits.maxOutputBytes)
+    if size > env.limits.maxOutputBytes:
+        message = over_limit("the final world state", size, "maxOutputBytes",
+                             env.limits.maxOutputBytes)  # fmt: skip
+        trial.went_over(Failure(exceptionType="WorldStateCap", message=message))
+        return
+    await trial.record(WorldStateRecorded.build(state=state))
 
 
 def _failure_of(exc: BaseException) -> Failure:

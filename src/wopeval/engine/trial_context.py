@@ -56,7 +56,9 @@ class TrialContext:
 
     def tools(self) -> list[ToolSpec]:
         known = self._trial.env.registry.tool_specs.values()
-        return merge_specs(known, fixture_tool_names([self._trial.task]))
+        task = self._trial.task
+        world = list(task.world.tools) if task.world is not None else []
+        return merge_specs(known, [*fixture_tool_names([task]), *world])
 
     async def call_tool(self, tool: str, args: Any = None) -> ToolResult:
         trial = self._trial
@@ -91,6 +93,7 @@ class TrialContext:
             durationMs=served.duration_ms,
             fixture=served.fixture,
             fixture_index=served.index,
+            world_rule=served.world_rule,
         )
         await trial.record(returned)
         return result

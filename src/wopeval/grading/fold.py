@@ -30,11 +30,12 @@ from wopeval.grading.trial import (
     trajectory_of,
 )
 from wopeval.grading.views import TrialCollector, TrialView
+from wopeval.grading.world_state import final_state_matched
 from wopeval.suite.adaptive import AdaptivePlan
 from wopeval.suite.adaptive_rules import adaptive_plan
 from wopeval.suite.models import AgentEvalSuite, Task
 from wopeval.wire.events import PROVIDER_USAGE, ProviderUsage, RunEvent
-from wopeval.wire.summary import Efficiency, TrajectoryBlock
+from wopeval.wire.summary import Efficiency, FinalStateBlock, TrajectoryBlock
 
 MISSING = TrialOutcome(score=0.0, passed=False, gated=True)
 TrialHook = Callable[[Task, TrialView], None]
@@ -65,6 +66,7 @@ class TaskFold:
     # An adaptive task (``x-wopeval-adaptive``) plans only the trials up to its test's stop.
     adaptive: AdaptivePlan | None = None
     passes: bytearray = field(init=False)
+    state_mismatches: int = 0
 
     def __post_init__(self) -> None:
         self.seen = bytearray(self.count)
@@ -94,6 +96,8 @@ class TaskFold:
         self.model_calls += view.model_call_count
         self.input_tokens += view.input_tokens
         self.output_tokens += view.output_tokens
+        if final_state_matched(self.task, view) is False:
+            self.state_mismatches += 1
         if index > self.last_ran:
             self.last_ran, self.trajectory = index, trajectory
 
@@ -134,6 +138,14 @@ class TaskFold:
         if not self.latency_count:
             return None
         return round(float(self.latency_total) / self.latency_count)
+
+    def final_state(self) -> FinalStateBlock | None:
+        """The ``x-wopeval-finalState`` block: whether every trial that ran ended in the
+        asserted state, and how many did not (None when the task asserts no state)."""
+        if self.task.expected.final_state is None:
+            return None
+        matched = self.ran > 0 and self.state_mismatches == 0
+        return FinalStateBlock(matched=matched, mismatchCount=self.state_mismatches)
 
     def efficiency(self) -> Efficiency | None:
         if not self.ran:

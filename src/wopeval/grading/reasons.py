@@ -11,15 +11,17 @@ payload listing each reason that holds, in this order:
 4. the rest of a failed trajectory (:mod:`wopeval.grading.trajectory_diff`): a call whose tool
    matched but whose arguments did not (the differing key paths, expected against observed),
    the calls missing or unexpected, or the order;
-5. the output: a mismatch (expected against got) or a judge score below ``passScore``, also
+5. the final world state (``x-wopeval-finalState``): the first JSON Pointer where it differs,
+   expected against got (the rest in ``details``), or that no state was recorded;
+6. the output: a mismatch (expected against got) or a judge score below ``passScore``, also
    when the trajectory failed too.
 
 A budget skip or a trial never run has that one reason. The payload's ``kind`` classifies the
 trial (it decides its status in every view) in this precedence: budget skip, not run, fixture
-miss, agent failure, judge or grader error, trajectory, output — so a forbidden call that also
-missed a fixture is a trial failed closed, its forbidden call listed first. Its ``message`` and
-``details`` are that reason's; ``details`` also carry the whole trajectory diff when there is
-one.
+miss, agent failure, judge or grader error, trajectory, final state, output — so a forbidden
+call that also missed a fixture is a trial failed closed, its forbidden call listed first. Its
+``message`` and ``details`` are that reason's; ``details`` also carry the whole trajectory diff
+when there is one.
 
 :func:`reason_texts` is the one wording every output shows (CLI, ``--json``, Markdown, JUnit,
 the pytest plugin, the viewer, the HTML report). The engine records the payload as
@@ -44,6 +46,7 @@ from wopeval.grading.trajectory_diff import (
     trajectory_reasons,
 )
 from wopeval.grading.views import TrialView
+from wopeval.grading.world_state import final_state_matched, state_differences
 from wopeval.suite.models import Task, ToolResponse
 from wopeval.wire.events import FailureKind, FailureReason, TrialFailed
 from wopeval.wire.vocab import ERROR_LABELS, FORK_DIVERGED
@@ -95,7 +98,8 @@ def explain(
     miss = [_fixture_miss(task, view)] if view.failed_closed else []
     if miss and _diverged(view):  # the miss is the divergence: one reason, in its words
         miss, failure = [_diverged_miss(view)], []
-    ranked = [*miss, *failure, *forbidden, *rest, *output]  # the precedence of ``kind``
+    state = _final_state(task, view) if not failure and not miss else []
+    ranked = [*miss, *failure, *forbidden, *rest, *state, *output]  # the precedence of ``kind``
     if not ranked:
         ranked = [_fallback(task, view, verdict)]
     extra = {"trajectory": trajectory.diff.to_json()} if trajectory is not None else {}
@@ -202,6 +206,22 @@ def _output(task: Task, view: TrialView, verdict: Verdict) -> list[FailureReason
     return [_mismatch(task, view)]
 
 
+def _final_state(task: Task, view: TrialView) -> list[FailureReason]:
+    """The first pointer where the final world state differs from the asserted one."""
+    final = task.expected.final_state
+    if final is None or final_state_matched(task, view):
+        return []
+    if not view.has_world_state:
+        message = "final state: the trial recorded no world state to compare"
+        return [_reason("final-state", message, {"match": final.match})]
+    differences = state_differences(final, view.world_state)
+    first = differences[0].text() if differences else "(the whole state) differs"
+    more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
+    details = {"match": final.match, "differences": [d.to_json() for d in differences]}
+    return [_reason("final-state", f"final state ({final.match}) differs at {first}{more}",
+                    details)]  # fmt: skip
+
+
 def _fallback(task: Task, view: TrialView, verdict: Verdict) -> FailureReason:
     """The trial failed and nothing above says why (a recorded score the log does not
     explain): its expectation's own reason, as a wrong answer."""
@@ -260,6 +280,10 @@ def _fixture_miss(task: Task, view: TrialView) -> FailureReason:
                                           view.calls[at] if at is not None else None)}
         for tool, count, at in zip(missed, served_at, positions, strict=True)
     ]  # fmt: skip
+    if task.world is not None:
+        calls = [view.calls[at] if at is not None else None for at in positions]
+        for miss, call in zip(misses, calls, strict=True):
+            miss["world"] = _world_clause(task, str(miss["tool"]), call)
     clauses = [_miss_clause(miss, bool(entries)) for miss in misses[:3]]
     if len(misses) > 3:
         clauses.append(f"and {len(misses) - 3} more misses")
@@ -294,9 +318,24 @@ def _left_then(
     return left
 
 
+def _world_clause(task: Task, tool: str, call: ObservedCall | None) -> str:
+    """Why the world served no call to ``tool``: it defines no such tool, or no rule's ``when``
+    matched the arguments (shown)."""
+    assert task.world is not None
+    rules = task.world.tools.get(tool)
+    if not rules:
+        return f"the world defines no tool {tool}"
+    args = f" {shown(call.inputs)}" if call is not None else ""
+    return f"no world rule of {tool} matched its arguments{args}"
+
+
 def _miss_clause(miss: dict[str, Any], any_entries: bool) -> str:
     left: list[dict[str, Any]] = miss["left"]
+    if "world" in miss and not left:
+        return f"{miss['world']} (fail closed)"
     text = f"no unconsumed fixture matched the call to {miss['tool']}"
+    if "world" in miss:
+        text = f"{miss['world']}, and {text}"
     if not any_entries:
         return text + " (the task has no toolResponses)"
     if not left:

@@ -183,7 +183,7 @@ def p95(values: Sequence[int]) -> float:
 def _task_grade(suite: AgentEvalSuite, fold: TaskFold, k: int, rule: PassRule) -> _TaskGrade:
     task = fold.task
     result = fold.tally.result(k, rule, fold.pass_score)
-    fixtured = task.fixtures is not None and task.fixtures.fixtured
+    fixtured = (task.fixtures is not None and task.fixtures.fixtured) or task.world is not None
     summary = TaskSummary(
         taskId=task.taskId,
         score=result.mean_score,
@@ -194,5 +194,6 @@ def _task_grade(suite: AgentEvalSuite, fold: TaskFold, k: int, rule: PassRule) -
         trials=result.trials_block() if suite.trials is not None else None,
         efficiency=fold.efficiency(),
         fixtureMissCount=fold.misses if fixtured or fold.misses else None,
+        final_state=fold.final_state(),
     )
     return _TaskGrade(summary=summary, result=result, skipped=fold.skipped)

@@ -9,6 +9,10 @@ The per-trial pass rule:
   ``score`` stays the output score, and it is *gated* (counts 0 for the pass decisions, RFC 0246).
 * A trial that failed closed on a fixture miss reports ``passed: false`` and ``score: 0`` (§D).
 * A trial whose agent failed (error, timeout, cancellation) scores 0 and does not pass.
+* With wopeval's ``x-wopeval-finalState``, the trial cannot pass unless its recorded final
+  world state holds it (:mod:`wopeval.grading.world_state`): gated like a trajectory on a
+  golden/rubric task; on a ``trajectory`` task (which may assert the state alone) every
+  declared expectation must hold for its score of 1.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from wopeval.grading.output import match_output
 from wopeval.grading.stats import TrialOutcome
 from wopeval.grading.trajectory import grade_trajectory
 from wopeval.grading.views import TrialView
+from wopeval.grading.world_state import final_state_matched
 from wopeval.suite.models import Task
 from wopeval.wire.summary import TrajectoryBlock
 
@@ -29,10 +34,13 @@ LABEL_PASS = "pass"
 LABEL_FAIL = "fail"
 LABEL_TRAJECTORY = "trajectory-unmatched"
 LABEL_FIXTURE_MISS = "fixture-miss"
+LABEL_STATE = "state-mismatch"
 LABEL_SKIPPED = "skipped-budget"
 LABEL_UNSCORED = "unscored"
 # Labels that force the gating score to 0 (RFC 0246) besides a recomputed trajectory/miss.
-GATING_LABELS = frozenset({LABEL_TRAJECTORY, LABEL_FIXTURE_MISS, LABEL_SKIPPED, LABEL_UNSCORED})
+GATING_LABELS = frozenset(
+    {LABEL_TRAJECTORY, LABEL_FIXTURE_MISS, LABEL_SKIPPED, LABEL_UNSCORED, LABEL_STATE}
+)
 
 
 class Unset:
@@ -82,14 +90,17 @@ def grade_trial(
     kind = task.expected.kind
     evaluator: EvaluatorType = rubric_evaluator if kind == "rubric" else "deterministic"
     traj_ok = trajectory is None or trajectory.matched
+    state_ok = final_state_matched(task, view) is not False
     if view.failed_closed:
         return TrialGrade(0.0, False, True, LABEL_FIXTURE_MISS, evaluator, trajectory)
     if view.error_label is not None or view.outcome == "failed":
         label = view.error_label or "error"
-        return TrialGrade(0.0, False, not traj_ok, label, evaluator, trajectory)
+        gated = not (traj_ok and state_ok)
+        return TrialGrade(0.0, False, gated, label, evaluator, trajectory)
     if kind == "trajectory":
-        score = 1.0 if traj_ok else 0.0
-        return TrialGrade(score, traj_ok, not traj_ok, _label(traj_ok, True), evaluator, trajectory)
+        ok = traj_ok and state_ok
+        label = LABEL_STATE if traj_ok and not state_ok else _label(traj_ok, True)
+        return TrialGrade(1.0 if ok else 0.0, ok, not ok, label, evaluator, trajectory)
     if kind == "golden":
         assert task.expected.match is not None  # guaranteed by the suite rules
         output_ok = view.has_output and match_output(task.expected.match, view.output)
@@ -99,13 +110,17 @@ def grade_trial(
             return TrialGrade(0.0, False, True, LABEL_UNSCORED, evaluator, trajectory)
         score = min(1.0, max(0.0, judge_score))
         output_ok = score >= pass_score
-    passed = output_ok and traj_ok
-    return TrialGrade(score, passed, not traj_ok, _label(output_ok, traj_ok), evaluator, trajectory)
+    passed = output_ok and traj_ok and state_ok
+    gated = not (traj_ok and state_ok)
+    label = _label(output_ok, traj_ok, state_ok)
+    return TrialGrade(score, passed, gated, label, evaluator, trajectory)
 
 
-def _label(output_ok: bool, traj_ok: bool) -> str:
+def _label(output_ok: bool, traj_ok: bool, state_ok: bool = True) -> str:
     if not traj_ok:
         return LABEL_TRAJECTORY
+    if not state_ok:
+        return LABEL_STATE
     return LABEL_PASS if output_ok else LABEL_FAIL
 
 
@@ -130,6 +145,7 @@ def recorded_outcome(
         view.failed_closed
         or (trajectory is not None and not trajectory.matched)
         or (scored.scoreLabel in GATING_LABELS)
+        or final_state_matched(task, view) is False
     )
     # A recorded pass that the log itself contradicts (an inconsistent import) fails closed.
     return TrialOutcome(score=scored.score, passed=scored.passed and not gated, gated=gated)

@@ -32,6 +32,7 @@ from wopeval.wire.events import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    WorldStateRecorded,
 )
 from wopeval.wire.vocab import (
     EVAL_SCORED,
@@ -84,6 +85,9 @@ class TrialView:
     retries: tuple[str, ...] = ()
     # A trial replayed from a model cassette: the latency it was recorded with.
     replayed_latency_ms: int | None = None
+    # The trial's final world state (``wopeval.world-state``), for a task with a world.
+    world_state: Any = None
+    has_world_state: bool = False
 
     @property
     def ran(self) -> bool:
@@ -312,6 +316,9 @@ def _apply(view: TrialView, event: RunEvent) -> None:
             view.failed_closed = True
         if payload.fixture_index is not None:
             view.fixture_indexes.append(payload.fixture_index)
+    elif isinstance(payload, WorldStateRecorded):
+        view.world_state = payload.state
+        view.has_world_state = True
     elif isinstance(payload, ProviderUsage):
         view.model_call_count += 1
         view.input_tokens += payload.inputTokens

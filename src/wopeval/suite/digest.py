@@ -19,8 +19,11 @@ from wopeval.suite.load import suite_to_document
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.request import DefinitionDigests
 
-DefinitionPart = Literal["input", "expected", "fixtures"]
-DEFINITION_PARTS: tuple[DefinitionPart, ...] = ("input", "expected", "fixtures")
+DefinitionPart = Literal["input", "expected", "fixtures", "x-wopeval-world"]
+DEFINITION_PARTS: tuple[DefinitionPart, ...] = ("input", "expected", "fixtures", "x-wopeval-world")
+# Parts that enter a task's definition only when it has them, so the digest of a task without
+# them (every plain RFC task) is what it always was.
+_OPTIONAL_PARTS = frozenset({"x-wopeval-world"})
 
 
 def canonical_json(value: object) -> str:
@@ -36,8 +39,13 @@ def canonical_digest(value: object) -> str:
 
 
 def task_definition(task: Mapping[str, Any]) -> dict[str, Any]:
-    """A task document's definition: its input, expectation and fixtures (``None`` if absent)."""
-    return {part: task.get(part) for part in DEFINITION_PARTS}
+    """A task document's definition: its input, expectation and fixtures (``None`` if absent),
+    and its world when it has one."""
+    return {
+        part: task.get(part)
+        for part in DEFINITION_PARTS
+        if part not in _OPTIONAL_PARTS or part in task
+    }
 
 
 def definition_digests(suite: AgentEvalSuite) -> DefinitionDigests:

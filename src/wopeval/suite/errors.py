@@ -177,6 +177,8 @@ def type_at(root: type[BaseModel], loc: Loc) -> object | None:
         current = unwrap(current)
         if isinstance(part, int):
             current = list_item(current)
+        elif get_origin(current) is dict:  # a map keyed by names (a world's tools)
+            current = get_args(current)[1]
         else:
             model = as_model(current)
             field = wire_fields(model).get(part) if model else None

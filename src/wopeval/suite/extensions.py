@@ -28,6 +28,8 @@ from wopeval.suite.adaptive_rules import adaptive_rules
 from wopeval.suite.errors import FieldError
 from wopeval.suite.fields import SuiteObject
 from wopeval.suite.models import AgentEvalSuite, Task
+from wopeval.suite.world import WORLD_KEY, World
+from wopeval.suite.world_rules import suite_world_rules
 
 Scope = Literal["suite", "task"]
 # The vendor member of ``agents.evalSuite`` that lists the advertised extensions.
@@ -70,6 +72,24 @@ EXTENSIONS: tuple[Extension, ...] = (
         ),
         rules=adaptive_rules,
         advertised={"rules": ["sprt"]},
+    ),
+    Extension(
+        name=WORLD_KEY,
+        model=World,
+        scopes=("task",),
+        summary=(
+            "A stateful world: an initial JSON state and, for each tool, rules saying what a "
+            "call does to it (read; set, merge, append, increment, remove at a JSON pointer; "
+            "conditioned on the call's arguments; a declared error when a precondition fails). "
+            "Each trial gets its own copy, served through the tool gateway after the fixtures; "
+            "a call no rule serves is a fail-closed miss. The task's expected may assert the "
+            "final state with x-wopeval-finalState (exact or subset). See docs/worlds.md."
+        ),
+        rules=suite_world_rules,
+        advertised={
+            "operations": ["read", "set", "merge", "append", "increment", "remove"],
+            "finalState": ["exact", "subset"],
+        },
     ),
 )
 

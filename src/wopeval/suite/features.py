@@ -38,7 +38,8 @@ def used_features(suite: AgentEvalSuite) -> list[FeatureUse]:
     """Every RFC 0244 §G feature use, in document order (tasks in order, then ``trials``).
 
     A task with a ``trajectory`` block is named by the block; a ``kind: "trajectory"`` task
-    without one (which the rules reject) by its ``kind``. A ``toolResponses`` entry is named by
+    without one (which the rules reject, unless it asserts a final world state: wopeval's own
+    feature, no RFC facet) by its ``kind``. A ``toolResponses`` entry is named by
     its ``args`` when it has them, else by its ``argsMatch``.
     """
     uses: list[FeatureUse] = []
@@ -54,7 +55,7 @@ def _task_features(path: str, task: Task) -> list[FeatureUse]:
     uses: list[FeatureUse] = []
     if task.expected.trajectory is not None:
         uses.append(FeatureUse("trajectory", f"{path}.expected.trajectory"))
-    elif task.expected.kind == "trajectory":
+    elif task.expected.kind == "trajectory" and task.expected.final_state is None:
         uses.append(FeatureUse("trajectory", f"{path}.expected.kind"))
     if task.fixtures is not None:
         uses += _fixture_features(f"{path}.fixtures", task.fixtures)

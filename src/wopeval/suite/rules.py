@@ -3,7 +3,8 @@
 RFC 0244 keeps its cross-field rules out of the JSON Schema (COMPATIBILITY.md §2.4), so they are
 checked here, over a suite that already has the schema's shape:
 
-- §A: ``kind: "trajectory"`` carries no ``match``/``rubric`` and needs a ``trajectory``;
+- §A: ``kind: "trajectory"`` carries no ``match``/``rubric`` and needs a ``trajectory`` (or
+  wopeval's ``x-wopeval-finalState``: a task graded on what the agent did to its world);
   ``golden`` needs ``match`` and ``rubric`` needs ``rubric`` (RFC 0081 §A "present when").
 - §B: ``1 ≤ k ≤ count`` (``count`` absent ⇒ 1).
 - §A/§D: ``argsMatch: exact``/``subset`` compares against ``args``, so ``args`` must be there,
@@ -116,7 +117,7 @@ def _expected_rules(path: str, expected: Expected) -> list[FieldError]:
             errors.append(FieldError(f"{path}.match", why))
         if expected.rubric is not None:
             errors.append(FieldError(f"{path}.rubric", why))
-        if expected.trajectory is None:
+        if expected.trajectory is None and expected.final_state is None:
             errors.append(FieldError(f"{path}.trajectory", "required when kind is 'trajectory'"))
     elif kind == "golden" and expected.match is None:
         errors.append(FieldError(f"{path}.match", "required when kind is 'golden'"))

@@ -40,7 +40,7 @@ from wopeval.wire.summary import EvalSummary, TaskSummary
 
 # Reasons whose trial counts 0 for the pass decisions (RFC 0246), whatever its output score.
 GATING_KINDS = frozenset({"trajectory", "fixture-miss", "skipped-budget", "not-run", "interrupted",
-                          "grader-error", "judge-error"})  # fmt: skip
+                          "grader-error", "judge-error", "final-state"})  # fmt: skip
 MARKS: dict[str, str] = {**{str(k): v for k, v in STATUS_MARK.items()}, "pending": "·"}
 
 

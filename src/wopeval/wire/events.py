@@ -44,6 +44,7 @@ from wopeval.wire.payloads import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    WorldStateRecorded,
 )
 from wopeval.wire.vocab import (
     DECIDED,
@@ -64,6 +65,7 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    WORLD_STATE,
     X_ERROR,
     X_FAILURE,
     X_FIXTURE,
@@ -250,6 +252,7 @@ __all__ = [
     "TOOL_CALLED",
     "TOOL_RETURNED",
     "TRIAL_FAILED",
+    "WORLD_STATE",
     "X_ERROR",
     "X_FAILURE",
     "X_FIXTURE",
@@ -282,4 +285,5 @@ __all__ = [
     "ToolReturned",
     "TrialFailed",
     "TypedRunEvent",  # noqa: F822 (built on first use by the module's __getattr__)
+    "WorldStateRecorded",
 ]

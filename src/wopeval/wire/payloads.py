@@ -31,6 +31,7 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    WORLD_STATE,
     X_ERROR,
     X_FAILURE,
     X_FIXTURE,
@@ -39,6 +40,7 @@ from wopeval.wire.vocab import (
     X_TASK_ID,
     X_TRACE_INCOMPLETE,
     X_TRIAL_INDEX,
+    X_WORLD_RULE,
     EvalMode,
     EvaluatorType,
     FixtureOutcome,
@@ -70,6 +72,7 @@ __all__ = [
     "ToolCalled",
     "ToolReturned",
     "TrialFailed",
+    "WorldStateRecorded",
 ]
 
 
@@ -226,6 +229,8 @@ class ToolReturned(Payload):
     fixture: FixtureOutcome | None = Field(None, alias=X_FIXTURE)
     # Which fixture entry served the call (its index in ``fixtures.toolResponses``).
     fixture_index: NonNegInt | None = Field(None, alias="x-wopeval-fixtureIndex")
+    # Which rule of the task's world served the call (its index among the tool's rules).
+    world_rule: NonNegInt | None = Field(None, alias=X_WORLD_RULE)
 
     _NULL_KEPT: ClassVar[tuple[str, ...]] = ("outcome",)
 
@@ -277,6 +282,7 @@ FailureKind = Literal[
     "interrupted",  # a resumed run's trial that may have touched a live tool
     "infrastructure",  # a model server, MCP server or agent process failed, not the agent
     "model-miss",  # a replayed model request with no recording in the cassette
+    "final-state",  # the trial's world state is not the one x-wopeval-finalState asserts
 ]
 
 
@@ -338,6 +344,18 @@ class AdaptiveStopped(ClosedPayload):
     maxTrials: Annotated[int, Field(ge=1)]
 
 
+class WorldStateRecorded(ClosedPayload):
+    """A trial's final world state (a task's ``x-wopeval-world``), recorded inside its bracket
+    before ``agent.invocation-completed``; grading reads the final-state expectation against it.
+    Content, like a tool result: it stays in the tenant's log (RFC 0244 §H), and the summary
+    carries only whether it matched."""
+
+    event_type: ClassVar[str] = WORLD_STATE
+    state: Any = None
+
+    _NULL_KEPT: ClassVar[tuple[str, ...]] = ("state",)  # ``null`` is a state too
+
+
 PAYLOAD_MODELS: dict[str, type[Payload]] = {
     model.event_type: model
     for model in (
@@ -356,5 +374,6 @@ PAYLOAD_MODELS: dict[str, type[Payload]] = {
         ProviderUsage,
         TrialFailed,
         AdaptiveStopped,
+        WorldStateRecorded,
     )
 }

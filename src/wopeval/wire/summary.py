@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from wopeval.wire.vocab import (
     METHOD_PATTERN,
@@ -63,7 +63,20 @@ class SafetyFinding(Closed):
     severity: Literal["low", "medium", "high", "critical"]
 
 
+class FinalStateBlock(Closed):
+    """A task's ``x-wopeval-finalState`` outcome: counts only, never the state (RFC 0244 §H).
+    ``matched``: every trial that ran ended in the asserted state; ``mismatchCount``: how many
+    did not (a trial whose state was not recorded counts as not matching)."""
+
+    matched: bool
+    mismatchCount: NonNegInt
+
+
 class TaskSummary(Closed):
+    """One task's results; ``x-wopeval-finalState`` is wopeval's, for a task with a world."""
+
+    model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True)
+
     taskId: TaskId
     score: UnitFloat
     passed: bool
@@ -75,6 +88,7 @@ class TaskSummary(Closed):
     trials: TrialsBlock | None = None
     efficiency: Efficiency | None = None
     fixtureMissCount: NonNegInt | None = None
+    final_state: FinalStateBlock | None = Field(None, alias="x-wopeval-finalState")
 
 
 class TrialStats(Closed):

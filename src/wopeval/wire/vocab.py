@@ -68,6 +68,8 @@ PROVIDER_USAGE = "provider.usage"
 TRIAL_FAILED = "wopeval.trial-failed"
 # … and where an adaptive task's sequential test stopped (``x-wopeval-adaptive``). Content-free.
 ADAPTIVE_STOPPED = "wopeval.adaptive-stopped"
+# … and a trial's final world state (a task's ``x-wopeval-world``). Content: tenant-only.
+WORLD_STATE = "wopeval.world-state"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 
 # --- wopeval's vendor payload keys -------------------------------------------------------------
@@ -83,6 +85,8 @@ X_RETRY = "x-wopeval-retry"
 # On a trial replayed from a model cassette: the latency (ms) it was recorded with, which its
 # view reports instead of the replay's own bracket time (docs/cassettes.md).
 X_REPLAYED_LATENCY = "x-wopeval-replayedLatencyMs"
+# Which rule of a task's world served a call (its index among the tool's rules).
+X_WORLD_RULE = "x-wopeval-worldRule"
 
 # --- error codes -------------------------------------------------------------------------------
 FIXTURE_MISS_ERROR_CODE = "wopeval.fixture_miss"
