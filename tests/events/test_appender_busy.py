@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.events.helpers import run_record
-from wopeval.events.store import EventStore, RunEndedError
+from wopeval.events.store import DuplicateRunError, EventStore, RunEndedError
 from wopeval.wire.events import Decided
 from wopeval.wire.vocab import DECIDED, RUN_COMPLETED
 
@@ -62,3 +62,48 @@ async def test_a_locked_database_delays_the_append_and_still_refuses_after_the_e
         assert store.appender_fallbacks == 2
         types = [e.type for e in await store.events(run_id)]
     assert types == ["x-test.step", DECIDED, RUN_COMPLETED]
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_a_run_created_while_another_process_holds_the_lock_waits_for_it(
+    store_url: str,
+) -> None:
+    """``create_run`` takes the appender too: busy, it hands the INSERT to the writer, which
+    waits for the lock; the run is then recorded once, and a second create is refused."""
+    async with await EventStore.open(store_url) as store:
+        record = run_record()
+        held, release = threading.Event(), threading.Event()
+        holder = threading.Thread(target=_hold_write_lock, args=(Path(store_url), held, release))
+        holder.start()
+        held.wait(5)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(store.create_run, record)
+                await anyio.sleep(0.2)
+                assert await store.get_run(record.run_id) is None  # not written while held
+                release.set()
+        finally:
+            release.set()
+            holder.join(10)
+        assert store.appender_fallbacks == 1
+        assert await store.get_run(record.run_id) == record
+        with pytest.raises(DuplicateRunError):
+            await store.create_run(record)  # the appender's integrity error, mapped
+        assert store.appender_fallbacks == 1
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+async def test_a_run_is_created_on_the_appender_without_the_writer(store_url: str) -> None:
+    async with await EventStore.open(store_url) as store:
+        writer, store._writer = store._writer, None  # type: ignore[assignment]  # no use
+        record = run_record()
+        try:
+            await store.create_run(record)
+        finally:
+            store._writer = writer
+        other = sqlite3.connect(store_url)
+        try:
+            (count,) = other.execute("SELECT count(*) FROM runs").fetchone()
+        finally:
+            other.close()
+    assert count == 1  # committed, visible to another connection

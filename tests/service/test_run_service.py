@@ -145,3 +145,33 @@ def test_the_settings_a_stored_run_was_created_with_read_back_whole() -> None:
         executor="ray",
     )
     assert settings_of(settings.to_request("core.test.agents.a")) == settings
+
+
+async def test_a_run_dumps_its_suite_once_and_stores_that_document(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Create, the request's digests and execution share one suite document (a 10⁴-task suite
+    was dumped three times a run); what is stored is still the suite as written."""
+    import wopeval.service.runs as runs_module
+    import wopeval.suite.digest as digest_module
+    from wopeval.suite import suite_to_document
+    from wopeval.suite.digest import definition_digests
+
+    dumps: list[int] = []
+
+    def counting(suite: Any) -> dict[str, Any]:
+        dumps.append(1)
+        return suite_to_document(suite)
+
+    monkeypatch.setattr(runs_module, "suite_to_document", counting)
+    monkeypatch.setattr(digest_module, "suite_to_document", counting)
+    service = RunService(store, Registry())
+    plan = await service.plan(SUITE, SCRIPTED_AGENT_ID, RunSettings())
+    record, summary = await service.run(plan)
+    assert summary is not None
+    assert summary.passedCount == 1
+    assert len(dumps) == 1
+    stored = await store.get_run(record.run_id)
+    assert stored is not None
+    assert stored.suite_document == suite_to_document(SUITE)
+    assert stored.run_request.digests == definition_digests(SUITE)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from sqlalchemy import Row, insert, or_, select, update
+from sqlalchemy import Row, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from wopeval.events.ids import utc_now
@@ -64,6 +65,9 @@ class RunRegistry:
     ) -> _T:
         raise NotImplementedError
 
+    async def _insert_run_row(self, row: dict[str, Any]) -> None:
+        raise NotImplementedError
+
     async def create_run(self, record: RunRecord) -> None:
         """Record a new run. Raises :class:`DuplicateRunError` on a reused id or key."""
         _check_record(record)
@@ -72,8 +76,8 @@ class RunRegistry:
             row["owner"] = self.owner
             row["lease_expires"] = _lease_until(self.lease_seconds)
         try:
-            await self._locked_write(lambda w: w.execute(insert(runs), row))
-        except IntegrityError as exc:
+            await self._insert_run_row(row)
+        except (IntegrityError, sqlite3.IntegrityError) as exc:
             raise DuplicateRunError(
                 f"run {record.run_id!r} or its idempotency key is already recorded"
             ) from exc

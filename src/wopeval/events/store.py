@@ -18,6 +18,7 @@ cancel scopes, a disconnected SSE client); the cancellation is delivered right a
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sqlite3
 from collections.abc import Callable, Coroutine
@@ -26,7 +27,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wopeval.errors import StoreError
-from wopeval.events.appends import Pending, QueuedEvent, open_appender
+from wopeval.events.appends import Pending, QueuedEvent, is_busy, open_appender
 from wopeval.events.connections import (
     create_store_engine,
     drain_sqlite_workers,
@@ -48,7 +49,7 @@ from wopeval.events.records import (
     UnknownRunError,
 )
 from wopeval.events.run_registry import RunRegistry
-from wopeval.events.tables import apply_migrations
+from wopeval.events.tables import apply_migrations, runs
 from wopeval.events.urls import normalize_store_url, sqlite_path
 from wopeval.events.writes import MAX_BATCH, run_to_completion
 from wopeval.wire.events import RunEvent
@@ -206,3 +207,28 @@ class EventStore(EventLog, LogReads, RunRegistry):
             self._check_open()
             await self._mend_writer()
             return await run_to_completion(operation(self._writer))
+
+    async def _insert_run_row(self, row: dict[str, Any]) -> None:
+        """One ``runs`` row, committed. SQLite: on the appender in this thread, as an event
+        batch is (``_insert``): no thread hop under the write lock, whose round trips were
+        what a create waited for while the loop served other requests. When another process
+        holds SQLite's write lock, the writer (which waits off the loop) takes it instead."""
+        if self._appender is not None:
+            self._check_open()
+            async with self._write_lock:
+                self._check_open()
+                try:
+                    self._appender.execute(_insert_sql(tuple(row)), row)
+                    return
+                except sqlite3.OperationalError as exc:
+                    if not is_busy(exc):
+                        raise
+                    self.appender_fallbacks += 1  # nothing was written: the writer waits
+        await self._locked_write(lambda w: w.execute(runs.insert(), row))
+
+
+@functools.lru_cache(maxsize=8)
+def _insert_sql(columns: tuple[str, ...]) -> str:
+    """``INSERT INTO runs`` of ``columns`` with named parameters (sqlite3's ``:name``)."""
+    names = ", ".join(columns)
+    return f"INSERT INTO runs ({names}) VALUES ({', '.join(':' + c for c in columns)})"

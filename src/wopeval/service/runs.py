@@ -15,10 +15,11 @@ only what a caller adds around it differs (a progress bar, signal handling, HTTP
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -43,7 +44,13 @@ from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.digest import definition_digests
 from wopeval.suite.models import AgentEvalSuite, EvalMode
 from wopeval.wire.events import RunEvent
-from wopeval.wire.request import ForkLink, HostRequest, RunRequest, ShardRequest
+from wopeval.wire.request import (
+    DefinitionDigests,
+    ForkLink,
+    HostRequest,
+    RunRequest,
+    ShardRequest,
+)
 from wopeval.wire.summary import EvalSummary, RegressionBlock
 
 log = logging.getLogger("wopeval.service")
@@ -71,8 +78,18 @@ class RunPlan:
     fork: ForkPrefix | None = None
     forked_from: ForkLink | None = None
 
+    @functools.cached_property
+    def document(self) -> dict[str, Any]:
+        """The suite document stored with the run (made once: a run's create, its request's
+        digests and its execution share it; do not change it)."""
+        return suite_to_document(self.suite)
+
+    @functools.cached_property
+    def digests(self) -> DefinitionDigests:
+        return definition_digests(self.suite, self.document)
+
     def request(self) -> RunRequest:
-        update = {"host": self.host, "shard": self.shard, "digests": definition_digests(self.suite),
+        update = {"host": self.host, "shard": self.shard, "digests": self.digests,
                   "forked_from": self.forked_from}  # fmt: skip
         return self.settings.to_request(self.agent_id).model_copy(update=update)
 
@@ -245,7 +262,7 @@ class RunService:
             suite_id=plan.suite.suiteId,
             suite_version=plan.suite.version,
             agent_id=plan.agent_id,
-            suite_document=suite_to_document(plan.suite),
+            suite_document=plan.document,
             request=plan.request().to_stored(),
             summary=None,
             error=None,

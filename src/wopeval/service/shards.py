@@ -45,7 +45,7 @@ from wopeval.service.slices import (
     position,
     settings_of_request,
 )
-from wopeval.suite import parse_suite, suite_to_document
+from wopeval.suite import parse_suite
 from wopeval.suite.digest import canonical_digest
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
@@ -381,7 +381,7 @@ async def unfinished_shard(store: EventStore, plan: RunPlan) -> str | None:
     shard = plan.shard
     assert shard is not None
     request = plan.request()
-    digest = canonical_digest(suite_to_document(plan.suite))
+    digest = canonical_digest(plan.document)
     settings = settings_of_request(request)
     for run_id, stored in await store.group_members(shard.group):
         found = RunRequest.model_validate(stored)
@@ -412,7 +412,7 @@ def plan_shard(plan: RunPlan, index: int, count: int, group: str | None = None) 
     (:func:`~wopeval.service.slices.derived_group`), so every machine derives the same one."""
     check_adaptive(plan.suite, live_tools=False, ignore_fixtures=False, sharded=True)
     if group is None:
-        group = derived_group(suite_to_document(plan.suite), plan.request(), count)
+        group = derived_group(plan.document, plan.request(), count)
     return replace(plan, shard=ShardRequest(group=group, index=index, count=count))
 
 

@@ -48,9 +48,13 @@ def task_definition(task: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def definition_digests(suite: AgentEvalSuite) -> DefinitionDigests:
-    """The digests of ``suite`` as written and of each task's definition, by ``taskId``."""
-    document = suite_to_document(suite)
+def definition_digests(
+    suite: AgentEvalSuite, document: Mapping[str, Any] | None = None
+) -> DefinitionDigests:
+    """The digests of ``suite`` as written and of each task's definition, by ``taskId``
+    (``document``: its :func:`~wopeval.suite.load.suite_to_document`, when already made)."""
+    if document is None:
+        document = suite_to_document(suite)
     tasks = cast(list[Mapping[str, Any]], document["tasks"])
     return DefinitionDigests(
         suite=canonical_digest(document),
