@@ -94,21 +94,9 @@ EXTENSIONS: tuple[Extension, ...] = (
 )
 
 
-class UnknownExtension(ValueError):
-    """A name that is not one of wopeval's extensions."""
-
-
 def extension_names() -> tuple[str, ...]:
     """Every registered member name, in registry order."""
     return tuple(ext.name for ext in EXTENSIONS)
-
-
-def extension(name: str) -> Extension:
-    """The registered extension ``name``; :class:`UnknownExtension` otherwise."""
-    for ext in EXTENSIONS:
-        if ext.name == name:
-            return ext
-    raise UnknownExtension(f"{name!r} is not a wopeval extension ({', '.join(extension_names())})")
 
 
 @cache
