@@ -15,11 +15,11 @@ before it reached the tool gateway (no fixture marker on its result);
 ``agent.tool-returned``, a success whose ``outcome`` was left out: a content-free import, or a
 tool error without its error).
 
-``events`` may be a paged reader of a stored log (:func:`wopeval.service.runs.fold_log`). It is
-read once, holding only the chosen trial's calls; a second time only for a log that touches a
-closed trial again (every view kept, as :func:`~wopeval.grading.views.collect_trials` reads it)
-or whose trial roots carry no wopeval markers (attributed by position) — never a log wopeval
-writes.
+``events`` may be a paged reader of a stored log (:func:`wopeval.service.runs.fold_log`). A log
+wopeval writes or imports is read once, holding only the chosen trial's calls. A log that touches
+a closed trial again is read a second time with every view kept (as
+:func:`~wopeval.grading.views.collect_trials` reads it); when the chosen trial's root carries no
+wopeval markers (a log attributed by position), its calls are read in one more pass.
 """
 
 from __future__ import annotations
