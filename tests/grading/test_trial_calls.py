@@ -6,26 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from tests.grading import hand_logs
+from tests.grading.hand_logs import AGENT
 from wopeval.grading.trial_calls import TrialCall, read_trial_calls
 from wopeval.wire.events import RunEvent
 
-AGENT = "core.test.agents.a"
 
-
-class Log:
+class Log(hand_logs.Log):
     def __init__(self) -> None:
-        self.events: list[RunEvent] = []
+        super().__init__()
+        self.invocations: dict[str, str] = {}
 
-    def add(self, type_: str, payload: dict[str, Any], cause: str | None = None) -> str:
-        seq = len(self.events)
-        event_id = f"ev_{seq:026d}"
-        self.events.append(
-            RunEvent(
-                eventId=event_id, runId="local/r", timestamp=f"2026-01-01T00:00:{seq % 60:02d}Z",
-                sequence=seq, type=type_, payload=payload, causationId=cause,
-            )
-        )  # fmt: skip
-        return event_id
+    def put(self, type_: str, payload: dict[str, Any], cause: str | None = None) -> str:
+        return self.add(type_, payload, 0, cause)
 
     def start(self, task: str | None = "t", index: int | None = 0, **extra: Any) -> str:
         started: dict[str, Any] = {"invocationId": f"i{len(self.events)}", "agentId": AGENT,
@@ -34,23 +27,28 @@ class Log:
             started["x-wopeval-taskId"] = task
         if index is not None:
             started["x-wopeval-trialIndex"] = index
-        return self.add("agent.invocation-started", started)
+        root = self.put("agent.invocation-started", started)
+        self.invocations[root] = started["invocationId"]
+        return root
 
     def call(self, root: str, call_id: str, tool: str = "crm:lookup", args: Any = None) -> None:
         payload = {"agentId": AGENT, "toolName": tool, "callId": call_id, "inputs": args}
-        self.add("agent.tool-called", payload, root)
+        self.put("agent.tool-called", payload, root)
 
     def ret(self, root: str, call_id: str, tool: str = "crm:lookup", **answer: Any) -> None:
         payload = {"agentId": AGENT, "toolName": tool, "callId": call_id, "status": "ok", **answer}
-        self.add("agent.tool-returned", payload, root)
+        self.put("agent.tool-returned", payload, root)
 
     def finish(self, root: str | None, task: str = "t", index: int = 0) -> None:
         if root is not None:
-            invocation = self.events[int(root.removeprefix("ev_"))].payload["invocationId"]
-            done = {"invocationId": invocation, "agentId": AGENT, "outcome": "completed"}
-            self.add("agent.invocation-completed", done, root)
+            done = {
+                "invocationId": self.invocations[root],
+                "agentId": AGENT,
+                "outcome": "completed",
+            }
+            self.put("agent.invocation-completed", done, root)
         scored = {"taskId": task, "trialIndex": index, "passed": True, "score": 1.0}
-        self.add("eval.scored", scored, root)
+        self.put("eval.scored", scored, root)
 
 
 def _facts(call: TrialCall) -> tuple[Any, ...]:
@@ -215,7 +213,7 @@ def test_a_log_that_touches_a_closed_trial_again_is_read_whole() -> None:
     log.call(root, "c0")
     log.ret(root, "c0", outcome=1)
     log.finish(root)
-    log.add("eval.scored", {"taskId": "t", "trialIndex": 0, "passed": False, "score": 0.0})
+    log.put("eval.scored", {"taskId": "t", "trialIndex": 0, "passed": False, "score": 0.0})
     counted = Counted(log.events)
     trial = read_trial_calls(counted, "t", 0)
     assert counted.passes == 2
