@@ -231,6 +231,9 @@ def test_a_trial_attributed_by_position_has_its_calls_read_again() -> None:
     log.call(root, "c0", tool="crm:café\n", args=["hostile", None])
     log.ret(root, "c0", outcome="<b>")
     log.finish(root)
+    second = log.start(None, None)
+    log.call(second, "c0", tool="second")
+    log.finish(second, "t", 1)
     counted = Counted(log.events)
     trial = read_trial_calls(counted, "t", 0)
     assert counted.passes == 3  # its views read whole (an anomaly to the closing reader), its calls
@@ -240,3 +243,6 @@ def test_a_trial_attributed_by_position_has_its_calls_read_again() -> None:
         ("crm:café\n", ["hostile", None], "<b>")
     ]
     assert trial.incomplete == 2
+    other = read_trial_calls(log.events, "t", 1)
+    assert [c.tool for c in other.calls] == ["second"]
+    assert other.incomplete == 0
