@@ -51,6 +51,18 @@ class Log(hand_logs.Log):
         self.put("eval.scored", scored, root)
 
 
+class Counted:
+    """A log that counts how often it is read."""
+
+    def __init__(self, events: list[RunEvent]) -> None:
+        self.events = events
+        self.passes = 0
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        self.passes += 1
+        return iter(self.events)
+
+
 def _facts(call: TrialCall) -> tuple[Any, ...]:
     return (
         call.index, call.tool, call.args, call.agent_id, call.answered, call.result_captured,
@@ -142,7 +154,9 @@ def test_only_the_chosen_trials_calls_are_read_from_an_interleaved_log() -> None
     log.ret(mine, "c0", outcome="ours")
     for root, task, index in ((other, "u", 1), (earlier, "t", 0), (mine, "t", 1)):
         log.finish(root, task, index)
-    trial = read_trial_calls(log.events, "t", 1)
+    counted = Counted(log.events)
+    trial = read_trial_calls(counted, "t", 1)
+    assert counted.passes == 1  # the root found by its markers, its calls in the same pass
     assert [(c.tool, c.outcome) for c in trial.calls] == [("mine", "ours")]
     assert (trial.indexes, trial.ran) == ((0, 1), (0, 1))
     absent = read_trial_calls(log.events, "t", 2)
@@ -183,18 +197,6 @@ def test_a_root_without_a_trial_index_is_trial_zero() -> None:
     log.call(root, "c0")
     log.finish(root)
     assert len(read_trial_calls(log.events, "t", 0).calls) == 1
-
-
-class Counted:
-    """A log that counts how often it is read."""
-
-    def __init__(self, events: list[RunEvent]) -> None:
-        self.events = events
-        self.passes = 0
-
-    def __iter__(self) -> Iterator[RunEvent]:
-        self.passes += 1
-        return iter(self.events)
 
 
 def test_a_wopeval_log_is_read_once() -> None:

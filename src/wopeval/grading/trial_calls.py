@@ -132,9 +132,8 @@ class _Attempts:
         elif isinstance(payload, ToolReturned):
             position = self.open[root].pop(payload.callId, None)
             if position is not None:
-                raw = event.payload if isinstance(event.payload, dict) else {}
-                ok = payload.status == "ok"
-                captured = "outcome" in raw if ok else payload.error is not None
+                ok = payload.status == "ok"  # the payload validated as a ToolReturned: a dict
+                captured = "outcome" in event.payload if ok else payload.error is not None
                 calls[position] = replace(
                     calls[position], returned=payload, result_captured=captured
                 )
