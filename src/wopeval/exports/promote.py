@@ -29,7 +29,7 @@ from typing import Any
 
 from wopeval.errors import UserError
 from wopeval.exports.record import FIXTURE_ERROR_KEY, answer_of
-from wopeval.exports.trial_read import StoredCall, StoredTrial, read_trial
+from wopeval.grading.trial_calls import TrialCall, TrialCalls, read_trial_calls
 from wopeval.wire.events import EvalScored, RunEvent
 
 __all__ = ["PromoteError", "PromoteOptions", "Promoted", "promote_trial"]
@@ -99,7 +99,7 @@ def promote_trial(
     (the run's stored suite ``document`` and log). Raises :class:`PromoteError`."""
     original = _task_of(document, options.task_id)
     _check_options(options)
-    trial = read_trial(events, options.task_id, options.trial_index)
+    trial = read_trial_calls(events, options.task_id, options.trial_index)
     scored = _finished(trial, options)
     view = trial.view
     assert view is not None
@@ -159,7 +159,7 @@ def _check_options(options: PromoteOptions) -> None:
         raise PromoteError("--as-failure and --expect-output: give one (both set the expectation)")
 
 
-def _finished(trial: StoredTrial, options: PromoteOptions) -> EvalScored:
+def _finished(trial: TrialCalls, options: PromoteOptions) -> EvalScored:
     """The trial's ``eval.scored``, refusing a trial that is not in the log, did not finish or
     never ran."""
     where = f"trial {options.trial_index} of task {options.task_id!r}"
@@ -184,7 +184,7 @@ def _finished(trial: StoredTrial, options: PromoteOptions) -> EvalScored:
     return view.scored
 
 
-def _captured(trial: StoredTrial, imported: bool) -> None:
+def _captured(trial: TrialCalls, imported: bool) -> None:
     """Refuse a trial whose log lacks an argument or result the replay needs, or whose trace
     was cut short."""
     if trial.incomplete:
@@ -215,7 +215,7 @@ def _captured(trial: StoredTrial, imported: bool) -> None:
             )
 
 
-def _forbidden(calls: tuple[StoredCall, ...], index: int | None) -> int | None:
+def _forbidden(calls: tuple[TrialCall, ...], index: int | None) -> int | None:
     if index is None:
         return None
     if not 0 <= index < len(calls):
@@ -233,7 +233,7 @@ def _forbidden(calls: tuple[StoredCall, ...], index: int | None) -> int | None:
     return index
 
 
-def _entry(call: StoredCall) -> dict[str, Any] | None:
+def _entry(call: TrialCall) -> dict[str, Any] | None:
     assert call.returned is not None
     recorded = answer_of(call.called, call.returned)
     return recorded.entry() if recorded is not None else None
@@ -244,7 +244,7 @@ def _is_error(entry: dict[str, Any]) -> bool:
     return isinstance(response, dict) and FIXTURE_ERROR_KEY in response
 
 
-def _expected_call(call: StoredCall) -> dict[str, Any]:
+def _expected_call(call: TrialCall) -> dict[str, Any]:
     if call.args is None:  # a suite may not compare ``null`` exactly: any args match
         return {"tool": call.tool}
     return {"tool": call.tool, "args": call.args, "argsMatch": "exact"}
@@ -252,7 +252,7 @@ def _expected_call(call: StoredCall) -> dict[str, Any]:
 
 def _expected(
     original: dict[str, Any],
-    calls: tuple[StoredCall, ...],
+    calls: tuple[TrialCall, ...],
     target: str,
     forbidden: int | None,
     observed: tuple[Any] | None,

@@ -25,8 +25,9 @@ from typing import Any
 
 from wopeval.engine.fork_prefix import ForkPrefix, PrefixCall
 from wopeval.errors import UserError
+from wopeval.grading.trial_calls import TrialCall
 from wopeval.service.runs import RunPlan, RunService, settings_of
-from wopeval.service.trial_record import TrialCall, TrialRecord, read_trial
+from wopeval.service.trial_record import TrialRecord, read_trial
 from wopeval.suite import parse_suite
 from wopeval.suite.adaptive import ADAPTIVE_KEY
 from wopeval.wire.request import ForkLink
