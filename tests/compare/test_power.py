@@ -135,7 +135,7 @@ def test_plain_design_one_task_one_trial_plans_every_method() -> None:
         ({"mde": 1.0}, "mde"),
         ({"power": 0.05}, "power"),
         ({"alpha": 0.0}, "alpha"),
-    ],  # fmt: skip
+    ],
 )
 def test_bad_designs_are_refused_naming_the_field(change: dict[str, object], named: str) -> None:
     with pytest.raises(ValueError, match=named):

@@ -212,7 +212,7 @@ def test_lower_bound_suite_plan_is_decided_by_the_graders_bound() -> None:
         (0.05, 0.05, "power"),
         (0.05, 1.0, "power"),
         (0.5, 0.3, "power"),
-    ],  # fmt: skip
+    ],
 )
 def test_error_rates_no_plan_can_meet_are_refused(alpha: float, power: float, named: str) -> None:
     with pytest.raises(ValueError, match=named):

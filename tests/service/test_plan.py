@@ -107,7 +107,8 @@ def test_unusable_baselines_are_refused_naming_the_option(tmp_path: Path) -> Non
     other = anyio.run(make_run, url, write_suite(tmp_path / "other", other_doc), "local")
     pending = anyio.run(_pending, url, path)
     missing = anyio.run(_refusal, url, path, "local/r00000000000000000000000000")
-    assert missing.startswith("--baseline: run ") and "is not in the store" in missing
+    assert missing.startswith("--baseline: run ")
+    assert "is not in the store" in missing
     foreign = anyio.run(_refusal, url, path, other)
     assert "is a run of 'core.test.evals.other', not of 'core.test.evals.gate'" in foreign
     assert "not completed" in anyio.run(_refusal, url, path, pending)
