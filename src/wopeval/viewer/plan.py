@@ -10,8 +10,10 @@ from dataclasses import dataclass
 
 import anyio
 
+from wopeval.compare.power import EXACT_METHODS
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.service.plan import (
+    METHODS,
     PlanInputError,
     PlanSettings,
     SuitePlan,
@@ -49,11 +51,13 @@ def _number(query: Mapping[str, str], name: str, default: float) -> float:
 
 def settings_of(query: Mapping[str, str]) -> PlanSettings:
     """The plan's settings from ``mde``, ``alpha`` and ``power`` (the CLI's defaults), checked
-    (a :class:`PlanInputError` names the field: ``--mde`` here is the ``mde`` field)."""
+    (a :class:`PlanInputError` names the field: ``--mde`` here is the ``mde`` field). The exact
+    methods only, unless ``simulated=1`` asks for the simulated ones too (they take longer)."""
     settings = PlanSettings(
         mde=_number(query, "mde", 0.10),
         alpha=_number(query, "alpha", 0.05),
         power=_number(query, "power", 0.80),
+        methods=METHODS if query.get("simulated") == "1" else EXACT_METHODS,
         simulations=VIEW_SIMULATIONS,
     )
     try:
