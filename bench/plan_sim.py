@@ -64,7 +64,7 @@ def synthetic_suite(seed: int) -> tuple[Any, list[TaskRate], float]:
                 "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}},
             }
             for i in range(tasks)
-        ],  # fmt: skip
+        ],
         "trials": {"count": trials, "passRule": rule},
         "thresholds": {"passScore": pass_score},
     }

@@ -261,14 +261,35 @@ def simulated_regressed(
         base[:, j] = rng.binomial(n, rate, size=simulations)
         cand[:, j] = rng.binomial(n, lowered(rate, design.mde) if shifted else rate, simulations)
     minimum = design.minimum
+    seen: dict[tuple[int, int], bool] = {}
     regressed = 0
     for row_b, row_c in zip(base.tolist(), cand.tolist(), strict=True):
+        key = _signs(method, row_b, row_c, minimum)
+        if key is not None and key in seen:
+            regressed += seen[key]
+            continue
         pairs = [
             PairedTask(str(j), b / n, c / n, b >= minimum, c >= minimum, b / n, c / n)
             for j, (b, c) in enumerate(zip(row_b, row_c, strict=True))
         ]
-        regressed += verdict_of(method, pairs, design) == "regressed"
+        outcome = verdict_of(method, pairs, design) == "regressed"
+        if key is not None:
+            seen[key] = outcome
+        regressed += outcome
     return regressed / simulations
+
+
+def _signs(method: str, base: list[int], cand: list[int], minimum: int) -> tuple[int, int] | None:
+    """(ups, downs) for the methods whose verdict on a table of m tasks reads nothing else: the
+    sign test the signs of the differences, McNemar the changed pass decisions. Each distinct
+    count is run through the method once per simulation; ``None`` for the others."""
+    if method == "sign-test":
+        pairs = list(zip(base, cand, strict=True))
+        return sum(c > b for b, c in pairs), sum(c < b for b, c in pairs)
+    if method == "mcnemar":
+        flips = [(b >= minimum, c >= minimum) for b, c in zip(base, cand, strict=True)]
+        return sum(c and not b for b, c in flips), sum(b and not c for b, c in flips)
+    return None
 
 
 def normal_guess(design: Design) -> int | None:
