@@ -43,18 +43,21 @@ def _count(value: int | None) -> str:
     return NONE if value is None else str(value)
 
 
-def _table() -> Table:
-    return Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False)
+def _table(*columns: str) -> Table:
+    """A table with these columns: the first left-aligned, ``<name`` left-aligned, the others
+    right-aligned numbers; none wraps."""
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False)
+    for i, name in enumerate(columns):
+        left = i == 0 or name.startswith("<")
+        table.add_column(name.removeprefix("<"), justify="left" if left else "right", no_wrap=True)
+    return table
 
 
 def task_table(plan: SuitePlan) -> Table:
     """Per task: its rate and the trials deciding its passRule and its lower-bound gate."""
-    table = _table()
-    table.add_column("task", overflow="fold", min_width=8, max_width=30)
-    table.add_column("rate", justify="right", no_wrap=True)
-    table.add_column("source", no_wrap=True)
-    table.add_column("passRule", justify="right", no_wrap=True)
-    table.add_column("+ lower bound", justify="right", no_wrap=True)
+    table = _table("task", "rate", "<source", "passRule", "+ lower bound")
+    task = table.columns[0]
+    task.no_wrap, task.overflow, task.min_width, task.max_width = False, "fold", 8, 30
     for gates in plan.tasks:
         source = terminal_text(gates.task.source)
         table.add_row(terminal_text(gates.task.task_id), f"{gates.task.rate:.3f}", source[:12],
@@ -64,11 +67,7 @@ def task_table(plan: SuitePlan) -> Table:
 
 def suite_table(plan: SuitePlan) -> Table:
     """The suite gates: trials per task, P(pass) at the rates and at the rates − mde."""
-    table = _table()
-    table.add_column("gate", no_wrap=True)
-    table.add_column("trials/task", justify="right", no_wrap=True)
-    table.add_column("P(pass)", justify="right", no_wrap=True)
-    table.add_column("P(pass) at −mde", justify="right", no_wrap=True)
+    table = _table("gate", "trials/task", "P(pass)", "P(pass) at −mde")
     for gate in plan.suite:
         table.add_row(gate.gate, _count(gate.trials), _odds(gate.pass_at_rate),
                       _odds(gate.pass_at_lowered))  # fmt: skip
@@ -77,12 +76,7 @@ def suite_table(plan: SuitePlan) -> Table:
 
 def method_table(plan: SuitePlan) -> Table:
     """Each paired method: the tasks it needs, its power and false-regression rate there."""
-    table = _table()
-    table.add_column("method", no_wrap=True)
-    table.add_column("tasks", justify="right", no_wrap=True)
-    table.add_column("power", justify="right", no_wrap=True)
-    table.add_column("false regr.", justify="right", no_wrap=True)
-    table.add_column("how", no_wrap=True)
+    table = _table("method", "tasks", "power", "false regr.", "<how")
     for method in plan.methods:
         how = method.how if method.simulations is None else f"simulated ×{method.simulations}"
         table.add_row(method.method, _count(method.tasks), _odds(method.power),
