@@ -21,7 +21,8 @@ from wopeval.grading.planning import (
     suite_minimum,
     tail,
     tasks_for_bound,
-    total_pmf,
+    total_law,
+    upper_tail,
 )
 
 ODDS = {"alpha": 0.05, "power": 0.8}
@@ -143,11 +144,25 @@ def test_tail_is_the_binomial_upper_tail() -> None:
     assert float(tail(4, 3, 0.9)) == 0.0
 
 
-def test_total_pmf_is_the_poisson_binomial_law() -> None:
-    assert list(total_pmf([0.5, 0.5], 2)) == pytest.approx([1 / 16, 4 / 16, 6 / 16, 4 / 16, 1 / 16])
+def test_total_law_is_the_poisson_binomial_law() -> None:
+    assert list(total_law([0.5, 0.5], 2)) == pytest.approx([1 / 16, 4 / 16, 6 / 16, 4 / 16, 1 / 16])
     # one trial each at 0.3 and 0.6: 0.7·0.4, 0.3·0.4 + 0.7·0.6, 0.3·0.6
-    assert list(total_pmf([0.3, 0.6], 1)) == pytest.approx([0.28, 0.54, 0.18])
-    assert list(total_pmf([0.3], 3)) == pytest.approx([0.343, 0.441, 0.189, 0.027])
+    assert list(total_law([0.3, 0.6], 1)) == pytest.approx([0.28, 0.54, 0.18])
+    assert list(total_law([0.3], 3)) == pytest.approx([0.343, 0.441, 0.189, 0.027])
+    assert list(total_law([0.3], 0)) == [1.0]
+
+
+def test_upper_tail_hand_worked() -> None:
+    law = total_law([0.5], 2)  # 1/4, 1/2, 1/4
+    assert upper_tail(law, 0) == 1.0
+    assert upper_tail(law, -3) == 1.0
+    assert upper_tail(law, 1) == pytest.approx(0.75)
+    assert upper_tail(law, 2) == pytest.approx(0.25)
+    assert upper_tail(law, 3) == 0.0  # above the largest total
+    assert upper_tail(law, 9) == 0.0
+    import numpy as np
+
+    assert upper_tail(np.array([0.6, 0.6]), 0) == 1.0  # float excess above 1 is cut
 
 
 def test_suite_gate_hand_worked() -> None:
@@ -161,8 +176,12 @@ def test_suite_gate_hand_worked() -> None:
 
 
 def test_suite_gate_says_why_none() -> None:
-    assert plan_suite_gate([], 0.1, Fraction(1), **ODDS).reason == "the suite has no task"
+    empty = plan_suite_gate([], 0.1, Fraction(1), **ODDS)
+    assert (empty.gate, empty.reason) == ("suite", "the suite has no task")
+    empty_bound = plan_suite_gate([], 0.1, Fraction(1), level=0.95, **ODDS)
+    assert empty_bound.gate == "lower-bound"
     below = plan_suite_gate([0.5, 0.6], 0.1, Fraction(7, 10), **ODDS)
+    assert below.gate == "suite"
     assert below.reason == "the mean rate 0.55 is below passScore 0.7"
     still = plan_suite_gate([0.9, 0.9], 0.2, Fraction(7, 10), **ODDS)
     assert still.reason == "the lowered mean rate 0.7 still meets passScore"
@@ -200,7 +219,7 @@ def test_lower_bound_suite_plan_is_decided_by_the_graders_bound() -> None:
     plan = plan_suite_gate(rates, 0.5, Fraction(1, 2), level=0.95, **ODDS)
     assert plan.trials is not None
     total = suite_minimum(12, plan.trials, Fraction(1, 2), 0.95)
-    law = total_pmf([0.5] * 12, plan.trials)
+    law = total_law([0.5] * 12, plan.trials)
     assert plan.pass_at_lowered == pytest.approx(float(law[total:].sum()))
 
 
@@ -221,3 +240,54 @@ def test_error_rates_no_plan_can_meet_are_refused(alpha: float, power: float, na
         plan_task_gate(0.9, 0.1, "all", Fraction(1), alpha=alpha, power=power)
     with pytest.raises(ValueError, match=named):
         plan_suite_gate([0.9], 0.1, Fraction(1), alpha=alpha, power=power)
+
+
+@pytest.mark.parametrize("m", [1, 5, 20])
+@pytest.mark.parametrize("n", [1, 3, 7])
+@pytest.mark.parametrize(("score", "level"), [("0.3", 0.95), ("0.5", 0.9), ("0.7", 0.95),
+                                              ("0.8", 0.8)])  # fmt: skip
+def test_the_float_candidate_is_the_settled_threshold(
+    m: int, n: int, score: str, level: float
+) -> None:
+    s = Fraction(score)
+    settled = suite_minimum(m, n, s, level)
+    assert suite_minimum(m, n, s, level, settle=False) == settled
+    if settled <= m * n:  # the grader's own bound: met at it, not one below
+        assert task_clopper_pearson_of_sum(Fraction(settled, n), m, level).low_exact >= s
+        below = Fraction(max(settled - 1, 0), n)
+        point = math.ceil(s * m * n)
+        if settled > point:
+            assert task_clopper_pearson_of_sum(below, m, level).low_exact < s
+
+
+def _walk_tasks(mean: float, score: Fraction, level: float) -> int:
+    exact = Fraction(mean).limit_denominator(10**9)
+    return next(
+        m for m in range(1, 400)
+        if task_clopper_pearson_of_sum(exact * m, m, level).low_exact >= score
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("mean", "score", "level"),
+    [
+        (1.0, "0.35", 0.95),
+        (1.0, "0.01", 0.95),
+        (0.9237, "0.8", 0.9),
+        (0.95, "0.6", 0.8),
+        (1.0, "0.9", 0.95),
+        (0.7, "0.5", 0.95),
+    ],
+)
+def test_tasks_for_bound_is_the_first_task_count_that_certifies(
+    mean: float, score: str, level: float
+) -> None:
+    assert tasks_for_bound(mean, Fraction(score), level) == _walk_tasks(
+        mean, Fraction(score), level
+    )
+
+
+def test_tasks_for_bound_hand_worked() -> None:
+    # one perfect task per unit: 0.025^(1/m) ≥ 0.35 from m = 4 (0.025^(1/3) = 0.292)
+    assert tasks_for_bound(1.0, Fraction(35, 100), 0.95) == 4
+    assert tasks_for_bound(1.0, Fraction(1, 100), 0.95) == 1  # 0.025 ≥ 0.01 at once

@@ -198,24 +198,6 @@ def _task_reason(
     return f"no trial count up to {MAX_TASK_TRIALS} passes {rule!r} as asked"
 
 
-def total_pmf(rates: Sequence[float], n: int) -> FloatArray:
-    """The law of the total passes of ``n`` trials on each task (Poisson-binomial), exactly.
-
-    Tasks of one rate pool into one binomial, Binomial(n·count, p); the groups' laws are
-    convolved (the law of a sum of independent counts is the convolution of their laws), with
-    no approximation beyond float rounding.
-    """
-    import numpy as np
-    from scipy import stats
-
-    values, counts = np.unique(np.asarray(rates, dtype=np.float64), return_counts=True)
-    law = np.ones(1, dtype=np.float64)
-    for rate, count in zip(values, counts, strict=True):
-        size = int(count) * n
-        law = np.convolve(law, stats.binom.pmf(np.arange(size + 1), size, rate))
-    return np.asarray(np.clip(law, 0.0, 1.0), dtype=np.float64)
-
-
 def _aggregate_bound_met(total: int, m: int, n: int, pass_score: Fraction, level: float) -> bool:
     bound = task_clopper_pearson_of_sum(Fraction(total, n), m, level)
     return bound.low_exact >= pass_score
@@ -229,7 +211,7 @@ def _aggregate_candidate(m: int, n: int, pass_score: Fraction, level: float) -> 
     import numpy as np
     from scipy import special
 
-    totals = np.arange(1, m * n + 1, dtype=np.float64)
+    totals = np.arange(1, m * n + 1)
     shares = totals / n
     cdf = special.betainc(shares, m - shares + 1.0, float(pass_score))
     met = np.flatnonzero(cdf <= (1.0 - level) / 2.0)
@@ -266,14 +248,27 @@ def _one_more_trial(law: FloatArray, rates: Sequence[float]) -> FloatArray:
     import numpy as np
 
     for rate in rates:
-        grown = np.zeros(law.size + 1, dtype=np.float64)
-        grown[:-1] += law * (1.0 - rate)
+        grown = np.zeros(law.size + 1)
+        grown[:-1] = law * (1.0 - rate)
         grown[1:] += law * rate
         law = grown
     return law
 
 
-def _at_least(law: FloatArray, minimum: int) -> float:
+def total_law(rates: Sequence[float], n: int) -> FloatArray:
+    """The law of the total passes of ``n`` trials on each task (Poisson-binomial), exact up to
+    float rounding: the law of a sum of independent counts is the convolution of their laws,
+    built one trial (one Bernoulli per task) at a time."""
+    import numpy as np
+
+    law = np.ones(1)
+    for _ in range(n):
+        law = _one_more_trial(law, rates)
+    return law
+
+
+def upper_tail(law: FloatArray, minimum: int) -> float:
+    """P(total ≥ minimum) under ``law`` (0 above its largest total), at most 1."""
     return 0.0 if minimum >= law.size else min(float(law[max(minimum, 0) :].sum()), 1.0)
 
 
@@ -316,7 +311,8 @@ def plan_suite_gate(
     """The fewest trials per task n ≤ :data:`MAX_SUITE_TRIALS` with which the suite gate
     decides: a suite whose tasks pass at ``rates`` passes with probability ≥ power and one at
     every rate lowered by ``mde`` with probability ≤ alpha, from the exact law of the total
-    (:func:`total_pmf`) and the gate's threshold on it (:func:`suite_minimum`).
+    (:func:`total_law`, grown a trial at a time) and the gate's threshold on it
+    (:func:`suite_minimum`).
     """
     check_errors(alpha, power)
     name = "suite" if level is None else "lower-bound"
@@ -329,13 +325,13 @@ def plan_suite_gate(
     import numpy as np
 
     low_rates = [lowered(rate, mde) for rate in rates]
-    good_law = bad_law = np.ones(1, dtype=np.float64)
+    good_law = bad_law = np.ones(1)
     for n in range(1, MAX_SUITE_TRIALS + 1):
         good_law, bad_law = _one_more_trial(good_law, rates), _one_more_trial(bad_law, low_rates)
         minimum = suite_minimum(m, n, pass_score, level, settle=False)
-        if _at_least(good_law, minimum) >= power and _at_least(bad_law, minimum) <= alpha:
+        if upper_tail(good_law, minimum) >= power and upper_tail(bad_law, minimum) <= alpha:
             settled = suite_minimum(m, n, pass_score, level)  # the float candidate, settled
-            good, bad = _at_least(good_law, settled), _at_least(bad_law, settled)
+            good, bad = upper_tail(good_law, settled), upper_tail(bad_law, settled)
             if good >= power and bad <= alpha:
                 return GatePlan(name, n, good, bad)
     lowered_mean = sum(low_rates) / m
@@ -365,5 +361,6 @@ __all__ = [
     "suite_minimum",
     "tail",
     "tasks_for_bound",
-    "total_pmf",
+    "total_law",
+    "upper_tail",
 ]
