@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from fractions import Fraction
 from typing import Any
@@ -146,7 +147,10 @@ def main() -> None:
     if args.quick:
         suites, simulations, check = 4, 300, 300
     started = time.perf_counter()
-    rows = [one_suite(1000 + i, simulations, check) for i in range(suites)]
+    rows = []
+    for i in range(suites):
+        rows.append(one_suite(1000 + i, simulations, check))
+        print(f"suite {i + 1}/{suites} done", file=sys.stderr, flush=True)
     checked = [m for row in rows for m in row["methods"] if "power" in m]
     gate_rows = [g for row in rows for g in row["suiteGates"] if "pass" in g]
     worst = max((abs(m["power"] - m["statedPower"]) for m in checked), default=None)

@@ -12,6 +12,8 @@ from wopeval.grading.intervals import clopper_pearson, task_clopper_pearson_of_s
 from wopeval.grading.planning import (
     MAX_SUITE_TRIALS,
     MAX_TASK_TRIALS,
+    _aggregate_candidate,
+    _bound_candidates,
     bound_minimum,
     check_errors,
     lowered,
@@ -30,6 +32,7 @@ ODDS = {"alpha": 0.05, "power": 0.8}
 
 def test_rule_minimum_reads_each_pass_rule_exactly() -> None:
     assert rule_minimum("all", 5, Fraction(1)) == 5
+    assert rule_minimum("all", 5, Fraction(1, 2)) == 5  # every trial, whatever passScore
     assert rule_minimum("any", 5, Fraction(1)) == 1
     assert rule_minimum("mean", 5, Fraction(7, 10)) == 4  # ⌈3.5⌉
     # 0.7 × 10 is 7 exactly: a float product (7.000000000000001) would ask for 8
@@ -50,6 +53,8 @@ def test_bound_minimum_is_the_graders_clopper_pearson_count() -> None:
     # 5/5 gives 0.025^(1/5) = 0.478 < 0.5: no count of 5 certifies 0.5
     assert bound_minimum(5, Fraction(1, 2), 0.95) == 6
     assert bound_minimum(4, Fraction(0), 0.95) == 0
+    # 1/10 bounds at 0.0025 ≥ 0.001, 0/10 at 0: one pass certifies 0.001
+    assert bound_minimum(10, Fraction(1, 1000), 0.95) == 1
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 20, 33])
@@ -64,6 +69,7 @@ def test_0244_B_all_rule_with_a_perfect_task_needs_29_trials_at_mde_0_1() -> Non
     # rate 1 passes 'all' always; at 0.9 it passes with 0.9^n ≤ 0.05 from n = ⌈log 0.05 /
     # log 0.9⌉ = ⌈28.43⌉ = 29 (0.9^28 = 0.0523, 0.9^29 = 0.0471)
     plan = plan_task_gate(1.0, 0.1, "all", Fraction(1), **ODDS)
+    assert plan.gate == "all"
     assert plan.trials == 29
     assert plan.pass_at_rate == 1.0
     assert plan.pass_at_lowered == pytest.approx(0.9**29, rel=1e-12)
@@ -77,6 +83,7 @@ def test_0244_B_any_rule_hand_worked() -> None:
     assert plan.pass_at_lowered == pytest.approx(0.0199)
     # rate 0.5 needs n ≥ 3, at 0.1 the gate passes with 1 − 0.9^n ≤ 0.05 only for n = 0: none
     none = plan_task_gate(0.5, 0.4, "any", Fraction(1), **ODDS)
+    assert none.gate == "any"
     assert none.trials is None
     assert none.reason is not None
     assert str(MAX_TASK_TRIALS) in none.reason
@@ -89,6 +96,10 @@ def test_mean_rule_says_why_no_count_decides() -> None:
     still = plan_task_gate(0.9, 0.2, "mean", Fraction(7, 10), **ODDS)
     assert still.reason == "the lowered rate 0.7 still meets passScore"
     # the lower bound lifts the threshold above 0.7: 0.9 against 0.7 is then decidable
+    # with the lower bound, passScore decides 'all' too: a rate below it never passes
+    all_bound = plan_task_gate(0.9, 0.1, "all", Fraction(95, 100), level=0.95, **ODDS)
+    assert (all_bound.gate, all_bound.trials) == ("all + lower bound", None)
+    assert all_bound.reason == "the rate 0.9 is below passScore 0.95"
     bound = plan_task_gate(0.9, 0.2, "mean", Fraction(7, 10), level=0.95, **ODDS)
     assert bound.trials is not None
     assert bound.gate == "mean + lower bound"
@@ -234,7 +245,7 @@ def test_lower_bound_suite_plan_is_decided_by_the_graders_bound() -> None:
     ],
 )
 def test_error_rates_no_plan_can_meet_are_refused(alpha: float, power: float, named: str) -> None:
-    with pytest.raises(ValueError, match=named):
+    with pytest.raises(ValueError, match=f"^{named} must lie strictly between"):
         check_errors(alpha, power)
     with pytest.raises(ValueError, match=named):
         plan_task_gate(0.9, 0.1, "all", Fraction(1), alpha=alpha, power=power)
@@ -250,14 +261,24 @@ def test_the_float_candidate_is_the_settled_threshold(
     m: int, n: int, score: str, level: float
 ) -> None:
     s = Fraction(score)
-    settled = suite_minimum(m, n, s, level)
-    assert suite_minimum(m, n, s, level, settle=False) == settled
-    if settled <= m * n:  # the grader's own bound: met at it, not one below
-        assert task_clopper_pearson_of_sum(Fraction(settled, n), m, level).low_exact >= s
-        below = Fraction(max(settled - 1, 0), n)
-        point = math.ceil(s * m * n)
-        if settled > point:
-            assert task_clopper_pearson_of_sum(below, m, level).low_exact < s
+    top = m * n
+    walk = next(
+        (t for t in range(1, top + 1)
+         if task_clopper_pearson_of_sum(Fraction(t, n), m, level).low_exact >= s),
+        top + 1,
+    )  # fmt: skip
+    assert _aggregate_candidate(m, n, s, level) == walk
+    assert suite_minimum(m, n, s, level) == max(walk, math.ceil(s * top))
+
+
+@pytest.mark.parametrize("score", ["0", "0.001", "0.3", "0.5", "0.9", "1"])
+@pytest.mark.parametrize("level", [0.8, 0.95])
+def test_bound_candidates_are_the_graders_counts(score: str, level: float) -> None:
+    import numpy as np
+
+    ns = np.arange(1, 41)
+    found = _bound_candidates(ns, Fraction(score), level)
+    assert list(found) == [bound_minimum(int(n), Fraction(score), level) for n in ns]
 
 
 def _walk_tasks(mean: float, score: Fraction, level: float) -> int:

@@ -218,27 +218,24 @@ def _aggregate_candidate(m: int, n: int, pass_score: Fraction, level: float) -> 
     return int(totals[met[0]]) if met.size else m * n + 1
 
 
-def suite_minimum(
-    m: int, n: int, pass_score: Fraction, level: float | None, *, settle: bool = True
-) -> int:
+def suite_minimum(m: int, n: int, pass_score: Fraction, level: float | None) -> int:
     """The fewest total passes over m tasks × n trials with which the suite gate passes.
 
     The RFC gate: the aggregate (the mean of the task means, c_total / (m·n)) meets
     ``passScore`` exactly. With ``level``, the ``lower-bound`` gate too: the aggregate's
     task-clustered Clopper–Pearson lower bound (``task_clopper_pearson_of_sum`` of c_total / n
-    over m tasks) meets it. ``m·n + 1`` when no total does. ``settle=False`` returns the float
-    candidate of the duality; ``settle=True`` settles it with the grader's own comparison.
+    over m tasks) meets it, settled by the grader's own comparison from the float candidate of
+    :func:`_aggregate_candidate`. ``m·n + 1`` when no total does.
     """
     point = math.ceil(pass_score * m * n)
     if level is None or pass_score <= 0:
         return point
     top = m * n
     total = min(_aggregate_candidate(m, n, pass_score, level), top + 1)
-    if settle:
-        while total <= top and not _aggregate_bound_met(total, m, n, pass_score, level):
-            total += 1
-        while total > 1 and _aggregate_bound_met(total - 1, m, n, pass_score, level):
-            total -= 1
+    while total <= top and not _aggregate_bound_met(total, m, n, pass_score, level):
+        total += 1
+    while total > 1 and _aggregate_bound_met(total - 1, m, n, pass_score, level):
+        total -= 1
     return max(total, point)
 
 
@@ -328,12 +325,10 @@ def plan_suite_gate(
     good_law = bad_law = np.ones(1)
     for n in range(1, MAX_SUITE_TRIALS + 1):
         good_law, bad_law = _one_more_trial(good_law, rates), _one_more_trial(bad_law, low_rates)
-        minimum = suite_minimum(m, n, pass_score, level, settle=False)
-        if upper_tail(good_law, minimum) >= power and upper_tail(bad_law, minimum) <= alpha:
-            settled = suite_minimum(m, n, pass_score, level)  # the float candidate, settled
-            good, bad = upper_tail(good_law, settled), upper_tail(bad_law, settled)
-            if good >= power and bad <= alpha:
-                return GatePlan(name, n, good, bad)
+        minimum = suite_minimum(m, n, pass_score, level)
+        good, bad = upper_tail(good_law, minimum), upper_tail(bad_law, minimum)
+        if good >= power and bad <= alpha:
+            return GatePlan(name, n, good, bad)
     lowered_mean = sum(low_rates) / m
     needed = None if level is None else tasks_for_bound(mean, pass_score, level)
     if exact_sum(low_rates) >= pass_score * m:
