@@ -116,6 +116,8 @@ SLOW_FILES = frozenset(
         "tests/cli/test_import_progress.py",
         "tests/cli/test_lazy.py",
         "tests/cli/test_narrow_output.py",
+        "tests/cli/test_plan_cmd.py",
+        "tests/viewer/test_plan_page.py",
         "tests/cli/test_read_imports.py",
         "tests/cli/test_resume_claims.py",
         "tests/cli/test_run_imports.py",

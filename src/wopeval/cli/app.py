@@ -67,6 +67,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "wopeval.cli.pareto_cmd",
         "Plot success against cost per success across runs of one suite; mark the frontier.",
     ),
+    "plan": LazyCommand(
+        "wopeval.cli.plan_cmd",
+        "Plan trials per task and tasks: to decide the gates and detect a regression.",
+    ),
     "conformance": LazyCommand(
         "wopeval.cli.conformance_cmd",
         "Check an OpenWOP host against RFC 0244 (trajectories, trials, fail-closed fixtures).",

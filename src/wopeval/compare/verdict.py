@@ -240,6 +240,20 @@ def decide(
     return "inconclusive"
 
 
+def run_method(
+    method: str,
+    pairs: Sequence[PairedTask],
+    *,
+    alpha: float,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> MethodResult:
+    """What ``method`` reads from a paired table, with the settings :func:`compare_summaries`
+    gives it (the interval at 1 − alpha; the bootstrap's seed and B)."""
+    _check_arguments(method, alpha, None, resamples)
+    return _METHODS[method](pairs, _Settings(alpha=alpha, seed=seed, resamples=resamples))
+
+
 def compare_summaries(
     baseline: EvalSummary,
     candidate: EvalSummary,

@@ -23,9 +23,11 @@ from wopeval.events.tables import runs
 from wopeval.grading.efficiency import figure, per_success_text
 from wopeval.grading.intervals import DEFAULT_LEVEL
 from wopeval.service.efficiency import mixed_suites, pareto_rows
+from wopeval.service.plan import PlanInputError
 from wopeval.viewer.compare import compare_page
 from wopeval.viewer.model import cell_of, run_page, trial_page
 from wopeval.viewer.pareto import pareto_plot
+from wopeval.viewer.plan import plan_view
 from wopeval.viewer.queries import Outcome, RunFilter, outcomes, runs_page
 from wopeval.viewer.render import render
 from wopeval.wire import sse
@@ -159,6 +161,18 @@ class _Pages:
                          suites=sorted({row.suite for row in rows}), figure=figure,
                          per_success=per_success_text)  # fmt: skip
 
+    async def plan(self, request: Request) -> HTMLResponse:
+        """``?run=RUN&mde=&alpha=&power=``: ``wopeval plan`` from a completed run's rates."""
+        q = request.query_params
+        record = await self.visible(request, q.get("run", ""))
+        if record is None or record.kind != "eval":
+            return self.missing(request, "run")
+        try:
+            view = await plan_view(self.store_of(request), record, q)
+        except PlanInputError as exc:
+            return self.page(request, "missing.html.j2", status=400, what="plan", error=str(exc))
+        return self.page(request, "plan.html.j2", view=view)
+
     async def live(self, request: Request) -> Response:
         q = request.query_params
         record = await self.visible(request, q.get("run", ""))
@@ -209,7 +223,8 @@ def viewer_router(
     pages = _Pages(store_of, tenant_of, base, signed_in_of)
     router = APIRouter()
     for path, handler in (("/", pages.runs), ("/run", pages.run), ("/trial", pages.trial),
-                          ("/compare", pages.compare), ("/pareto", pages.pareto)):  # fmt: skip
+                          ("/compare", pages.compare), ("/pareto", pages.pareto),
+                          ("/plan", pages.plan)):  # fmt: skip
         router.add_api_route(
             path, handler, methods=["GET"], response_class=HTMLResponse, include_in_schema=False
         )

@@ -1,0 +1,147 @@
+"""Power and sample size of the paired regression verdict (``wopeval.compare.power``):
+hand-worked exact laws, the critical counts read from the methods themselves, the simulation
+through the very same methods, and bad designs."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from wopeval.compare.power import (
+    CriticalUps,
+    Design,
+    discordance,
+    exact_powers,
+    normal_guess,
+    plan_exact,
+    plan_methods,
+    plan_simulated,
+    regressed_on_counts,
+    simulated_regressed,
+)
+
+
+def _design(rates: tuple[float, ...] = (1.0,), **kw: object) -> Design:
+    base: dict[str, object] = {
+        "rates": rates, "trials": 1, "pass_rule": "all", "pass_score": Fraction(1),
+        "mde": 0.5, "alpha": 0.05, "power": 0.8, "resamples": 1000,
+    }  # fmt: skip
+    base.update(kw)
+    return Design(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("method", ["sign-test", "mcnemar"])
+def test_0244_F_critical_counts_are_the_exact_binomial_tests(method: str) -> None:
+    # all N discordant tasks down: two-sided p = 2/2^N < 0.05 from N = 6 (1/32); one up of N:
+    # 2·(1 + N)/2^N < 0.05 from N = 9 (20/512 = 0.039; N = 8 gives 18/256 = 0.070)
+    assert CriticalUps(method, _design()).upto(10) == [-1, -1, -1, -1, -1, -1, 0, 0, 0, 1, 1]
+    assert regressed_on_counts(method, 0, 6, _design())
+    assert not regressed_on_counts(method, 0, 5, _design())
+    assert not regressed_on_counts(method, 6, 0, _design())  # improved, not regressed
+
+
+def test_discordance_hand_worked() -> None:
+    # one trial: up = the baseline fails and the candidate passes, down the reverse
+    up, down = discordance("sign-test", _design(), 0.7, 0.5)
+    assert (up, down) == (pytest.approx(0.3 * 0.5), pytest.approx(0.7 * 0.5))
+    # two trials at 0.5 both: P(c′ > c) = P(c′ < c) = (1 − P(tie)) / 2 = (1 − 6/16) / 2
+    up, down = discordance("sign-test", _design(trials=2), 0.5, 0.5)
+    assert up == down == pytest.approx(5 / 16)
+    # mcnemar with 'all' over two trials: passes with p², so up = (1 − 0.49)·0.25
+    up, down = discordance("mcnemar", _design(trials=2), 0.7, 0.5)
+    assert (up, down) == (pytest.approx(0.51 * 0.25), pytest.approx(0.49 * 0.75))
+
+
+@pytest.mark.parametrize("method", ["sign-test", "mcnemar"])
+def test_0244_F_exact_power_hand_worked(method: str) -> None:
+    # every task at 1 falling to 0.5 on one trial: a task goes down with 1/2, never up, so the
+    # verdict is 'regressed' when at least 6 of m go down: P(Binomial(m, 1/2) ≥ 6).
+    # m = 14: 1 − 3473/16384 = 0.788; m = 15: 1 − 4944/32768 = 0.849 ≥ 0.8
+    plan = plan_exact(method, _design())
+    assert plan.tasks == 15
+    assert plan.power == pytest.approx(1 - 4944 / 32768)
+    assert plan.false_regression == 0.0  # nothing can go either way at rate 1
+    assert plan.how == "exact"
+    step = exact_powers(method, _design(), CriticalUps(method, _design()))
+    powers = [step()[1] for _ in range(14)]
+    assert powers[:5] == [0.0] * 5  # below six tasks no exact test reaches 0.05
+    assert powers[5] == pytest.approx(1 / 64)
+    assert powers[13] == pytest.approx(1 - 3473 / 16384)
+
+
+def test_exact_false_regression_is_below_alpha_and_positive_when_tasks_can_move() -> None:
+    plan = plan_exact("sign-test", _design(rates=(0.6, 0.8), trials=3, mde=0.3))
+    assert plan.tasks is not None
+    assert plan.false_regression is not None
+    assert 0.0 < plan.false_regression < 0.05 / 2 + 1e-12  # one side of a two-sided test
+
+
+def test_exact_power_agrees_with_simulating_the_method_itself() -> None:
+    design = _design(rates=(0.9, 0.7), trials=3, mde=0.3)
+    plan = plan_exact("sign-test", design)
+    assert plan.tasks is not None
+    assert plan.power is not None
+    simulated = simulated_regressed("sign-test", design, plan.tasks, simulations=400, seed=7)
+    # 400 draws: a standard error of √(0.8·0.2/400) = 0.02; four of them
+    assert abs(simulated - plan.power) < 0.08
+
+
+def test_normal_guess_hand_worked() -> None:
+    # rate 0.5 falling to 0 on one trial: μ = −0.5, σ² = 0.25 + 0 (one rate): σ = 0.5;
+    # ((1.95996 + 0.84162)·0.5/0.5)² = 7.849 → 8
+    assert normal_guess(_design(rates=(0.5,))) == 8
+    assert normal_guess(_design(rates=(0.0,))) is None  # nothing can fall
+
+
+def test_simulated_plan_is_the_smallest_size_its_simulation_accepts() -> None:
+    design = _design(rates=(0.9,), trials=5, mde=0.4)
+    plan = plan_simulated("paired-t", design, simulations=200, seed=3)
+    assert plan.tasks is not None
+    assert plan.how == "simulated"
+    assert (plan.simulations, plan.seed) == (200, 3)
+    at = simulated_regressed("paired-t", design, plan.tasks, simulations=200, seed=3)
+    assert at == plan.power
+    assert at >= 0.8
+    if plan.tasks > 2:
+        below = simulated_regressed("paired-t", design, plan.tasks - 1, simulations=200, seed=3)
+        assert below < 0.8
+    assert plan.false_regression is not None
+    assert plan.false_regression <= 0.1
+
+
+def test_a_simulated_plan_says_when_nothing_can_fall() -> None:
+    plan = plan_simulated("paired-t", _design(rates=(0.0,)), simulations=20)
+    assert plan.tasks is None
+    assert plan.reason == "no task's rate can fall by the mde"
+
+
+def test_plain_design_one_task_one_trial_plans_every_method() -> None:
+    plans = plan_methods(_design(rates=(0.8,), mde=0.6), simulations=50)
+    assert [p.method for p in plans] == ["sign-test", "mcnemar", "paired-t", "paired-bootstrap"]
+    assert [p.how for p in plans] == ["exact", "exact", "simulated", "simulated"]
+    for plan in plans:
+        assert plan.tasks is not None, plan
+        assert plan.to_json()["tasks"] == plan.tasks
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"rates": ()}, "rates"),
+        ({"rates": (1.2,)}, "rates"),
+        ({"trials": 0}, "trials"),
+        ({"mde": 0.0}, "mde"),
+        ({"mde": 1.0}, "mde"),
+        ({"power": 0.05}, "power"),
+        ({"alpha": 0.0}, "alpha"),
+    ],
+)
+def test_bad_designs_are_refused_naming_the_field(change: dict[str, object], named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        _design(**change)
+
+
+def test_unknown_method_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown regression method 'z-test'"):
+        plan_methods(_design(), ["z-test"])

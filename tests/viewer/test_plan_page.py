@@ -1,0 +1,96 @@
+"""The viewer's plan page (``/view/plan?run=RUN``) from a completed run, served on a real socket
+and looked at in Debian's chromium on a laptop and a phone; the run page links to it.
+Screenshots go to ``$WOPEVAL_SHOTS`` when it is set, else the test's output folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from tests.cli.gate_runs import suite_doc, write_suite
+from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
+from tests.viewer.test_viewer_pages import make_run
+
+
+@dataclass
+class Site:
+    url: str
+    run_id: str
+    plain: str
+    shots: Path
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("plan-page")
+    store = str(folder / "viewer.db")
+    outcomes = [[True, True, True, False, True], [True, False, True, True, True], [True] * 5]
+    (folder / "rich").mkdir()
+    rich = write_suite(folder / "rich", suite_doc(outcomes, pass_rule="mean", pass_score=0.6))
+    run_id = anyio.run(make_run, store, rich, TENANT_A)
+    (folder / "plain").mkdir()
+    plain = anyio.run(make_run, store, write_suite(folder / "plain", suite_doc([[True]])), TENANT_A)
+    with serving(store, host_config()) as server:
+        yield Site(server.base_url + "/view", run_id, plain, shots_dir(folder))
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_the_plan_page_reads_on_a_laptop_and_a_phone(
+    site: Site, chromium_browser: Any, size: str
+) -> None:
+    b = open_page(chromium_browser, size)
+    b.page.goto(f"{site.url}/run?id={site.run_id}")
+    link = b.page.locator("#plan-link a")
+    assert link.count() == 1
+    link.click()
+    b.page.wait_for_url("**/plan?**")
+    b.page.screenshot(path=str(site.shots / f"plan-{size}.png"), full_page=True)
+    assert b.page.evaluate(NO_SIDEWAYS), size
+    assert b.page.locator("#plan-suite tbody tr").count() == 2
+    methods = b.page.locator("#plan-methods tbody tr")
+    names = [methods.nth(i).get_attribute("data-method") for i in range(methods.count())]
+    assert names == ["sign-test", "mcnemar"]  # the simulated ones on request
+    assert b.page.locator("#plan-tasks tbody tr").count() == 3
+    rates = b.page.locator("#plan-tasks tbody tr td[data-label=rate]")
+    assert rates.nth(0).inner_text().startswith("0.800 (4/5)")
+    assert b.errors == []
+
+
+def test_the_form_changes_the_plan(site: Site, chromium_browser: Any) -> None:
+    b = open_page(chromium_browser, "phone")
+    b.page.goto(f"{site.url}/plan?run={site.run_id}")
+    first = b.page.locator('#plan-methods tr[data-method="sign-test"] td[data-label=tasks]')
+    before = int(first.inner_text())
+    b.page.locator("#plan-form input[name=mde]").fill("0.3")
+    b.page.locator("#plan-form button").click()
+    b.page.wait_for_url("**mde=0.3**")
+    after = int(first.inner_text())
+    assert after < before  # a larger drop needs fewer tasks
+    assert b.errors == []
+
+
+def test_plain_run_and_bad_requests(site: Site) -> None:
+    auth = {"Authorization": f"Bearer {KEY_A}"}
+    with httpx.Client(base_url=site.url, headers=auth, timeout=120) as client:
+        plain = client.get("/plan", params={"run": site.plain, "simulated": "1"})
+        bad_mde = client.get("/plan", params={"run": site.run_id, "mde": "1.5"})
+        bad_power = client.get("/plan", params={"run": site.run_id, "power": "0.01"})
+        not_number = client.get("/plan", params={"run": site.run_id, "alpha": "x"})
+        unknown = client.get("/plan", params={"run": "acme/r00000000000000000000000000"})
+    assert plain.status_code == 200
+    assert "1.000" in plain.text
+    assert 'data-method="paired-bootstrap"' in plain.text
+    assert bad_mde.status_code == 400
+    assert "mde: must lie strictly between 0 and 1" in bad_mde.text
+    assert bad_power.status_code == 400
+    assert "power: must lie strictly between" in bad_power.text
+    assert not_number.status_code == 400
+    assert "alpha: &#39;x&#39; is not a number" in not_number.text
+    assert unknown.status_code == 404
