@@ -59,6 +59,8 @@ class TaskFold:
     output_tokens: int = 0
     last_ran: int = -1
     trajectory: TrajectoryBlock | None = None
+    # Trials failed on the user side: a scripted user's script did not cover a message.
+    user_misses: int = 0
 
     def __post_init__(self) -> None:
         self.seen = bytearray(self.count)
@@ -73,6 +75,7 @@ class TaskFold:
         self.tally.add(self._outcome(view, trajectory))
         if not view.ran:
             return
+        self.user_misses += 1 if view.user_end == "miss" else 0
         self.ran += 1
         self.costs.append(view.cost_usd)
         latency = view.latency_ms

@@ -32,6 +32,7 @@ from wopeval.wire.events import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    UserTurn,
 )
 from wopeval.wire.vocab import (
     EVAL_SCORED,
@@ -79,6 +80,12 @@ class TrialView:
     completed_at: str | None = None
     scored: EvalScored | None = None
     reason: TrialFailed | None = None
+    # Its conversation with a simulated user: messages answered (``ended`` ones not counted),
+    # the reply entries consumed, how it ended (stop, miss, max-turns) and the message missed.
+    user_turns: int = 0
+    user_replies: list[int] = field(default_factory=list)
+    user_end: str | None = None
+    user_missed: Any = None
     # This attempt's retry mark, and the causes of the earlier attempts retries superseded.
     retry: RetryMark | None = None
     retries: tuple[str, ...] = ()
@@ -308,6 +315,8 @@ def _apply(view: TrialView, event: RunEvent) -> None:
             view.failed_closed = True
         if payload.fixture_index is not None:
             view.fixture_indexes.append(payload.fixture_index)
+    elif isinstance(payload, UserTurn):
+        _user_turn(view, payload)
     elif isinstance(payload, ProviderUsage):
         view.model_call_count += 1
         view.input_tokens += payload.inputTokens
@@ -324,3 +333,15 @@ def _apply(view: TrialView, event: RunEvent) -> None:
         view.error_label = payload.error_label
         view.failure = payload.failure
         view.retry = payload.retry
+
+
+def _user_turn(view: TrialView, turn: UserTurn) -> None:
+    if turn.kind == "ended":
+        return
+    view.user_turns += 1
+    if turn.replyIndex is not None:
+        view.user_replies.append(turn.replyIndex)
+    if turn.kind != "reply" and view.user_end is None:
+        view.user_end = turn.kind
+        if turn.kind == "miss":
+            view.user_missed = turn.message

@@ -22,15 +22,13 @@ Non-finite numbers are refused everywhere (``allow_inf_nan=False``): JSON has no
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, ValidationInfo
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import Field
 
 from wopeval.suite.adaptive import ADAPTIVE_KEY, AdaptiveTrials
-from wopeval.suite.errors import json_type
-from wopeval.suite.fields import DOCUMENT, Integral, Omittable, SuiteObject
+from wopeval.suite.fields import DOCUMENT, Integral, JsonData, Omittable, SuiteObject
+from wopeval.suite.user import USER_KEY, ScriptedUser
 from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
     SEMVER_PATTERN,
@@ -46,55 +44,6 @@ from wopeval.wire.vocab import (
     TrajectoryMode,
     UnitFloat,
 )
-
-
-def _json_data(value: Any, info: ValidationInfo) -> Any:
-    """In a document, ``value`` if it is JSON data, else every member that is not, each at its
-    location. A model built in code may hold any value (graders take tuples, for one)."""
-    problems = _not_json(value) if info.context is DOCUMENT else []
-    if problems:
-        raise ValidationError.from_exception_data("JsonData", problems)
-    return value
-
-
-def _problem(loc: tuple[str | int, ...], code: str, message: str, **ctx: str) -> InitErrorDetails:
-    return InitErrorDetails(type=PydanticCustomError(code, message, ctx), loc=loc, input=None)
-
-
-def _not_json(value: Any) -> list[InitErrorDetails]:
-    """Keys that are not strings, numbers that are not finite, values of no JSON type: in
-    document order, an object's keys before its members (iterative: no depth limit)."""
-    problems: list[InitErrorDetails] = []
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
-    while stack:
-        item, loc = stack.pop()
-        if isinstance(item, dict):
-            members = []
-            for key, member in item.items():
-                if isinstance(key, str):
-                    members.append((member, (*loc, key)))
-                else:
-                    message = "object keys must be strings, got {type} {key}"
-                    problems.append(
-                        _problem(loc, "json_key", message, type=json_type(key), key=repr(key))
-                    )
-            stack.extend(reversed(members))
-        elif isinstance(item, list):
-            stack.extend(reversed([(member, (*loc, i)) for i, member in enumerate(item)]))
-        elif isinstance(item, float) and not math.isfinite(item):
-            problems.append(
-                _problem(loc, "json_number", "{value} is not a JSON number", value=str(item))
-            )
-        elif item is not None and not isinstance(item, bool | int | float | str):
-            message = "not a JSON value ({type})"
-            problems.append(_problem(loc, "json_value", message, type=type(item).__name__))
-    return problems
-
-
-# Opaque content (``input``, ``value``, ``args``, ``response``, ``memorySeed`` entries): any JSON
-# value, ``null`` too. Pydantic's own ``JsonValue`` names its union tags in error locations
-# (``input.dict.n.float``); this names the field path only.
-JsonData = Annotated[Any, AfterValidator(_json_data)]
 
 ArgsMatch = Literal["ignore", "exact", "subset"]
 PassRule = Literal["all", "any", "mean"]
@@ -207,6 +156,7 @@ class Task(SuiteObject):
     fixtures: Omittable[Fixtures] = None
     # wopeval's own members (:mod:`wopeval.suite.extensions` lists them, with their scopes).
     x_wopeval_adaptive: Omittable[AdaptiveTrials] = Field(None, alias=ADAPTIVE_KEY)
+    x_wopeval_user: Omittable[ScriptedUser] = Field(None, alias=USER_KEY)
 
 
 class Trials(SuiteObject):

@@ -44,6 +44,8 @@ from wopeval.wire.payloads import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    UserTurn,
+    UserTurnKind,
 )
 from wopeval.wire.vocab import (
     DECIDED,
@@ -64,6 +66,7 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    USER_TURN,
     X_ERROR,
     X_FAILURE,
     X_FIXTURE,
@@ -232,6 +235,7 @@ __all__ = [
     "TOOL_CALLED",
     "TOOL_RETURNED",
     "TRIAL_FAILED",
+    "USER_TURN",
     "X_ERROR",
     "X_FAILURE",
     "X_FIXTURE",
@@ -264,4 +268,6 @@ __all__ = [
     "ToolReturned",
     "TrialFailed",
     "TypedRunEvent",  # noqa: F822 (built on first use by the module's __getattr__)
+    "UserTurn",
+    "UserTurnKind",
 ]

@@ -30,6 +30,7 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    USER_TURN,
     X_ERROR,
     X_FAILURE,
     X_FIXTURE,
@@ -269,6 +270,9 @@ FailureKind = Literal[
     "interrupted",  # a resumed run's trial that may have touched a live tool
     "infrastructure",  # a model server, MCP server or agent process failed, not the agent
     "model-miss",  # a replayed model request with no recording in the cassette
+    "user-miss",  # the agent told a scripted user something its script does not cover
+    "max-turns",  # the agent sent a scripted user more messages than its maxTurns
+    "user-error",  # reserved: a simulated user that failed (the user side, not the agent)
 ]
 
 
@@ -311,6 +315,26 @@ class TrialFailed(ClosedPayload):
         return [FailureReason(kind=self.kind, message=self.message, details=self.details)]
 
 
+UserTurnKind = Literal["reply", "stop", "miss", "max-turns", "ended"]
+
+
+class UserTurn(ClosedPayload):
+    """One message the agent sent a simulated user (``x-wopeval-user``) and how it was answered:
+    ``reply`` (entry ``replyIndex``), ``stop`` (that entry ended the conversation), ``miss`` (no
+    unconsumed entry matched: the trial fails closed), ``max-turns`` (past ``maxTurns``), or
+    ``ended`` (the conversation had already ended: no answer). ``turn`` counts the messages
+    from 0. It carries content (the message, the reply), so it lives only in the tenant's own
+    log and views, like a tool call's arguments (RFC 0244 §H)."""
+
+    event_type: ClassVar[str] = USER_TURN
+    agentId: str
+    turn: NonNegInt
+    kind: UserTurnKind
+    message: Any = None
+    replyIndex: NonNegInt | None = None
+    reply: Any = None
+
+
 PAYLOAD_MODELS: dict[str, type[Payload]] = {
     model.event_type: model
     for model in (
@@ -328,5 +352,6 @@ PAYLOAD_MODELS: dict[str, type[Payload]] = {
         Decided,
         ProviderUsage,
         TrialFailed,
+        UserTurn,
     )
 }

@@ -66,6 +66,8 @@ DECIDED = "agent.decided"
 PROVIDER_USAGE = "provider.usage"
 # wopeval's own (vendor ``<org>.<name>``) event: why a trial did not pass. Content: tenant-only.
 TRIAL_FAILED = "wopeval.trial-failed"
+# wopeval's own: one message to a simulated user and its answer. Content: tenant-only.
+USER_TURN = "wopeval.user-turn"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 
 # --- wopeval's vendor payload keys -------------------------------------------------------------
