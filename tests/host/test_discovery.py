@@ -52,7 +52,10 @@ async def test_discovery_default_advertises_every_implemented_facet(store_url: s
         "regressionVerdict": True,
         "baselineSelection": True,
         "recordedFixtures": True,
-        "x-wopeval-extensions": {"x-wopeval-adaptive": {"rules": ["sprt"]}},
+        "x-wopeval-extensions": {
+            "x-wopeval-adaptive": {"rules": ["sprt"]},
+            "x-wopeval-user": {"kinds": ["scripted"], "order": ["in-order", "keyed"]},
+        },
     }
     assert doc["providerUsage"]["witness"] == "witnessable-gated"
     validate_agents_record(doc["agents"])

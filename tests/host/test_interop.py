@@ -62,7 +62,10 @@ def test_interop_discovery_is_the_closed_v2_root(store_url: str) -> None:
     assert facet["trials"] == {"maxTrials": 10}
     assert facet["regressionVerdict"] is True
     assert facet["baselineSelection"] is True
-    assert facet["x-wopeval-extensions"] == {"x-wopeval-adaptive": {"rules": ["sprt"]}}
+    assert facet["x-wopeval-extensions"] == {
+        "x-wopeval-adaptive": {"rules": ["sprt"]},
+        "x-wopeval-user": {"kinds": ["scripted"], "order": ["in-order", "keyed"]},
+    }
     assert "providerUsage" in caps.families
     validate_agents_record(caps.raw["agents"])
     assert caps.fixtures == ["conformance-eval-hosttest"]

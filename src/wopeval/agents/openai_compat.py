@@ -167,7 +167,7 @@ class _Loop:
                 raise ModelUnavailable("the model server answered with no choices")
             calls = list(message.tool_calls or ())
             if not calls:
-                if not self.ctx.has_user:
+                if not _converses(self.ctx):
                     return answer_of(message.content)
                 try:
                     reply = await self.ctx.ask_user(message.content or "")
@@ -383,7 +383,7 @@ class OpenAICompatAgent:
         specs = self._specs(ctx)
         names = ToolNames(spec.name for spec in specs)
         tools = [_function(names.api(spec.name), spec) for spec in specs]
-        if ctx.has_user and names.real(FINAL_ANSWER_TOOL) is None:
+        if _converses(ctx) and names.real(FINAL_ANSWER_TOOL) is None:
             tools.append(_FINAL_ANSWER)
         system = "\n\n".join(p for p in (self.definition.systemPrompt, DATA_NOTE) if p)
         messages = [
@@ -392,6 +392,11 @@ class OpenAICompatAgent:
         ]
         async with self.client() as client:
             return await _Loop(self, ctx, client, names, tools, messages).run()
+
+
+def _converses(ctx: AgentContext) -> bool:
+    """The task has a simulated user (a context from before conversations has none)."""
+    return bool(getattr(ctx, "has_user", False))
 
 
 async def _close(client: AsyncOpenAI) -> None:

@@ -154,7 +154,7 @@ class ProcessAgent:
             "trialIndex": ctx.trial_index, "agentId": ctx.agent_id,
             "tools": [spec.to_json() for spec in ctx.tools()],
             "memory": ctx.memory.entries(), "budgetExceeded": ctx.budget_exceeded,
-            "hasUser": ctx.has_user,
+            "hasUser": getattr(ctx, "has_user", False),  # a context from before conversations
         })  # fmt: skip
         died: AgentWorkerDied | None = None
         async with anyio.create_task_group() as calls:

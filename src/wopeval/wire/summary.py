@@ -110,6 +110,15 @@ class UserSide(Closed):
     passRate: UnitFloat
     passRateExcludingUserSide: UnitFloat | None = None
 
+    def text(self) -> str:
+        """One plain line every view shows (CLI, Markdown)."""
+        without = self.passRateExcludingUserSide
+        rest = "-" if without is None else f"{without:.3f}"
+        return (
+            f"user side: {self.userMiss} user-miss, {self.userError} user-error of "
+            f"{self.trials} trials; trial pass rate {self.passRate:.3f}, {rest} without them"
+        )
+
 
 class EvalSummary(Closed):
     suiteId: Annotated[str, Field(pattern=SUITE_ID_PATTERN)]
