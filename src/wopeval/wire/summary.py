@@ -115,8 +115,8 @@ class UserSide(Closed):
         without = self.passRateExcludingUserSide
         rest = "-" if without is None else f"{without:.3f}"
         return (
-            f"user side: {self.userMiss} user-miss, {self.userError} user-error of "
-            f"{self.trials} trials; trial pass rate {self.passRate:.3f}, {rest} without them"
+            f"user side: {self.userMiss} user-miss, {self.userError} user-error; "
+            f"pass rate {self.passRate:.3f}, {rest} without them"
         )
 
 
