@@ -12,6 +12,7 @@ from wopeval.grading.user_reasons import user_reasons
 from wopeval.grading.views import TrialView, _user_turn
 from wopeval.suite import parse_suite
 from wopeval.suite.models import Task
+from wopeval.suite.user import WhenLiteral
 from wopeval.wire.events import EvalScored, UserTurn
 
 TARGET = "core.test.talker"
@@ -107,9 +108,37 @@ def test_33_2_a_miss_after_every_reply_was_consumed_says_so() -> None:
     view.user_end = "miss"  # as if a later message had missed
     view.user_missed = "x" * 100
     (reason,) = user_reasons(_task(), view)
-    assert "every reply was consumed by then" in reason.message
-    assert '"xxxxxxxx' in reason.message
-    assert "…" in reason.message  # the message is shortened
+    shortened = '"' + "x" * 58 + "…"  # 60 characters of its JSON
+    assert reason.message == (
+        f"user miss (onMiss: fail): the user's script has no reply to {shortened} "
+        "(every reply was consumed by then)"
+    )
+    assert reason.details == {"message": "x" * 100, "repliesServed": [0, 2, 1], "left": []}
+
+
+def test_33_2_exactly_three_replies_left_are_all_listed() -> None:
+    (reason,) = user_reasons(_task(), _view(("miss", "q", None)))
+    assert reason.message.endswith('#2 json {"ask": "seat"})')
+    assert " more" not in reason.message
+
+
+def test_33_2_a_long_reason_is_cut_at_300_characters() -> None:
+    task = _task()
+    script = task.x_wopeval_user
+    assert script is not None
+    long = [r.model_copy(update={"when": WhenLiteral(literal="y" * 80)}) for r in script.replies]
+    wide = task.model_copy(update={"x_wopeval_user": script.model_copy(update={"replies": long})})
+    (reason,) = user_reasons(wide, _view(("miss", "z" * 80, None)))
+    assert len(reason.message) == 300
+
+
+def test_33_2_max_turns_without_the_script_says_so() -> None:
+    task = _task().model_copy(update={"x_wopeval_user": None})
+    (reason,) = user_reasons(task, _view(("max-turns", "q", None)))
+    assert reason.message == (
+        "max-turns: the agent sent the user more than maxTurns = None messages"
+    )
+    assert user_reasons(task, _view(("miss", "q", None)))[0].details["left"] == []
 
 
 def test_33_2_the_reason_lists_three_replies_then_a_count() -> None:

@@ -174,3 +174,59 @@ def test_33_2_regex_budget_boundaries() -> None:
     assert regex_problem("(?i:a)*") is not None
     assert regex_problem("[(]+x") is None  # a parenthesis in a class opens no group
     assert regex_problem(r"\(a\)+") is None  # an escaped parenthesis neither
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        # Inside a class, * + ? { ( | are plain characters: no choice, no group.
+        ("[*+?]a*b", None),
+        ("[(]a*", None),
+        ("[|]a*b", None),
+        ("[^]*]a*b", None),  # ] first after ^ is a member
+        ("[]*]a*b", None),  # ] first is a member
+        (r"[\]*]a*b", None),  # an escaped ] is a member
+        ("[a-c]*[x]*", "too many"),  # two classes, two unbounded repetitions
+        # Group openings are no quantifiers: (?: (?P<n> (?i: (?> then the group.
+        ("(?:x)a*b", None),
+        ("(?P<name>x)a*b", None),
+        ("(?i:x)a*b", None),
+        ("(?>x)a*b", None),
+        ("(?i)a*b", None),
+        ("(?#a*b*c*)a*b", None),  # a comment counts nothing
+        ("(?:a|b)(?:c|d)x*", "too many"),  # 2 × 2 branches × 4000 × 4000
+        ("(?:a|b)(?:c)x*", None),
+        ("x(?:a)(?:b)(?:c)y*", None),
+        ("(?:(?:a|b)|c)x*", "too many"),  # 3 ways at one level
+        (r"\(\)\*x*", None),  # escaped: plain characters
+        (r"\0x*", None),  # \0 is a character, not a back-reference
+        (r"(a)\1", "a back-reference"),
+        ("(?P<a>x)(?P=a)", "a back-reference"),
+        ("(?<=a)b", "a look-behind"),
+        ("(?!a)b", "a look-ahead"),
+        ("(a)?(?(1)b|c)", "a group may not be repeated"),
+        ("(?:x)(?(1)b|c)", "not a regular expression"),
+        ("a(?(1)b)", "not a regular expression"),
+    ],
+)
+def test_33_2_regex_classes_groups_and_escapes(pattern: str, problem: str | None) -> None:
+    found = regex_problem(pattern)
+    if problem is None:
+        assert found is None, found
+    else:
+        assert found is not None
+        assert found.startswith(problem), found
+
+
+def test_33_2_a_conditional_group_is_refused() -> None:
+    assert regex_problem("(a)(?(1)b|c)") == "a conditional group is not allowed: (?(…"
+
+
+def test_33_2_in_order_stop_as_the_last_reply_is_accepted() -> None:
+    script = user(reply({"literal": "x"}), reply({"literal": "y"}, stop=True), maxTurns=2)
+    assert errors_of(script) == []
+    refused = errors_of(user(reply({"literal": "x"}, stop=True), reply({"literal": "y"})))
+    assert refused == [
+        f"tasks[0].{KEY}.replies[0].stop: a stop reply must be the last under order in-order "
+        "(it is #0 of 2): the replies after it could never be sent"
+    ]

@@ -18,7 +18,6 @@ error at once, each naming its field.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -138,8 +137,3 @@ def user_rules_of(path: str, user: ScriptedUser) -> list[FieldError]:
         )
         errors.append(FieldError(f"{path}.maxTurns", message))
     return errors
-
-
-def compile_when(pattern: str) -> re.Pattern[str]:
-    """A ``when.regex`` compiled (the suite rules have checked it)."""
-    return re.compile(pattern)
