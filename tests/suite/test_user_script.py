@@ -230,3 +230,46 @@ def test_33_2_in_order_stop_as_the_last_reply_is_accepted() -> None:
         f"tasks[0].{KEY}.replies[0].stop: a stop reply must be the last under order in-order "
         "(it is #0 of 2): the replies after it could never be sent"
     ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "refused"),
+    [
+        ("a?a*b", False),  # exactly the budget: 2 × 4000 × 4000
+        ("a?b?a*", True),  # one way more
+        ("a{3}b{2}x*", False),  # fixed counts are one way each
+        ("a{3,3}b{2,2}x*", False),
+        ("a{2,3}x*", False),  # 2 ways
+        ("a{2,4}x*", True),  # 3 ways
+        ("a{,1}b{,1}x*", True),  # 2 × 2 ways
+        ("a{,1}x*", False),
+        ("a{2,}b*", True),  # {m,} is unbounded
+        ("a*?b?", False),  # a lazy ? is no quantifier of its own
+        ("a*+b?", False),  # nor a possessive +
+        ("a*?(?:b)c", False),
+        ("a?b?(?:c)x*", True),  # a group's ways multiply what came before it
+        ("x*|(b)", False),
+        ("Xa*", False),
+        ("((?:a))x*", False),
+        ("(?#c)(b)x*", False),
+        ("x(?:a)b?y*", False),
+        (r"(a)\1a", True),
+        (r"(a)0\1", True),
+    ],
+)
+def test_33_2_regex_budget_table(pattern: str, refused: bool) -> None:
+    assert (regex_problem(pattern) is not None) is refused, regex_problem(pattern)
+
+
+def test_33_2_too_few_turns_for_the_in_order_script_names_them() -> None:
+    assert errors_of(user(reply({"literal": "x"}), reply({"literal": "y"}), maxTurns=1)) == [
+        f"tasks[0].{KEY}.maxTurns: 1 is below the 2 in-order replies: the script could never "
+        "be played to its end"
+    ]
+
+
+def test_33_2_too_many_ways_names_the_rule() -> None:
+    assert regex_problem("a*b*") == (
+        "too many ways to match: at most one unbounded repetition (*, +, {m,}) and a few "
+        "bounded ones (?, {m,n}) per pattern, so matching stays fast"
+    )
