@@ -70,8 +70,8 @@ def regex_problem(pattern: str) -> str | None:
         return str(exc)
     if choices * MAX_SUBJECT_CHARS > BUDGET:
         return (
-            "too many ways to match: at most one unbounded repetition (*, +, {m,}) and a few "
-            "bounded ones (?, {m,n}) per pattern, so matching stays fast"
+            f"too many ways to match (at most {BUDGET // MAX_SUBJECT_CHARS:,}; *, + and {{m,}} "
+            f"count {MAX_SUBJECT_CHARS:,} each, ? 2, {{m,n}} n-m+1, a|b 2, and they multiply)"
         )
     return None
 
