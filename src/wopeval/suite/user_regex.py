@@ -11,7 +11,7 @@ A ``when.regex`` is refused before any trial runs unless:
 - its *choices* stay within :data:`BUDGET`: each ``*``, ``+`` or ``{m,}`` may stop at any of
   :data:`MAX_SUBJECT_CHARS` places, ``?`` at 2, ``{m,n}`` at ``n - m + 1``; choices in sequence
   multiply, the branches of an alternation add, and a search tries every start position. In
-  practice: one unbounded repetition per pattern, with a few bounded ones beside it.
+  practice: one unbounded repetition per pattern, and at most one optional part beside it.
 
 The engine matches a regex only against a message of at most :data:`MAX_SUBJECT_CHARS`
 characters; a longer message matches no ``regex`` (it may still match a ``literal`` or ``json``).
