@@ -50,8 +50,9 @@ USER = {
 
 def _suite(trials: int, task_input: dict[str, Any], **extra: Any) -> AgentEvalSuite:
     task = {"taskId": "t", "input": task_input, "expected": OK, **extra}
-    return parse_suite({"suiteId": "core.bench.evals.talk", "version": "1.0.0",
-                        "modes": ["golden"], "tasks": [task], "trials": {"count": trials}})  # fmt: skip
+    doc = {"suiteId": "core.bench.evals.talk", "version": "1.0.0", "modes": ["golden"],
+           "tasks": [task], "trials": {"count": trials}}  # fmt: skip
+    return parse_suite(doc)
 
 
 def _suites(trials: int) -> dict[str, AgentEvalSuite]:
