@@ -33,6 +33,10 @@ def test_33_2_run_show_and_markdown_say_the_user_side(tmp_path: Path) -> None:
     code, out = _cli("show", run_id, "--store", store)
     assert line in out.splitlines()
     assert "user miss (onMiss: fail)" in out
+    rows = [line.split() for line in out.splitlines()]
+    names = ("talks", "off-script", "too-long")
+    grid = {row[0]: row[1] for row in rows if len(row) == 2 and row[0] in names}
+    assert grid == {"talks": "✓", "off-script": "!", "too-long": "E"}  # a miss fails closed
     code, out = _cli("export", run_id, "-f", "markdown", "--store", store)
     assert line in out
 

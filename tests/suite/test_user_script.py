@@ -255,6 +255,12 @@ def test_33_2_in_order_stop_as_the_last_reply_is_accepted() -> None:
         ("x(?:a)b?y*", False),
         (r"(a)\1a", True),
         (r"(a)0\1", True),
+        ("[^a]x*", False),  # a class after ^ ends at its own ]
+        ("[]]x*", False),  # a class whose only member is ]
+        ("(?i)(?m)a?b*", False),  # a second global flag group is no group either
+        ("x(?#c)a?b*", False),  # a comment after the start
+        ("(a)(?#c)x*", False),  # a comment after a group ends at its own )
+        ("(?#c)(?:a|b|c)x*", True),  # and not at the pattern's last )
     ],
 )
 def test_33_2_regex_budget_table(pattern: str, refused: bool) -> None:
