@@ -163,6 +163,22 @@ MODEL = {
 }  # fmt: skip
 
 
+# A scripted user (x-wopeval-user): a conversation played to its stop, a user miss, max-turns.
+_USER = {"kind": "scripted", "replies": [
+    {"when": {"literal": "ref?"}, "reply": "ABC"},
+    {"when": {"regex": "^bye"}, "reply": "ok", "stop": True}]}  # fmt: skip
+CONVERSATION = _suite(
+    "grade-conversation",
+    [
+        {**_task("talks", {"calls": [{"ask": "ref?"}, {"ask": "bye now"}], "output": "ok"}, OK),
+         "x-wopeval-user": _USER},
+        {**_task("off-script", {"calls": [{"ask": "age?"}, {"ask": "ref?"}], "output": "ok"}, OK),
+         "x-wopeval-user": _USER},
+        {**_task("too-long", {"calls": [{"ask": "ref?"}] * 3, "output": "ok"}, OK),
+         "x-wopeval-user": {**_USER, "order": "keyed", "maxTurns": 1}},
+    ],
+)  # fmt: skip
+
 RUN = ("run", "{dir}/trajectories.json", "--store", "{store}", "--json")
 SHARDS = tuple((*RUN, "--shard", f"{i}/2", "--group", "g") for i in range(2))
 
@@ -198,6 +214,8 @@ KINDS: tuple[Kind, ...] = (
          {"adaptive.json": ADAPTIVE}),
     Kind("adaptive-resumed", (("run", "--resume", "{run}", "--store", "{store}", "--json"),),
          {"adaptive.json": ADAPTIVE}, unfinished="{dir}/adaptive.json"),
+    Kind("conversation", (("run", "{dir}/talk.json", "--store", "{store}", "--json"),),
+         {"talk.json": CONVERSATION}),
 )  # fmt: skip
 
 

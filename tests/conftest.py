@@ -112,6 +112,7 @@ SLOW_FILES = frozenset(
         "tests/cli/test_world_grade.py",
         "tests/cli/test_exiting.py",
         "tests/cli/test_grade_bytes.py",
+        "tests/cli/test_user_cli.py",
         "tests/cli/test_failure_output.py",
         "tests/cli/test_import_progress.py",
         "tests/cli/test_lazy.py",

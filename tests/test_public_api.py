@@ -13,6 +13,7 @@ import wopeval
 EXPECTED = [
     "AgentContext",
     "AgentEvalSuite",
+    "ConversationEnded",
     "EvalResult",
     "EvalSummary",
     "EventStore",

@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "AgentContext": "wopeval.engine.agent",
     "AgentEvalSuite": "wopeval.suite.models",
+    "ConversationEnded": "wopeval.engine.agent",
     "EvalResult": "wopeval.service.api",
     "EvalSummary": "wopeval.wire.summary",
     "EventStore": "wopeval.events.store",
@@ -41,6 +42,7 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 if TYPE_CHECKING:
     from wopeval.compare.verdict import compare_summaries as compare_summaries
     from wopeval.engine.agent import AgentContext as AgentContext
+    from wopeval.engine.agent import ConversationEnded as ConversationEnded
     from wopeval.engine.agent import ToolResult as ToolResult
     from wopeval.engine.agent import Usage as Usage
     from wopeval.engine.judge import Judge as Judge

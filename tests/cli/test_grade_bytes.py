@@ -133,3 +133,21 @@ def test_import_otlp_and_grade_log_of_its_converted_log_print_the_same_bytes(
     imported, regraded = made.logs
     assert grade_kinds.last_json(imported)["tasks"], imported
     assert imported == regraded
+
+
+def test_33_2_the_conversation_kind_holds_a_user_side(tmp_path: Path) -> None:
+    """A scripted user's run: one conversation to its stop, one user miss, one max-turns; the
+    summary counts the user side apart and ``grade`` reproduces it byte for byte."""
+    (kind,) = [k for k in KINDS if k.name == "conversation"]
+    store = str(tmp_path / "s.db")
+    grade_kinds.write_suites(kind, tmp_path)
+    (run_id,) = grade_kinds.make(kind, _cli, store, tmp_path, unfinished=_unfinished).runs
+    stored = grade_kinds.stored_summary(store, run_id)
+    assert stored is not None
+    summary = json.loads(stored)
+    assert {t["taskId"]: t["passed"] for t in summary["tasks"]} == {
+        "talks": True, "off-script": False, "too-long": False}  # fmt: skip
+    assert summary["x-wopeval-userSide"] == {
+        "trials": 3, "passedTrials": 1, "userMiss": 1, "userError": 0,
+        "passRate": 1 / 3, "passRateExcludingUserSide": 0.5}  # fmt: skip
+    assert grade_kinds.grade_bytes(_cli, store, run_id)["same"] is True

@@ -306,7 +306,7 @@ def _cell(
 def _status(view: TrialView, reason: TrialFailed | None) -> TrialStatus:
     if reason is not None and reason.kind == "skipped-budget":
         return "skipped"
-    if view.failed_closed:
+    if view.failed_closed or view.user_end == "miss":
         return "fail-closed"
     if reason is not None and reason.kind in ERROR_KINDS:
         return "error"

@@ -6,7 +6,8 @@ listed there, so every trajectory is known in advance. Its input::
     {
       "calls":   [{"tool": "crm:lookup-order", "args": {...}},
                   {"delegate": {"agentId": "core.conformance.agents.scripted.helper",
-                                "input": {...scripted input...}}}],
+                                "input": {...scripted input...}}},
+                 {"ask": "What is your booking reference?"}],
       "output":  <any JSON>,
       "usage":   [{"provider": "mock", "model": "m", "inputTokens": 10, "outputTokens": 5,
                    "costEstimateUsd": 0.001}],
@@ -16,13 +17,16 @@ listed there, so every trajectory is known in advance. Its input::
     }
 
 Every member is optional. ``trials["<i>"]`` replaces the named members for trial ``i`` only.
+An ``ask`` step says its message to the task's simulated user (``x-wopeval-user``); once the
+conversation has ended (``ConversationEnded``) the agent goes on with its next step.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
-from wopeval.engine.agent import AgentContext, Usage
+from wopeval.engine.agent import AgentContext, ConversationEnded, Usage
 
 
 def _plan(task_input: Any, trial_index: int) -> dict[str, Any]:
@@ -49,7 +53,10 @@ async def scripted_agent(task_input: Any, ctx: AgentContext) -> Any:
             )
         )
     for call in plan.get("calls") or ():
-        if "delegate" in call:
+        if "ask" in call:
+            with contextlib.suppress(ConversationEnded):  # the log has the turn; go on
+                await ctx.ask_user(call["ask"])
+        elif "delegate" in call:
             delegate = call["delegate"]
             await ctx.delegate(str(delegate["agentId"]), delegate.get("input", {}))
         else:

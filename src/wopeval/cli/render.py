@@ -122,6 +122,8 @@ def footer_parts(
         parts.append(aggregate_part(summary, intervals))
     if summary.totalCostUsd is not None:
         parts.append(f"cost ${summary.totalCostUsd:.4f}")
+    if summary.user_side is not None:
+        parts.append(summary.user_side.text())
     if summary.regression is not None and summary.regression.verdict is not None:
         parts.append(f"vs baseline: {summary.regression.verdict}")
     return parts

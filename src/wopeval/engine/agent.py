@@ -77,6 +77,40 @@ def usage_payload(usage: Usage) -> ProviderUsage:
     )
 
 
+class ConversationEnded(Exception):
+    """Raised by ``ctx.ask_user`` once the conversation with a simulated user is over: the user
+    stopped (``how == "stop"``; ``reply`` is its last reply, for the agent to read), or it
+    ended on the agent's side: a message the script does not cover (:class:`UserMiss`) or one
+    too many (:class:`TurnsExceeded`). An agent may catch it and return its final answer;
+    after a miss or too many turns the trial fails whatever it returns."""
+
+    def __init__(self, how: str, message: str, reply: Any = None) -> None:
+        super().__init__(message)
+        self.how = how
+        self.reply = reply
+
+
+class UserMiss(ConversationEnded):
+    """The agent sent the scripted user a message no unconsumed reply matches (fails closed)."""
+
+
+class TurnsExceeded(ConversationEnded):
+    """The agent sent the user more messages than the script's ``maxTurns``."""
+
+
+_ENDED: dict[str, tuple[type[ConversationEnded], str]] = {
+    "stop": (ConversationEnded, "the user ended the conversation"),
+    "miss": (UserMiss, "the user's script has no reply to this message (user-miss)"),
+    "max-turns": (TurnsExceeded, "more messages than the user's maxTurns (max-turns)"),
+}
+
+
+def conversation_ended(how: str, reply: Any) -> ConversationEnded:
+    """What ``ask_user`` raises once the conversation ended ``how``."""
+    kind, message = _ENDED[how]
+    return kind(how, message, reply)
+
+
 class Memory(Protocol):
     """The trial's private memory: seeded from ``memorySeed``, invisible to every other trial."""
 
@@ -108,6 +142,11 @@ class AgentContext(Protocol):
         ``thresholds.maxCostUsd``, the host's): a model-backed agent stops its loop then."""
         ...
 
+    @property
+    def has_user(self) -> bool:
+        """The task has a simulated user (``x-wopeval-user``) to converse with (``ask_user``)."""
+        ...
+
     def tools(self) -> list[ToolSpec]:
         """The tools this trial offers: live tools with their specs, then the task's fixtured
         tools (a permissive schema unless a spec is known)."""
@@ -122,6 +161,12 @@ class AgentContext(Protocol):
         ...
 
     async def report_usage(self, usage: Usage) -> None: ...
+
+    async def ask_user(self, message: Any) -> Any:
+        """Send the task's simulated user (``x-wopeval-user``) a message (a text, or JSON for a
+        structured question); returns its reply. Raises :class:`ConversationEnded` once the
+        conversation is over (see there), and :class:`RuntimeError` on a task without a user."""
+        ...
 
     async def delegate(self, agent_id: str, task_input: Any) -> Any: ...
 

@@ -26,7 +26,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from wopeval.engine.agent import AgentContext, ToolResult, Usage
+from wopeval.engine.agent import AgentContext, ConversationEnded, ToolResult, Usage
 from wopeval.errors import RunError, message_of
 
 __all__ = ["MAX_MESSAGE_BYTES", "AgentWorkerDied", "AgentWorkers", "ProcessAgent", "raised_as"]
@@ -154,6 +154,7 @@ class ProcessAgent:
             "trialIndex": ctx.trial_index, "agentId": ctx.agent_id,
             "tools": [spec.to_json() for spec in ctx.tools()],
             "memory": ctx.memory.entries(), "budgetExceeded": ctx.budget_exceeded,
+            "hasUser": getattr(ctx, "has_user", False),  # a context from before conversations
         })  # fmt: skip
         died: AgentWorkerDied | None = None
         async with anyio.create_task_group() as calls:
@@ -200,6 +201,11 @@ async def _call(ctx: AgentContext, message: dict[str, Any]) -> Any:
         return None
     if op == "delegate":
         return await ctx.delegate(str(message["agentId"]), message.get("input"))
+    if op == "askUser":
+        try:
+            return {"reply": await ctx.ask_user(message.get("message"))}
+        except ConversationEnded as exc:  # the worker raises it again, of its class
+            return {"ended": exc.how, "reply": exc.reply}
     raise AgentWorkerDied(f"the agent's worker asked for an unknown operation {op!r}")
 
 

@@ -4,10 +4,10 @@ time, for :mod:`wopeval.engine.agent_process` in the host.
 It speaks JSON lines: the host's ``run`` message names the agent by import path and carries the
 trial's input, ids, tools, memory and budget flag; the worker answers ``done`` with the output or
 ``raised`` with the exception's type and text. In between, each context call the agent makes
-(``call_tool``, ``refuse_call``, ``report_usage``, ``delegate``) is a message with an ``id``
-that the host answers with a ``reply``; memory writes are sent without a reply (the worker keeps
-the trial's memory and the host mirrors it). The agent's own prints go to stderr: stdout is the
-protocol's.
+(``call_tool``, ``refuse_call``, ``report_usage``, ``delegate``, ``ask_user``) is a message with
+an ``id`` that the host answers with a ``reply``; memory writes are sent without a reply (the
+worker keeps the trial's memory and the host mirrors it). The agent's own prints go to stderr:
+stdout is the protocol's.
 
 When its input ends (the host closed it, or died), the worker exits at once, whatever its agent
 is doing, so no worker outlives its host.
@@ -24,7 +24,14 @@ import sys
 import threading
 from typing import IO, Any
 
-from wopeval.engine.agent import AgentFn, ToolResult, ToolSpec, TrialMemory, Usage
+from wopeval.engine.agent import (
+    AgentFn,
+    ToolResult,
+    ToolSpec,
+    TrialMemory,
+    Usage,
+    conversation_ended,
+)
 from wopeval.engine.agent_process import raised_as
 from wopeval.engine.syncagent import as_async_agent
 from wopeval.errors import message_of
@@ -88,6 +95,7 @@ class _WorkerContext:
         self._agent_id = str(run["agentId"])
         self._tools = [ToolSpec(**spec) for spec in run["tools"]]
         self._memory = _MirroredMemory(run["memory"], host)
+        self._has_user = bool(run.get("hasUser", False))
 
     @property
     def task_id(self) -> str:
@@ -109,6 +117,10 @@ class _WorkerContext:
     def budget_exceeded(self) -> bool:
         return self._host.budget_exceeded
 
+    @property
+    def has_user(self) -> bool:
+        return self._has_user
+
     def tools(self) -> list[ToolSpec]:
         return list(self._tools)
 
@@ -125,6 +137,12 @@ class _WorkerContext:
 
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         return await self._host.ask({"op": "delegate", "agentId": agent_id, "input": task_input})
+
+    async def ask_user(self, message: Any) -> Any:
+        result = await self._host.ask({"op": "askUser", "message": message})
+        if "ended" in result:
+            raise conversation_ended(str(result["ended"]), result.get("reply"))
+        return result["reply"]
 
 
 def _import(ref: str) -> Any:

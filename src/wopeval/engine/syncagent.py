@@ -75,6 +75,10 @@ class SyncAgentContext:
     def budget_exceeded(self) -> bool:
         return self._ctx.budget_exceeded
 
+    @property
+    def has_user(self) -> bool:
+        return self._ctx.has_user
+
     def tools(self) -> list[ToolSpec]:
         return self._ctx.tools()
 
@@ -86,6 +90,10 @@ class SyncAgentContext:
 
     def delegate(self, agent_id: str, task_input: Any) -> Any:
         return self._bridge(self._ctx.delegate, agent_id, task_input)
+
+    def ask_user(self, message: Any) -> Any:
+        """The task's simulated user's reply (:meth:`AgentContext.ask_user`, blocking)."""
+        return self._bridge(self._ctx.ask_user, message)
 
     def _bridge(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return anyio.from_thread.run(self._on_loop, fn, *args)
@@ -171,6 +179,10 @@ class _ThreadedContext:
     def budget_exceeded(self) -> bool:
         return self._sync.budget_exceeded
 
+    @property
+    def has_user(self) -> bool:
+        return self._sync.has_user
+
     def tools(self) -> list[ToolSpec]:
         return self._sync.tools()
 
@@ -182,6 +194,9 @@ class _ThreadedContext:
 
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         return await self._bridge(self._sync._ctx.delegate, agent_id, task_input)
+
+    async def ask_user(self, message: Any) -> Any:
+        return await self._bridge(self._sync._ctx.ask_user, message)
 
     async def _bridge(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         on_loop = self._sync._on_loop(fn, *args)

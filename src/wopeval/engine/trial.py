@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 
 from wopeval.agents.cassette import note_latency, replayed_latency, trial_tape
-from wopeval.engine.agent import TrialMemory
+from wopeval.engine.agent import ConversationEnded, TrialMemory
 from wopeval.engine.fork_prefix import PrefixGateway
 from wopeval.engine.gateway import GatewayOptions, ToolGateway
 from wopeval.engine.limits import clip_reason, over_limit, sized_json
@@ -39,6 +39,7 @@ from wopeval.engine.outage import (
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.trial_context import TrialContext
 from wopeval.engine.trial_state import SETTLING_LIMIT, TrialEnv, TrialState, new_id, settle
+from wopeval.engine.user import Conversation
 from wopeval.engine.world import WorldState
 from wopeval.errors import ModelMiss, describe, message_of, storable
 from wopeval.grading.reasons import Verdict, explain
@@ -66,6 +67,8 @@ __all__ = [
 ]
 
 _TRACEBACK_LIMIT = 8000
+# How a conversation ends on the agent's side: the trial fails with that label.
+_USER_ENDS = frozenset({"miss", "max-turns"})
 
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
@@ -93,6 +96,8 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
     gateway.before_live = trial.before_live  # a resume must see the call before the tool does
+    if task.x_wopeval_user is not None:  # its own copy of the script's cursor (§B)
+        trial.user = Conversation(task.x_wopeval_user, env.copies)
     ids = {"invocationId": new_id("inv"), "agentId": env.agent_id}
     trial.root_event_id = await trial.record(
         InvocationStarted.build(
@@ -181,6 +186,12 @@ async def _invoke(
             )
             await trial.emit(cancelled)
         raise
+    except ConversationEnded as exc:
+        if exc.how in _USER_ENDS:  # the log's user turn says so too: graded from it
+            trial.log.info("%s: the conversation ended (%s)", trial.ids, exc.how)
+            return exc.how if exc.how == "max-turns" else "user-miss", _failure_of(exc)
+        trial.log.warning("%s: the agent raised %s", trial.ids, type(exc).__name__)
+        return "agent-error", _failure_of(exc)
     except Exception as exc:
         # The exception's type only: its message is the tenant's content (invariant 3), kept
         # in the run's log (the trial's reason), never in the process's log (a host's is the

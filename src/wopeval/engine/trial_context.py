@@ -8,7 +8,14 @@ from typing import Any
 
 import anyio
 
-from wopeval.engine.agent import ToolResult, ToolSpec, TrialMemory, Usage, usage_payload
+from wopeval.engine.agent import (
+    ToolResult,
+    ToolSpec,
+    TrialMemory,
+    Usage,
+    conversation_ended,
+    usage_payload,
+)
 from wopeval.engine.gateway import TOOL_RESULT_CAP
 from wopeval.engine.limits import jsonable, over_limit, sized_json
 from wopeval.engine.toolspec import fixture_tool_names, merge_specs
@@ -21,6 +28,7 @@ from wopeval.wire.events import (
     InvocationStarted,
     ToolCalled,
     ToolReturned,
+    UserTurn,
 )
 
 __all__ = ["TrialContext"]
@@ -53,6 +61,10 @@ class TrialContext:
     @property
     def budget_exceeded(self) -> bool:
         return self._trial.env.meter.exceeded
+
+    @property
+    def has_user(self) -> bool:
+        return self._trial.user is not None
 
     def tools(self) -> list[ToolSpec]:
         known = self._trial.env.registry.tool_specs.values()
@@ -110,6 +122,25 @@ class TrialContext:
         if usage.cost_usd is not None:
             self._trial.env.meter.add(usage.cost_usd)
         await self._trial.emit(usage_payload(usage))
+
+    async def ask_user(self, message: Any) -> Any:
+        """The user's answer, recorded as ``wopeval.user-turn`` (:mod:`wopeval.engine.user`)."""
+        user = self._trial.user
+        if user is None:
+            raise RuntimeError(f"task {self.task_id} has no simulated user (x-wopeval-user)")
+        answer = user.answer(message)
+        turn = UserTurn.build(
+            agentId=self._agent_id,
+            turn=answer.turn,
+            kind=answer.kind,
+            message=jsonable(message),
+            replyIndex=answer.index,
+            reply=answer.reply,
+        )
+        await self._trial.record(turn)
+        if answer.kind == "reply":
+            return answer.reply
+        raise conversation_ended(user.ended or "stop", answer.reply)
 
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         agent = self._trial.env.registry.resolve(agent_id)

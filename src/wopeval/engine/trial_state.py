@@ -19,6 +19,7 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.retry import RetryBudget
 from wopeval.engine.sink import EventSink
+from wopeval.engine.user import Conversation
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
 from wopeval.suite.models import Task
@@ -102,6 +103,8 @@ class TrialState:
     over_limit: Failure | None = None
     # It reached a live tool (a retry could repeat the tool's effects).
     went_live: bool = False
+    # The task's simulated user's side of the conversation (None: the task has no user).
+    user: Conversation | None = None
 
     async def before_live(self) -> None:
         """Awaited by the gateway right before a live tool is called: a resume must see the

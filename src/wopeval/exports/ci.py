@@ -153,6 +153,8 @@ def markdown(
     if summary.trialStats is not None:
         st = summary.trialStats
         lines[-1] += f" · pass@{st.k} {st.passAtK:.3f} · pass^{st.k} {st.passHatK:.3f}"
+    if summary.user_side is not None:
+        lines += ["", summary.user_side.text()]
     if not gated.passed:
         lines += ["", f"**{gated.headline()}**"]
     lines += ["", "| task | result | score | trials | pass@k | pass^k | path |",

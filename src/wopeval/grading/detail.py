@@ -26,7 +26,10 @@ from wopeval.wire.events import RunEvent, TrialFailed
 
 TrialStatus = Literal["pass", "fail", "fail-closed", "error", "skipped", "missing"]
 ERROR_KINDS = frozenset({"agent-error", "timeout", "cancelled", "output-not-json", "grader-error",
-                         "judge-error", "infrastructure"})  # fmt: skip
+                         "judge-error", "infrastructure", "max-turns"})  # fmt: skip
+# Reasons of a trial that failed closed besides a fixture miss (read from the log): a recorded
+# model call or a scripted user had no answer for what the agent did.
+FAIL_CLOSED_KINDS = frozenset({"model-miss", "user-miss"})
 STATUS_MARK: dict[TrialStatus, str] = {
     "pass": "✓", "fail": "✗", "fail-closed": "!", "error": "E", "skipped": "-", "missing": "?",
 }  # fmt: skip
@@ -197,7 +200,7 @@ def _cell(task: Task, view: TrialView, options: GradingOptions, pass_score: floa
 def _status(view: TrialView, reason: TrialFailed | None) -> TrialStatus:
     if reason is not None and reason.kind == "skipped-budget":
         return "skipped"
-    if view.failed_closed or (reason is not None and reason.kind == "model-miss"):
+    if view.failed_closed or (reason is not None and reason.kind in FAIL_CLOSED_KINDS):
         return "fail-closed"
     if reason is not None and reason.kind in ERROR_KINDS:
         return "error"

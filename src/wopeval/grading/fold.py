@@ -67,6 +67,8 @@ class TaskFold:
     adaptive: AdaptivePlan | None = None
     passes: bytearray = field(init=False)
     state_mismatches: int = 0
+    # Trials failed on the user side: a scripted user's script did not cover a message.
+    user_misses: int = 0
 
     def __post_init__(self) -> None:
         self.seen = bytearray(self.count)
@@ -85,6 +87,7 @@ class TaskFold:
             self.passes[index] = outcome.passed
         if not view.ran:
             return
+        self.user_misses += 1 if view.user_end == "miss" else 0
         self.ran += 1
         self.costs.append(view.cost_usd)
         latency = view.latency_ms

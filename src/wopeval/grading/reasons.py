@@ -5,7 +5,9 @@ payload listing each reason that holds, in this order:
 
 1. each forbidden tool called (``forbidden tool X``): whatever else happened, calling it fails;
 2. the fixture miss that failed the trial closed: the missed tool, and which ``toolResponses``
-   entries were still unconsumed at the moment of that call;
+   entries were still unconsumed at the moment of that call; then the end of a conversation
+   with a scripted user on the agent's side: the message its script did not cover
+   (``user-miss``) or ``max-turns`` (:mod:`wopeval.grading.user_reasons`);
 3. the agent's failure: error (exception, message, traceback), timeout, cancellation, non-JSON
    output; or the judge's or grader's error;
 4. the rest of a failed trajectory (:mod:`wopeval.grading.trajectory_diff`): a call whose tool
@@ -45,6 +47,7 @@ from wopeval.grading.trajectory_diff import (
     trajectory_diff,
     trajectory_reasons,
 )
+from wopeval.grading.user_reasons import user_reasons
 from wopeval.grading.views import TrialView
 from wopeval.grading.world_state import final_state_matched, state_differences
 from wopeval.suite.models import Task, ToolResponse
@@ -98,8 +101,18 @@ def explain(
     miss = [_fixture_miss(task, view)] if view.failed_closed else []
     if miss and _diverged(view):  # the miss is the divergence: one reason, in its words
         miss, failure = [_diverged_miss(view)], []
-    state = _final_state(task, view) if not failure and not miss else []
-    ranked = [*miss, *failure, *forbidden, *rest, *state, *output]  # the precedence of ``kind``
+    user = user_reasons(task, view)
+    failure = [f for f in failure if not user or f.kind != "agent-error"]  # the user end's raise
+    state = _final_state(task, view) if not failure and not miss and not user else []
+    ranked = [
+        *miss,
+        *user,
+        *failure,
+        *forbidden,
+        *rest,
+        *state,
+        *output,
+    ]  # the precedence of ``kind``
     if not ranked:
         ranked = [_fallback(task, view, verdict)]
     extra = {"trajectory": trajectory.diff.to_json()} if trajectory is not None else {}
@@ -183,7 +196,7 @@ def _failure(
 def _output_graded(task: Task, view: TrialView, failure: list[FailureReason]) -> bool:
     """The output was graded on its own: the agent finished and a rubric score is the judge's
     (a trial failed closed is scored 0 whatever the judge would say)."""
-    if failure or task.expected.kind == "trajectory":
+    if failure or task.expected.kind == "trajectory" or view.user_end in ("miss", "max-turns"):
         return False
     return not (task.expected.kind == "rubric" and view.failed_closed)
 

@@ -31,7 +31,7 @@ from wopeval.grading.fold import MISSING, RunFold, TaskFold, TrialHook
 from wopeval.grading.stats import TaskTrialResult, mean_or_zero, trial_stats
 from wopeval.suite.models import AgentEvalSuite, PassRule
 from wopeval.wire.events import RunEvent
-from wopeval.wire.summary import EvalSummary, TaskSummary
+from wopeval.wire.summary import EvalSummary, TaskSummary, UserSide
 
 __all__ = [
     "MISSING",
@@ -79,6 +79,7 @@ class Graded:
     gating_aggregate: Fraction
     costs: Sequence[float]
     within_ceilings: bool
+    user_side: UserSide | None = None
 
     @property
     def skipped(self) -> bool:
@@ -122,6 +123,7 @@ def graded_of(suite: AgentEvalSuite, options: GradingOptions, fold: RunFold) -> 
         gating_aggregate=exact_mean([g.result.gating_score for g in graded]),
         costs=fold.costs,
         within_ceilings=_within_ceilings(suite, options, fold.cost_total, graded),
+        user_side=user_side(suite, fold),
     )
 
 
@@ -151,6 +153,27 @@ def summary_of(suite: AgentEvalSuite, run: Graded) -> EvalSummary:
         totalCostUsd=total_cost,
         tasks=[g.summary for g in graded],
         trialStats=trial_stats(results, plan.effective_k) if plan is not None else None,
+        user_side=run.user_side,
+    )
+
+
+def user_side(suite: AgentEvalSuite, fold: RunFold) -> UserSide | None:
+    """``x-wopeval-userSide``, for a suite with a simulated user: trials failed on the user
+    side, counted apart, and the per-trial pass rate with and without them."""
+    if all(task.x_wopeval_user is None for task in suite.tasks):
+        return None
+    trials = sum(f.tally.n for f in fold.tasks)
+    passed = sum(f.tally.passed_count for f in fold.tasks)
+    misses = sum(f.user_misses for f in fold.tasks)
+    errors = 0  # a scripted user cannot fail: its script is checked before the run
+    agent_side = trials - misses - errors
+    return UserSide(
+        trials=trials,
+        passedTrials=passed,
+        userMiss=misses,
+        userError=errors,
+        passRate=passed / trials if trials else 0.0,
+        passRateExcludingUserSide=passed / agent_side if agent_side else None,
     )
 
 

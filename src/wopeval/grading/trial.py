@@ -8,6 +8,9 @@ The per-trial pass rule:
 * With a ``trajectory`` on a golden/rubric task, the trial cannot pass unless it matched; its
   ``score`` stays the output score, and it is *gated* (counts 0 for the pass decisions, RFC 0246).
 * A trial that failed closed on a fixture miss reports ``passed: false`` and ``score: 0`` (§D).
+* So does a trial whose conversation with a scripted user (``x-wopeval-user``) ended on a
+  message the script does not cover (``user-miss``) or past its ``maxTurns`` (``max-turns``),
+  whatever the agent returned after (:mod:`wopeval.engine.user`).
 * A trial whose agent failed (error, timeout, cancellation) scores 0 and does not pass.
 * With wopeval's ``x-wopeval-finalState``, the trial cannot pass unless its recorded final
   world state holds it (:mod:`wopeval.grading.world_state`): gated like a trajectory on a
@@ -37,10 +40,17 @@ LABEL_FIXTURE_MISS = "fixture-miss"
 LABEL_STATE = "state-mismatch"
 LABEL_SKIPPED = "skipped-budget"
 LABEL_UNSCORED = "unscored"
+# A conversation that ended on the agent's side: a message the user's script does not cover
+# (the user side's failure, counted apart from the agent's), or too many messages (the agent's).
+LABEL_USER_MISS = "user-miss"
+LABEL_MAX_TURNS = "max-turns"
 # Labels that force the gating score to 0 (RFC 0246) besides a recomputed trajectory/miss.
 GATING_LABELS = frozenset(
-    {LABEL_TRAJECTORY, LABEL_FIXTURE_MISS, LABEL_SKIPPED, LABEL_UNSCORED, LABEL_STATE}
-)
+    {LABEL_TRAJECTORY, LABEL_FIXTURE_MISS, LABEL_SKIPPED, LABEL_UNSCORED, LABEL_STATE,
+     LABEL_USER_MISS}
+)  # fmt: skip
+# How a conversation's end (a ``wopeval.user-turn`` kind) fails its trial.
+_USER_END_LABELS = {"miss": LABEL_USER_MISS, "max-turns": LABEL_MAX_TURNS}
 
 
 class Unset:
@@ -93,6 +103,8 @@ def grade_trial(
     state_ok = final_state_matched(task, view) is not False
     if view.failed_closed:
         return TrialGrade(0.0, False, True, LABEL_FIXTURE_MISS, evaluator, trajectory)
+    if (user_label := _USER_END_LABELS.get(view.user_end or "")) is not None:
+        return TrialGrade(0.0, False, True, user_label, evaluator, trajectory)
     if view.error_label is not None or view.outcome == "failed":
         label = view.error_label or "error"
         gated = not (traj_ok and state_ok)
@@ -143,6 +155,7 @@ def recorded_outcome(
         trajectory = trajectory_of(task, view, target_agent_id)
     gated = (
         view.failed_closed
+        or view.user_end in _USER_END_LABELS
         or (trajectory is not None and not trajectory.matched)
         or (scored.scoreLabel in GATING_LABELS)
         or final_state_matched(task, view) is False

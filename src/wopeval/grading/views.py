@@ -32,6 +32,7 @@ from wopeval.wire.events import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    UserTurn,
     WorldStateRecorded,
 )
 from wopeval.wire.vocab import (
@@ -80,6 +81,12 @@ class TrialView:
     completed_at: str | None = None
     scored: EvalScored | None = None
     reason: TrialFailed | None = None
+    # Its conversation with a simulated user: messages answered (``ended`` ones not counted),
+    # the reply entries consumed, how it ended (stop, miss, max-turns) and the message missed.
+    user_turns: int = 0
+    user_replies: list[int] = field(default_factory=list)
+    user_end: str | None = None
+    user_missed: Any = None
     # This attempt's retry mark, and the causes of the earlier attempts retries superseded.
     retry: RetryMark | None = None
     retries: tuple[str, ...] = ()
@@ -319,6 +326,8 @@ def _apply(view: TrialView, event: RunEvent) -> None:
     elif isinstance(payload, WorldStateRecorded):
         view.world_state = payload.state
         view.has_world_state = True
+    elif isinstance(payload, UserTurn):
+        _user_turn(view, payload)
     elif isinstance(payload, ProviderUsage):
         view.model_call_count += 1
         view.input_tokens += payload.inputTokens
@@ -336,3 +345,15 @@ def _apply(view: TrialView, event: RunEvent) -> None:
         view.failure = payload.failure
         view.retry = payload.retry
         view.replayed_latency_ms = payload.replayed_latency_ms
+
+
+def _user_turn(view: TrialView, turn: UserTurn) -> None:
+    if turn.kind == "ended":
+        return
+    view.user_turns += 1
+    if turn.replyIndex is not None:
+        view.user_replies.append(turn.replyIndex)
+    if turn.kind != "reply" and view.user_end is None:
+        view.user_end = turn.kind
+        if turn.kind == "miss":
+            view.user_missed = turn.message

@@ -28,6 +28,7 @@ from wopeval.suite.adaptive_rules import adaptive_rules
 from wopeval.suite.errors import FieldError
 from wopeval.suite.fields import SuiteObject
 from wopeval.suite.models import AgentEvalSuite, Task
+from wopeval.suite.user import USER_KEY, ScriptedUser, user_rules_of
 from wopeval.suite.world import WORLD_KEY, World
 from wopeval.suite.world_rules import suite_world_rules
 
@@ -39,6 +40,14 @@ PREFIX = "x-wopeval-"
 
 def _no_rules(suite: AgentEvalSuite) -> list[FieldError]:
     return []
+
+
+def _user_rules(suite: AgentEvalSuite) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for index, task in enumerate(suite.tasks):
+        if task.x_wopeval_user is not None:
+            errors += user_rules_of(f"tasks[{index}].{USER_KEY}", task.x_wopeval_user)
+    return errors
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,20 @@ EXTENSIONS: tuple[Extension, ...] = (
             "operations": ["read", "set", "merge", "append", "increment", "remove"],
             "finalState": ["exact", "subset"],
         },
+    ),
+    Extension(
+        name=USER_KEY,
+        model=ScriptedUser,
+        scopes=("task",),
+        summary=(
+            "A scripted simulated user: each message the agent sends it (ctx.ask_user) is "
+            "answered by an unconsumed reply whose literal, regex or JSON pattern matches, "
+            "consumed once like a tool fixture (in-order or keyed); a stop reply ends the "
+            "conversation; a message no reply matches fails the trial closed (user-miss), "
+            "more than maxTurns messages fail it (max-turns)."
+        ),
+        rules=_user_rules,
+        advertised={"kinds": ["scripted"], "order": ["in-order", "keyed"]},
     ),
 )
 

@@ -40,7 +40,7 @@ from wopeval.wire.summary import EvalSummary, TaskSummary
 
 # Reasons whose trial counts 0 for the pass decisions (RFC 0246), whatever its output score.
 GATING_KINDS = frozenset({"trajectory", "fixture-miss", "skipped-budget", "not-run", "interrupted",
-                          "grader-error", "judge-error", "final-state"})  # fmt: skip
+                          "grader-error", "judge-error", "final-state", "user-miss"})  # fmt: skip
 MARKS: dict[str, str] = {**{str(k): v for k, v in STATUS_MARK.items()}, "pending": "·"}
 
 
@@ -139,7 +139,7 @@ def status_of(outcome: Outcome | None, terminal: bool) -> str | None:
         return "pass" if outcome.scored.passed else None
     if reason.kind == "skipped-budget":
         return "skipped"
-    if reason.kind == "fixture-miss":  # only a failed-closed trial has this reason
+    if reason.kind in ("fixture-miss", "user-miss"):  # only a failed-closed trial has these
         return "fail-closed"
     return "error" if reason.kind in ERROR_KINDS else "fail"
 

@@ -44,6 +44,8 @@ from wopeval.wire.payloads import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    UserTurn,
+    UserTurnKind,
     WorldStateRecorded,
 )
 from wopeval.wire.vocab import (
@@ -65,6 +67,7 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    USER_TURN,
     WORLD_STATE,
     X_ERROR,
     X_FAILURE,
@@ -252,6 +255,7 @@ __all__ = [
     "TOOL_CALLED",
     "TOOL_RETURNED",
     "TRIAL_FAILED",
+    "USER_TURN",
     "WORLD_STATE",
     "X_ERROR",
     "X_FAILURE",
@@ -285,5 +289,7 @@ __all__ = [
     "ToolReturned",
     "TrialFailed",
     "TypedRunEvent",  # noqa: F822 (built on first use by the module's __getattr__)
+    "UserTurn",
+    "UserTurnKind",
     "WorldStateRecorded",
 ]

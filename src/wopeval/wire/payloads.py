@@ -31,6 +31,7 @@ from wopeval.wire.vocab import (
     TOOL_CALLED,
     TOOL_RETURNED,
     TRIAL_FAILED,
+    USER_TURN,
     WORLD_STATE,
     X_ERROR,
     X_FAILURE,
@@ -283,6 +284,9 @@ FailureKind = Literal[
     "infrastructure",  # a model server, MCP server or agent process failed, not the agent
     "model-miss",  # a replayed model request with no recording in the cassette
     "final-state",  # the trial's world state is not the one x-wopeval-finalState asserts
+    "user-miss",  # the agent told a scripted user something its script does not cover
+    "max-turns",  # the agent sent a scripted user more messages than its maxTurns
+    "user-error",  # reserved: a simulated user that failed (the user side, not the agent)
 ]
 
 
@@ -356,6 +360,26 @@ class WorldStateRecorded(ClosedPayload):
     _NULL_KEPT: ClassVar[tuple[str, ...]] = ("state",)  # ``null`` is a state too
 
 
+UserTurnKind = Literal["reply", "stop", "miss", "max-turns", "ended"]
+
+
+class UserTurn(ClosedPayload):
+    """One message the agent sent a simulated user (``x-wopeval-user``) and how it was answered:
+    ``reply`` (entry ``replyIndex``), ``stop`` (that entry ended the conversation), ``miss`` (no
+    unconsumed entry matched: the trial fails closed), ``max-turns`` (past ``maxTurns``), or
+    ``ended`` (the conversation had already ended: no answer). ``turn`` counts the messages
+    from 0. It carries content (the message, the reply), so it lives only in the tenant's own
+    log and views, like a tool call's arguments (RFC 0244 §H)."""
+
+    event_type: ClassVar[str] = USER_TURN
+    agentId: str
+    turn: NonNegInt
+    kind: UserTurnKind
+    message: Any = None
+    replyIndex: NonNegInt | None = None
+    reply: Any = None
+
+
 PAYLOAD_MODELS: dict[str, type[Payload]] = {
     model.event_type: model
     for model in (
@@ -375,5 +399,6 @@ PAYLOAD_MODELS: dict[str, type[Payload]] = {
         TrialFailed,
         AdaptiveStopped,
         WorldStateRecorded,
+        UserTurn,
     )
 }

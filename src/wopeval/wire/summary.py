@@ -110,6 +110,30 @@ class RegressionBlock(Closed):
     pairedTaskCount: NonNegInt | None = None
 
 
+class UserSide(Closed):
+    """``x-wopeval-userSide`` (wopeval's own, on a run whose suite has a simulated user): the
+    trials that failed on the user side, counted apart from the agent's, and the per-trial pass
+    rate with and without them. ``userMiss``: the agent said something the scripted user's
+    script does not cover; ``userError``: the simulated user itself failed (reserved). Counts
+    and rates only (RFC 0244 §H)."""
+
+    trials: NonNegInt
+    passedTrials: NonNegInt
+    userMiss: NonNegInt
+    userError: NonNegInt
+    passRate: UnitFloat
+    passRateExcludingUserSide: UnitFloat | None = None
+
+    def text(self) -> str:
+        """One plain line every view shows (CLI, Markdown)."""
+        without = self.passRateExcludingUserSide
+        rest = "-" if without is None else f"{without:.3f}"
+        return (
+            f"user side: {self.userMiss} user-miss, {self.userError} user-error; "
+            f"pass rate {self.passRate:.3f}, {rest} without them"
+        )
+
+
 class EvalSummary(Closed):
     suiteId: Annotated[str, Field(pattern=SUITE_ID_PATTERN)]
     suiteVersion: Annotated[str, Field(pattern=SEMVER_PATTERN)]
@@ -123,11 +147,14 @@ class EvalSummary(Closed):
     pinnedNodeIds: list[str] | None = None
     regression: RegressionBlock | None = None
     trialStats: TrialStats | None = None
+    user_side: UserSide | None = Field(None, alias="x-wopeval-userSide")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True)
 
     def to_wire(self) -> dict[str, object]:
         """The JSON object as served: absent optionals are omitted, never ``null``."""
-        return self.model_dump(mode="json", exclude_none=True)
+        return self.model_dump(mode="json", exclude_none=True, by_alias=True)
 
     def to_json(self) -> str:
         """Canonical bytes: the same summary always serializes identically."""
-        return self.model_dump_json(exclude_none=True)
+        return self.model_dump_json(exclude_none=True, by_alias=True)

@@ -70,6 +70,8 @@ TRIAL_FAILED = "wopeval.trial-failed"
 ADAPTIVE_STOPPED = "wopeval.adaptive-stopped"
 # … and a trial's final world state (a task's ``x-wopeval-world``). Content: tenant-only.
 WORLD_STATE = "wopeval.world-state"
+# wopeval's own: one message to a simulated user and its answer. Content: tenant-only.
+USER_TURN = "wopeval.user-turn"
 TERMINAL_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 
 # --- wopeval's vendor payload keys -------------------------------------------------------------
