@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from wopeval.suite import FieldError, parse_suite
-from wopeval.suite.extensions import advertisement, check_extensions, extension
+from wopeval.suite.extensions import EXTENSIONS, advertisement, check_extensions
 from wopeval.suite.json_schemas import suite_json_schema
 from wopeval.suite.load import validate_suite
 from wopeval.suite.user import ScriptedUser
@@ -50,7 +50,7 @@ def test_33_2_plain_one_task_one_scripted_reply() -> None:
 
 
 def test_33_2_the_member_is_registered_described_and_advertised() -> None:
-    ext = extension(KEY)
+    (ext,) = [e for e in EXTENSIONS if e.name == KEY]
     assert ext.scopes == ("task",)
     assert advertisement([KEY]) == {KEY: {"kinds": ["scripted"], "order": ["in-order", "keyed"]}}
     described = suite_json_schema()["$defs"]["Task"]["properties"][KEY]  # type: ignore[index]

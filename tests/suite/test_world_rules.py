@@ -174,7 +174,7 @@ def test_33_3_the_python_names_are_not_document_members() -> None:
         "tasks[0].expected.final_state: unknown field (allowed: kind, match, rubric, trajectory, "
         "x-wopeval-finalState)",
         "tasks[0].world: unknown field (allowed: expected, fixtures, input, taskId, "
-        "x-wopeval-adaptive, x-wopeval-world)",
+        "x-wopeval-adaptive, x-wopeval-user, x-wopeval-world)",
     ]
 
 

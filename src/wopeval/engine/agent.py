@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from wopeval.errors import RunError
 from wopeval.wire.events import ProviderUsage
 
 Trust = Literal["untrusted"]
@@ -77,7 +78,7 @@ def usage_payload(usage: Usage) -> ProviderUsage:
     )
 
 
-class ConversationEnded(Exception):
+class ConversationEnded(RunError):
     """Raised by ``ctx.ask_user`` once the conversation with a simulated user is over: the user
     stopped (``how == "stop"``; ``reply`` is its last reply, for the agent to read), or it
     ended on the agent's side: a message the script does not cover (:class:`UserMiss`) or one

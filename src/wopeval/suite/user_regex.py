@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from wopeval.errors import UserError
+
 __all__ = ["BUDGET", "MAX_PATTERN_CHARS", "MAX_SUBJECT_CHARS", "regex_problem"]
 
 MAX_PATTERN_CHARS = 500
@@ -41,7 +43,7 @@ _FLAGS = re.compile(r"\(\?([aiLmsux]+)\)")
 _GROUP_PREFIX = re.compile(r"\(\?(?:P<\w+>|[aiLmsux-]*[:>])")
 
 
-class Refused(ValueError):
+class Refused(UserError, ValueError):
     """A pattern outside the safe subset (the message says why)."""
 
 
