@@ -356,3 +356,85 @@ def test_0244_A_compiling_counts_its_steps() -> None:
     assert compile_patterns(calls).work == 13
     assert compile_patterns([]).work == 0
     assert compile_patterns(calls[4:]).work == 0  # ignore: nothing to index
+
+
+# --- grouping exact object patterns by pivot bucket (canonical keys only where shared) -------
+
+
+def _exact(tool: str, args: object) -> ExpectedCall:
+    return ExpectedCall.model_construct(tool=tool, args=args, argsMatch="exact")
+
+
+def test_0244_A_an_exact_pattern_alone_in_its_bucket_has_no_key_until_asked() -> None:
+    patterns = compile_patterns([_exact("t", {"id": i, "q": "x"}) for i in range(3)])
+    assert patterns.left_of == [0, 1, 2]
+    assert patterns.left_keys == [None, None, None]
+    assert patterns.pivots == {"t": "id"}
+    # by_canon (and Patterns.key) compute the keys on first use, once.
+    assert patterns.tools["t"].by_canon() == {
+        '{"id":0,"q":"x"}': [0],
+        '{"id":1,"q":"x"}': [1],
+        '{"id":2,"q":"x"}': [2],
+    }
+    assert patterns.left_keys == ['{"id":0,"q":"x"}', '{"id":1,"q":"x"}', '{"id":2,"q":"x"}']
+    assert patterns.matches(1, "t", {"q": "x", "id": 1.0})
+    assert not patterns.matches(1, "t", {"q": "x", "id": True})
+
+
+def test_0244_A_json_equal_exact_patterns_share_a_bucket_and_a_class() -> None:
+    calls = [
+        _exact("t", {"id": 1, "q": "a"}),
+        _exact("t", {"id": 2, "q": "a"}),
+        _exact("t", {"q": "a", "id": 1.0}),  # JSON-equal to the first, other key order
+        _exact("t", {"id": True, "q": "a"}),  # True is not 1: another bucket, another class
+        _exact("t", {"id": 1, "q": "b"}),  # the first's bucket, another class
+        _exact("u", {"id": 1, "q": "a"}),  # another tool
+        _exact("t", {"id": 2, "q": "a"}),  # the second again: its bucket is shared now
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 0, 2, 3, 4, 1]
+    assert patterns.left_counts == [2, 2, 1, 1, 1]
+    assert patterns.left_keys == [
+        '{"id":1,"q":"a"}',
+        '{"id":2,"q":"a"}',
+        None,
+        '{"id":1,"q":"b"}',
+        None,
+    ]
+
+
+def test_0244_A_exact_patterns_without_a_scalar_pivot_go_by_canonical_key() -> None:
+    class Record(dict[str, object]):
+        pass
+
+    calls = [
+        _exact("t", {"id": 1}),
+        _exact("t", {"id": 2}),
+        _exact("t", Record(id=1)),  # a dict subclass, JSON-equal: the same class
+        _exact("t", {"id": [1]}),  # no scalar at the pivot: canonical key
+        _exact("t", {"other": 1}),  # no pivot field: canonical key
+        _exact("t", {"id": [1]}),
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 0, 2, 3, 2]
+    assert patterns.left_keys[2:] == ['{"id":[1]}', '{"other":1}']
+
+
+def test_0244_A_a_tool_first_seen_late_is_grouped_by_key_and_still_gets_a_lookup_field() -> None:
+    early = [_exact("t", {"id": i}) for i in range(1024)]
+    late = [_exact("u", {"id": i, "k": "same"}) for i in range(3)] + [
+        _exact("u", {"id": 0, "k": "same"})
+    ]
+    patterns = compile_patterns([*early, *late])
+    assert "u" not in patterns.pivots
+    assert patterns.left_of[1024:] == [1024, 1025, 1026, 1024]
+    assert patterns.left_keys[1024] == '{"id":0,"k":"same"}'
+    assert patterns.tools["u"].pivot == "id"
+    graph = build_graph([*early, *late], [ObservedCall("u", {"k": "same", "id": 2}, "a")])
+    assert graph.right_neighbours == [(1026,)]
+
+
+def test_0244_A_a_non_json_exact_pattern_alone_in_its_bucket_raises_when_keyed() -> None:
+    patterns = compile_patterns([_exact("t", {"id": 1, "x": {1, 2}})])
+    with pytest.raises(TypeError, match="not a JSON value"):
+        patterns.key(0)

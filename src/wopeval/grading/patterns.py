@@ -58,8 +58,11 @@ __all__ = [
 
 OBJECT: Hashable = object()  # the leaf marker of "an object is here" in a term
 _MISSING = object()
+_ALONE = object()  # marks the identity of an exact object pattern alone in its bucket
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _FEW = 4  # at most this many bucket candidates are compared with ``==``
+_PIVOT_SAMPLE = 256  # classes per tool looked at to choose its lookup field
+_PIVOT_CALLS = 1024  # calls looked at to choose each tool's bucket field
 
 Path = tuple[str, ...]
 Term = tuple[Path, Hashable]
@@ -131,7 +134,7 @@ class ToolPatterns:
     """One tool's compared classes, indexed for looking observed inputs up."""
 
     slots: list[int] = field(default_factory=list)  # the exact-like classes
-    keys: list[str | None] = field(default_factory=list)  # every class's canonical key
+    key: Callable[[int], str] = canonical_json  # a class's canonical key (Patterns.key)
     pivot: str | None = None
     by_field: dict[Hashable, int | list[int]] = field(default_factory=dict)  # value → classes
     plain: ExactPatterns = field(default_factory=ExactPatterns)
@@ -144,9 +147,9 @@ class ToolPatterns:
         """The exact-like classes by canonical key (built on first use: most grades need none)."""
         found = self._by_canon
         if found is None:
-            found, keys = {}, self.keys
+            found, key = {}, self.key
             for slot in self.slots:
-                found.setdefault(keys[slot], []).append(slot)  # type: ignore[arg-type]
+                found.setdefault(key(slot), []).append(slot)
             self._by_canon = found  # complete before it is seen (grades may share a suite)
         return found
 
@@ -166,7 +169,16 @@ class Patterns:
     ignore_of: dict[str, int] = field(default_factory=dict)
     tools: dict[str, ToolPatterns] = field(default_factory=dict)
     plain: ExactPatterns = field(default_factory=ExactPatterns)
+    pivots: dict[str, str] = field(default_factory=dict)  # per tool (:func:`_pivots`)
     work: int = 0
+
+    def key(self, slot: int) -> str:
+        """The canonical key of exact-like class ``slot`` (computed on first use for an
+        ``exact`` object pattern alone in its bucket)."""
+        key = self.left_keys[slot]
+        if key is None:
+            key = self.left_keys[slot] = canonical_json(self.left[slot].args)
+        return key
 
     def matches(self, slot: int, tool: str, inputs: object) -> bool:
         """RFC 0244 §A call matching of expected class ``slot`` and one observed call."""
@@ -180,7 +192,7 @@ class Patterns:
         terms = self.left_terms.get(slot)
         if terms is not None:
             return has_terms(inputs, terms)
-        return canonical_json(inputs) == self.left_keys[slot]
+        return canonical_json(inputs) == self.key(slot)
 
 
 def guards_hold(value: object, guards: tuple[Guard, ...]) -> bool:
@@ -253,15 +265,50 @@ def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:
     return True
 
 
+def _pivots(calls: Sequence[ExpectedCall]) -> dict[str, str]:
+    """Per tool, the top-level field with the most distinct scalar values among its ``exact``
+    object patterns in the first calls (a tool absent from them has none: its patterns are
+    grouped by canonical key, and :func:`_index_exact` chooses its lookup field)."""
+    distinct: dict[str, dict[str, set[Hashable]]] = {}
+    for call in calls[:_PIVOT_CALLS]:
+        args = call.args
+        if call.argsMatch == "exact" and type(args) is dict:
+            fields = distinct.setdefault(call.tool, {})
+            for name, value in args.items():
+                if type(value) in _SCALARS:
+                    fields.setdefault(name, set()).add(leaf_key(value))
+    return {
+        tool: max(fields, key=lambda name: len(fields[name]))
+        for tool, fields in distinct.items()
+        if fields
+    }
+
+
+def _bucket(args: dict[str, object], pivot: str) -> Hashable:
+    """An ``exact`` object pattern's bucket: the :func:`leaf_key` of its ``pivot`` value (equal
+    for JSON-equal patterns), or ``_MISSING`` where that is absent or no scalar."""
+    value = args.get(pivot, _MISSING)
+    kind = type(value)
+    if kind is str or kind is int:
+        return value
+    if value is _MISSING or isinstance(value, dict | list | tuple):
+        return _MISSING
+    return leaf_key(value)
+
+
 def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
     # Identity per tool: the canonical key for exact args and non-object subset patterns (the
     # same comparison, so they may share a class), the term set for subset object patterns,
-    # "i" for ignore (no canonical key is the bare letter i).
+    # "i" for ignore (no canonical key is the bare letter i). JSON-equal exact object patterns
+    # share a pivot bucket (:func:`_bucket`), so a pattern alone in its bucket is its own class
+    # with no canonical key yet; once a bucket is shared, its members go by canonical key.
     index: dict[tuple[str, Hashable], int] = {}
     counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain.args
+    pivots = _pivots(calls)
+    alone: dict[str, dict[Hashable, int]] = {tool: {} for tool in pivots}  # -1: shared
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
-        args = call.args
+        args, tool = call.args, call.tool
         terms: list[Term] | None = None
         key: str | None = None
         ident: Hashable
@@ -272,15 +319,29 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
             _terms(args, (), terms)
             ident = frozenset(terms)
         else:
-            ident = key = canonical_json(args)
-        slot = index.get((call.tool, ident))
+            pivot = pivots.get(tool) if mode == "exact" and isinstance(args, dict) else None
+            bucket = _MISSING if pivot is None else _bucket(args, pivot)
+            first = -1
+            if bucket is not _MISSING:
+                buckets = alone[tool]
+                first = buckets.setdefault(bucket, len(counts))
+                if 0 <= first < len(counts):  # the bucket is shared from now on
+                    buckets[bucket] = -1
+                    index[tool, patterns.key(first)] = first
+            # A new bucket's class (first == len(counts)) is found by no identity but that.
+            ident = None if first == len(counts) else canonical_json(args)
+            key = ident
+        slot = index.get((tool, ident)) if ident is not None else None
         if slot is None:
-            slot = index[call.tool, ident] = len(counts)
+            slot = len(counts)
+            if ident is not None:
+                index[tool, ident] = slot
             _new_class(patterns, call, mode, key, terms)
             if mode == "exact" and type(args) is dict:
                 exact[slot] = args
         counts[slot] += 1
         left_of.append(slot)
+    patterns.pivots = pivots
 
 
 def _new_class(
@@ -303,21 +364,21 @@ def _new_class(
         patterns.ignore_of[call.tool] = slot
 
 
-_PIVOT_SAMPLE = 256  # classes looked at to choose the pivot field
-
-
 def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
     """``slots`` for ``by_canon``; ``by_field`` for the plain object patterns, bucketed by the
-    top-level field with the most distinct scalar values among the first classes."""
-    tool.slots, tool.keys = slots, patterns.left_keys
+    tool's pivot field (:func:`_pivots`, else the top-level field with the most distinct scalar
+    values among the first classes)."""
+    tool.slots, tool.key = slots, patterns.key
     plain = patterns.plain.args
-    distinct: dict[str, set[Hashable]] = {}
-    for slot in slots[:_PIVOT_SAMPLE]:
-        found = plain.get(slot)
-        for name, value in found.items() if found is not None else ():
-            if type(value) in _SCALARS:
-                distinct.setdefault(name, set()).add(leaf_key(value))
-    pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
+    pivot = tool.pivot = patterns.pivots.get(patterns.left_tools[slots[0]])
+    if pivot is None:
+        distinct: dict[str, set[Hashable]] = {}
+        for slot in slots[:_PIVOT_SAMPLE]:
+            found = plain.get(slot)
+            for name, value in found.items() if found is not None else ():
+                if type(value) in _SCALARS:
+                    distinct.setdefault(name, set()).add(leaf_key(value))
+        pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
     tool.plain = patterns.plain  # every bucketed class is in it
     by_field = tool.by_field
     for slot in slots:
