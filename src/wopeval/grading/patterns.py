@@ -32,10 +32,12 @@ Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
 from __future__ import annotations
 
+import itertools
 import marshal
 import math
 import operator
 import weakref
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -226,19 +228,26 @@ def has_terms(value: object, terms: Sequence[Term]) -> bool:
     return True
 
 
-def _terms(pattern: dict[str, object], path: Path, out: list[Term]) -> None:
+def _terms(
+    pattern: dict[str, object], path: Path, out: list[Term], paths: dict[Path, Path] | None = None
+) -> None:
+    """Append the terms of ``pattern`` under ``path``; with ``paths``, equal key paths are one
+    tuple (kept there), so many patterns of one shape hold few objects."""
     if not pattern:
         out.append((path, OBJECT))
     for name, item in pattern.items():
         if type(name) is not str and not isinstance(name, str):
             raise TypeError(f"not a JSON object key: {name!r}")
+        inner = (*path, name)
+        if paths is not None:
+            inner = paths.setdefault(inner, inner)
         kind = type(item)
         if kind is str or kind is int:
-            out.append(((*path, name), item))
+            out.append((inner, item))
         elif kind is dict or isinstance(item, dict):
-            _terms(item, (*path, name), out)  # type: ignore[arg-type]
+            _terms(item, inner, out, paths)  # type: ignore[arg-type]
         else:
-            out.append(((*path, name), json_key(item)))
+            out.append((inner, json_key(item)))
 
 
 def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:
@@ -302,10 +311,11 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
     # "i" for ignore (no canonical key is the bare letter i). JSON-equal exact object patterns
     # share a pivot bucket (:func:`_bucket`), so a pattern alone in its bucket is its own class
     # with no canonical key yet; once a bucket is shared, its members go by canonical key.
-    index: dict[tuple[str, Hashable], int] = {}
+    index: dict[str, dict[Hashable, int]] = {}  # per tool: no key tuple kept per class
     counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain.args
     pivots = _pivots(calls)
     alone: dict[str, dict[Hashable, int]] = {tool: {} for tool in pivots}  # -1: shared
+    paths: dict[Path, Path] = {}
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
         args, tool = call.args, call.tool
@@ -316,7 +326,7 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
             ident = "i"
         elif mode == "subset" and isinstance(args, dict):
             terms = []
-            _terms(args, (), terms)
+            _terms(args, (), terms, paths)
             ident = frozenset(terms)
         else:
             pivot = pivots.get(tool) if mode == "exact" and isinstance(args, dict) else None
@@ -327,15 +337,18 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
                 first = buckets.setdefault(bucket, len(counts))
                 if 0 <= first < len(counts):  # the bucket is shared from now on
                     buckets[bucket] = -1
-                    index[tool, patterns.key(first)] = first
+                    index.setdefault(tool, {})[patterns.key(first)] = first
             # A new bucket's class (first == len(counts)) is found by no identity but that.
             ident = None if first == len(counts) else canonical_json(args)
             key = ident
-        slot = index.get((tool, ident)) if ident is not None else None
+        classes = index.get(tool)
+        if classes is None:
+            classes = index[tool] = {}
+        slot = classes.get(ident) if ident is not None else None
         if slot is None:
             slot = len(counts)
             if ident is not None:
-                index[tool, ident] = slot
+                classes[ident] = slot
             _new_class(patterns, call, mode, key, terms)
             if mode == "exact" and type(args) is dict:
                 exact[slot] = args
@@ -404,16 +417,15 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
 
 def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
     """Each subset object pattern under its rarest term (a leaf before an empty object)."""
-    frequency: dict[Term, int] = {}
-    for slot in slots:
-        for term in patterns.left_terms[slot]:
-            frequency[term] = frequency.get(term, 0) + 1
+    left_terms = patterns.left_terms
+    frequency = Counter(itertools.chain.from_iterable(map(left_terms.__getitem__, slots)))
     root = tool.index = IndexNode()
     for slot in slots:
-        terms = patterns.left_terms[slot]
-        best, rank = 0, (len(slots) + 1, True)
+        terms = left_terms[slot]
+        # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie.
+        best, rank = 0, 2 * len(slots) + 3
         for position, term in enumerate(terms):
-            this = (frequency[term], term[1] is OBJECT)
+            this = 2 * frequency[term] + (term[1] is OBJECT)
             if this < rank:
                 best, rank = position, this
         path, key = terms[best]
@@ -427,7 +439,7 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
             node.objects.append(slot)
         else:
             node.buckets.setdefault(key, []).append(slot)
-        tool.others[slot] = terms[:best] + terms[best + 1 :]
+        tool.others[slot] = terms[1:] if best == 0 else terms[:best] + terms[best + 1 :]
     patterns.work += 2 * sum(len(patterns.left_terms[slot]) for slot in slots)
 
 
