@@ -289,6 +289,23 @@ def test_0244_A_a_leaf_is_indexed_before_an_equally_rare_empty_object() -> None:
     assert tool.others[0] == [(("f",), OBJECT)]
 
 
+def test_0244_A_the_rarest_term_in_the_middle_leaves_the_terms_either_side() -> None:
+    calls = [
+        ExpectedCall(tool="t", args={"a": 1, "id": i, "b": 2, "c": 3}, argsMatch="subset")
+        for i in range(2)
+    ] + [ExpectedCall(tool="t", args={"a": 1, "b": 2, "c": 4}, argsMatch="subset")]
+    tool = compile_patterns(calls).tools["t"]
+    assert tool.index is not None
+    assert tool.index.children["id"].buckets == {0: [0], 1: [1]}
+    assert tool.others[0] == [(("a",), 1), (("b",), 2), (("c",), 3)]
+    # c=4 is the rarest of the third pattern (once), the last of its terms.
+    assert tool.index.children["c"].buckets == {4: [2]}
+    assert tool.others[2] == [(("a",), 1), (("b",), 2)]
+    # Two terms equally rare: the earlier is indexed.
+    tie = compile_patterns([ExpectedCall(tool="t", args={"x": 1, "y": 2}, argsMatch="subset")])
+    assert tie.tools["t"].others[0] == [(("y",), 2)]
+
+
 class _Maker:
     def __init__(self) -> None:
         self.made: list[list[ExpectedCall]] = []

@@ -422,9 +422,11 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
     root = tool.index = IndexNode()
     for slot in slots:
         terms = left_terms[slot]
-        # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie.
-        best, rank = 0, 2 * len(slots) + 3
-        for position, term in enumerate(terms):
+        # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie, the
+        # earlier on a tie of both.
+        best, rank = 0, 2 * frequency[terms[0]] + (terms[0][1] is OBJECT)
+        for position in range(1, len(terms)):
+            term = terms[position]
             this = 2 * frequency[term] + (term[1] is OBJECT)
             if this < rank:
                 best, rank = position, this
@@ -439,7 +441,7 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
             node.objects.append(slot)
         else:
             node.buckets.setdefault(key, []).append(slot)
-        tool.others[slot] = terms[1:] if best == 0 else terms[:best] + terms[best + 1 :]
+        tool.others[slot] = terms[:best] + terms[best + 1 :]
     patterns.work += 2 * sum(len(patterns.left_terms[slot]) for slot in slots)
 
 
