@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from wopeval.grading.classgraph import build_graph
-from wopeval.grading.jsonmatch import json_key, matches
+from wopeval.grading.jsonmatch import canonical_json, json_key, matches
 from wopeval.grading.patterns import (
     OBJECT,
     ExactPatterns,
@@ -455,3 +455,28 @@ def test_0244_A_a_non_json_exact_pattern_alone_in_its_bucket_raises_when_keyed()
     patterns = compile_patterns([_exact("t", {"id": 1, "x": {1, 2}})])
     with pytest.raises(TypeError, match="not a JSON value"):
         patterns.key(0)
+
+
+def test_0244_A_keys_and_the_canonical_index_are_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wopeval.grading import patterns as module
+
+    patterns = compile_patterns([_exact("t", {"id": i}) for i in range(2)])
+    keyed: list[object] = []
+
+    def counted(value: object) -> str:
+        keyed.append(value)
+        return canonical_json(value)
+
+    monkeypatch.setattr(module, "canonical_json", counted)
+    tool = patterns.tools["t"]
+    assert tool.by_canon() is tool.by_canon()
+    assert patterns.key(0) == '{"id":0}'
+    assert len(keyed) == 2  # each class once, by by_canon; Patterns.key kept them
+
+
+def test_0244_A_subset_patterns_of_one_shape_share_their_key_paths() -> None:
+    calls = [ExpectedCall(tool="t", args={"f": {"id": i}}, argsMatch="subset") for i in range(2)]
+    terms = compile_patterns(calls).left_terms
+    assert terms[0] == [(("f", "id"), 0)]
+    assert terms[1] == [(("f", "id"), 1)]
+    assert terms[0][0][0] is terms[1][0][0]
