@@ -439,15 +439,15 @@ def test_0244_A_exact_patterns_without_a_scalar_pivot_go_by_canonical_key() -> N
 
 def test_0244_A_a_tool_first_seen_late_is_grouped_by_key_and_still_gets_a_lookup_field() -> None:
     early = [_exact("t", {"id": i}) for i in range(1024)]
-    late = [_exact("u", {"id": i, "k": "same"}) for i in range(3)] + [
-        _exact("u", {"id": 0, "k": "same"})
+    late = [_exact("u", {"k": "same", "v": [i], "id": i}) for i in range(3)] + [
+        _exact("u", {"k": "same", "v": [0], "id": 0})
     ]
     patterns = compile_patterns([*early, *late])
     assert "u" not in patterns.pivots
     assert patterns.left_of[1024:] == [1024, 1025, 1026, 1024]
-    assert patterns.left_keys[1024] == '{"id":0,"k":"same"}'
+    assert patterns.left_keys[1024] == '{"id":0,"k":"same","v":[0]}'
     assert patterns.tools["u"].pivot == "id"
-    graph = build_graph([*early, *late], [ObservedCall("u", {"k": "same", "id": 2}, "a")])
+    graph = build_graph([*early, *late], [ObservedCall("u", {"k": "same", "v": [2], "id": 2}, "a")])
     assert graph.right_neighbours == [(1026,)]
 
 
@@ -480,3 +480,17 @@ def test_0244_A_subset_patterns_of_one_shape_share_their_key_paths() -> None:
     assert terms[0] == [(("f", "id"), 0)]
     assert terms[1] == [(("f", "id"), 1)]
     assert terms[0][0][0] is terms[1][0][0]
+
+
+def test_0244_A_a_pattern_outside_every_bucket_leaves_the_others_bucketed() -> None:
+    calls = [
+        _exact("t", 5),
+        _exact("t", {"id": [1]}),  # a canonical class while one class exists
+        _exact("t", {"id": 0}),
+        _exact("t", {"id": [1]}),
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 2, 1]
+    tool = patterns.tools["t"]
+    assert tool.rest
+    assert tool.by_field == {0: 2}

@@ -337,14 +337,14 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
                 first = buckets.setdefault(bucket, len(counts))
                 if 0 <= first < len(counts):  # the bucket is shared from now on
                     buckets[bucket] = -1
-                    index.setdefault(tool, {})[patterns.key(first)] = first
+                    index[tool][patterns.key(first)] = first  # made at the first
             # A new bucket's class (first == len(counts)) is found by no identity but that.
             ident = None if first == len(counts) else canonical_json(args)
             key = ident
         classes = index.get(tool)
         if classes is None:
             classes = index[tool] = {}
-        slot = classes.get(ident) if ident is not None else None
+        slot = classes.get(ident)  # None is never kept: a new bucket's class is new
         if slot is None:
             slot = len(counts)
             if ident is not None:
