@@ -494,3 +494,24 @@ def test_0244_A_a_pattern_outside_every_bucket_leaves_the_others_bucketed() -> N
     tool = patterns.tools["t"]
     assert tool.rest
     assert tool.by_field == {0: 2}
+
+
+def test_0244_A_an_empty_object_after_an_equally_rare_leaf_is_not_indexed() -> None:
+    calls = [ExpectedCall(tool="t", args={"id": 1, "f": {}}, argsMatch="subset")]
+    tool = compile_patterns(calls).tools["t"]
+    assert tool.index is not None
+    assert tool.index.children["id"].buckets == {1: [0]}
+    assert tool.others[0] == [(("f",), OBJECT)]
+
+
+def test_0244_A_a_shared_bucket_never_lends_its_key_to_another_class() -> None:
+    calls = [
+        _exact("t", {"id": 1, "q": ["a"]}),
+        ExpectedCall(tool="t", args={"id": 1, "q": ["b"]}, argsMatch="subset"),
+        _exact("t", {"id": 1, "q": ["c"]}),  # the pivot is id: its bucket 1 is shared now
+        _exact("t", {"id": 1, "q": ["d"]}),
+        _exact("t", {"id": 1, "q": ["b"]}),  # JSON-equal to the subset pattern: still exact
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 2, 3, 4]
+    assert patterns.left_modes == ["exact", "subset", "exact", "exact", "exact"]
