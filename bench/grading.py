@@ -48,7 +48,15 @@ Issue 13 §4 rows (``cpu_10k``, ``whole_trial_10k``, ``headline``):
 * ``--base COMMIT``: the same two rows for that commit's ``src`` (``git archive``), run in a
   subprocess in the same invocation: before and after side by side.
 
-Usage: ``python3 bench/grading.py [--quick] [--no-peers] [--base COMMIT]``.
+Issue 32 goal 4 (``--cold-table``): only the rows above, for this tree and ``--base`` in
+``--repeats`` interleaved rounds (each round a fresh process per tree), as one table: per mode ×
+``argsMatch`` the compiled and the cold CPU ms (median, min–max), and per mode the
+``whole_trial_10k`` figures with ``views_plus_cold_ms`` (reading the log into views and grading
+it once: an imported trace graded by ``wopeval grade``), and the formerly quadratic shapes at
+10,000 calls (``adversarial_10k``); ``met``: the median is under 50 ms.
+
+Usage: ``python3 bench/grading.py [--quick] [--no-peers] [--base COMMIT] [--cold-table
+[--repeats N]]``.
 """
 
 from __future__ import annotations
@@ -409,33 +417,126 @@ def whole_trial(n: int = MATRIX_CALLS) -> dict[str, dict[str, float]]:
     return rows
 
 
+def adversarial(n: int = MATRIX_CALLS) -> dict[str, dict[str, float]]:
+    """Compiled and cold CPU ms per grade of the formerly quadratic shapes
+    (:func:`_quadratic_workload`) at ``n`` calls, per mode (minimum of reps)."""
+    cells: dict[str, dict[str, float]] = {}
+    for shape in ("shared-first-field", "all-object-fields"):
+        observed, expected = _quadratic_workload(shape, n)
+        for mode in ("any-order", "subset"):
+            expectation = TrajectoryExpectation(match=mode, calls=expected)
+            best = {"compiled_ms": float("inf"), "cold_ms": float("inf")}
+            for _ in range(MATRIX_REPS):
+                for name, graded in (
+                    ("cold_ms", expectation.model_copy()),
+                    ("compiled_ms", expectation),
+                ):
+                    start = time.process_time()
+                    block = grade_trajectory(graded, observed, AGENT)
+                    best[name] = min(best[name], time.process_time() - start)
+                    assert block.matched, (shape, mode)
+            cells[f"{shape}/{mode}"] = {name: round(s * 1000, 2) for name, s in best.items()}
+    return cells
+
+
 def _issue_rows() -> dict[str, Any]:
     return {
         "cpu_10k": cpu_matrix(),
         "cpu_10k_cold": cpu_matrix(cold=True),
         "whole_trial_10k": whole_trial(),
+        "adversarial_10k": adversarial(),
     }
+
+
+def _rows_in(src: str) -> dict[str, Any]:
+    """The issue rows measured by this script in a subprocess importing ``src``."""
+    env = {**os.environ, "PYTHONPATH": src}
+    done = subprocess.run(
+        [sys.executable, __file__, "--issue-rows-only"], capture_output=True, text=True, env=env
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr[-600:]}
+    rows: dict[str, Any] = json.loads(done.stdout)
+    return rows
+
+
+def _base_src(base: str, tmp: str) -> str:
+    """``base``'s ``src`` extracted under ``tmp`` (``git archive``)."""
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", base, "src"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+    return str(Path(tmp) / "src")
 
 
 def _base_rows(base: str) -> dict[str, Any]:
     """The issue rows for ``base``'s ``src``, measured by this script in a subprocess."""
-    root = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(
-            ["git", "-C", str(root), "archive", base, "src"], capture_output=True, check=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src")}
-        done = subprocess.run(
-            [sys.executable, __file__, "--issue-rows-only"],
-            capture_output=True,
-            text=True,
-            env=env,
+        return {"commit": base, **_rows_in(_base_src(base, tmp))}
+
+
+COLD_GOAL_MS = 50
+
+
+def _spread(values: list[float]) -> dict[str, Any]:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return {"median": round(median, 2), "min": ordered[0], "max": ordered[-1], "n": len(values)}
+
+
+def _cold_cells(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per mode × argsMatch the compiled and cold ms, and per mode the whole-trial ms."""
+    cells: dict[str, Any] = {}
+    for mode in MODES:
+        for args_match in ARGS_MATCHES:
+            compiled = _spread([r["cpu_10k"][mode][args_match] for r in rounds])
+            cold = _spread([r["cpu_10k_cold"][mode][args_match] for r in rounds])
+            cells[f"{mode}/{args_match}"] = {
+                "compiled_ms": compiled,
+                "cold_ms": cold,
+                "met": max(compiled["median"], cold["median"]) < COLD_GOAL_MS,
+            }
+        whole = [r["whole_trial_10k"][mode] for r in rounds]
+        row = {
+            name: _spread([w[name] for w in whole])
+            for name in ("collect_trials_ms", "grade_trial_ms", "grade_trial_cold_ms")
+        }
+        row["views_plus_cold_ms"] = _spread(
+            [round(w["collect_trials_ms"] + w["grade_trial_cold_ms"], 2) for w in whole]
         )
-    if done.returncode != 0:
-        return {"commit": base, "error": done.stderr[-600:]}
-    rows: dict[str, Any] = json.loads(done.stdout)
-    return {"commit": base, **rows}
+        row["met"] = row["grade_trial_cold_ms"]["median"] < COLD_GOAL_MS
+        row["met_with_views"] = row["views_plus_cold_ms"]["median"] < COLD_GOAL_MS
+        cells[f"whole_trial/{mode}"] = row
+    for name in rounds[0].get("adversarial_10k", {}):
+        shape = {
+            figure: _spread([r["adversarial_10k"][name][figure] for r in rounds])
+            for figure in ("compiled_ms", "cold_ms")
+        }
+        met = max(f["median"] for f in shape.values()) < COLD_GOAL_MS
+        cells[f"adversarial/{name}"] = {**shape, "met": met}
+    return cells
+
+
+def cold_table(base: str | None, repeats: int) -> dict[str, Any]:
+    """Issue 32 goal 4: this tree (and ``base``) in ``repeats`` interleaved rounds."""
+    here = str(Path(__file__).resolve().parent.parent / "src")
+    trees: dict[str, list[dict[str, Any]]] = {"after": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        base_src = _base_src(base, tmp) if base else None
+        for _ in range(repeats):
+            trees["after"].append(_rows_in(here))
+            if base_src is not None:
+                trees.setdefault("before", []).append(_rows_in(base_src))
+    report: dict[str, Any] = {"goal_ms": COLD_GOAL_MS, "repeats": repeats, "base": base}
+    for name, rounds in trees.items():
+        failed = [r["error"] for r in rounds if "error" in r]
+        report[name] = {"error": failed[0]} if failed else _cold_cells(rounds)
+    after = report["after"]
+    if "error" not in after:
+        report["all_met"] = all(cell["met"] for cell in after.values())
+    return report
 
 
 def _worst(cells: dict[str, dict[str, float]]) -> dict[str, Any]:
@@ -506,10 +607,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="stop at 1,000 observed calls")
     parser.add_argument("--no-peers", action="store_true", help="measure wopeval only")
     parser.add_argument("--base", help="also measure the issue rows for this commit's src")
+    parser.add_argument(
+        "--cold-table", action="store_true", help="only issue 32's cold and compiled table"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of --cold-table")
     parser.add_argument("--issue-rows-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.issue_rows_only:
         print(json.dumps(_issue_rows()))
+        return
+    if args.cold_table:
+        load_before = os.getloadavg()
+        report = cold_table(args.base, args.repeats)
+        report["load_average"] = {"before": load_before, "after": os.getloadavg()}
+        print(json.dumps(report, indent=2))
         return
     started = time.perf_counter()
     load_before = os.getloadavg()

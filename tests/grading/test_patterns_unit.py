@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from wopeval.grading.classgraph import build_graph
-from wopeval.grading.jsonmatch import json_key, matches
+from wopeval.grading.jsonmatch import canonical_json, json_key, matches
 from wopeval.grading.patterns import (
     OBJECT,
     ExactPatterns,
@@ -289,6 +289,23 @@ def test_0244_A_a_leaf_is_indexed_before_an_equally_rare_empty_object() -> None:
     assert tool.others[0] == [(("f",), OBJECT)]
 
 
+def test_0244_A_the_rarest_term_in_the_middle_leaves_the_terms_either_side() -> None:
+    calls = [
+        ExpectedCall(tool="t", args={"a": 1, "id": i, "b": 2, "c": 3}, argsMatch="subset")
+        for i in range(2)
+    ] + [ExpectedCall(tool="t", args={"a": 1, "b": 2, "c": 4}, argsMatch="subset")]
+    tool = compile_patterns(calls).tools["t"]
+    assert tool.index is not None
+    assert tool.index.children["id"].buckets == {0: [0], 1: [1]}
+    assert tool.others[0] == [(("a",), 1), (("b",), 2), (("c",), 3)]
+    # c=4 is the rarest of the third pattern (once), the last of its terms.
+    assert tool.index.children["c"].buckets == {4: [2]}
+    assert tool.others[2] == [(("a",), 1), (("b",), 2)]
+    # Two terms equally rare: the earlier is indexed.
+    tie = compile_patterns([ExpectedCall(tool="t", args={"x": 1, "y": 2}, argsMatch="subset")])
+    assert tie.tools["t"].others[0] == [(("y",), 2)]
+
+
 class _Maker:
     def __init__(self) -> None:
         self.made: list[list[ExpectedCall]] = []
@@ -356,3 +373,145 @@ def test_0244_A_compiling_counts_its_steps() -> None:
     assert compile_patterns(calls).work == 13
     assert compile_patterns([]).work == 0
     assert compile_patterns(calls[4:]).work == 0  # ignore: nothing to index
+
+
+# --- grouping exact object patterns by pivot bucket (canonical keys only where shared) -------
+
+
+def _exact(tool: str, args: object) -> ExpectedCall:
+    return ExpectedCall.model_construct(tool=tool, args=args, argsMatch="exact")
+
+
+def test_0244_A_an_exact_pattern_alone_in_its_bucket_has_no_key_until_asked() -> None:
+    patterns = compile_patterns([_exact("t", {"id": i, "q": "x"}) for i in range(3)])
+    assert patterns.left_of == [0, 1, 2]
+    assert patterns.left_keys == [None, None, None]
+    assert patterns.pivots == {"t": "id"}
+    # by_canon (and Patterns.key) compute the keys on first use, once.
+    assert patterns.tools["t"].by_canon() == {
+        '{"id":0,"q":"x"}': [0],
+        '{"id":1,"q":"x"}': [1],
+        '{"id":2,"q":"x"}': [2],
+    }
+    assert patterns.left_keys == ['{"id":0,"q":"x"}', '{"id":1,"q":"x"}', '{"id":2,"q":"x"}']
+    assert patterns.matches(1, "t", {"q": "x", "id": 1.0})
+    assert not patterns.matches(1, "t", {"q": "x", "id": True})
+
+
+def test_0244_A_json_equal_exact_patterns_share_a_bucket_and_a_class() -> None:
+    calls = [
+        _exact("t", {"id": 1, "q": "a"}),
+        _exact("t", {"id": 2, "q": "a"}),
+        _exact("t", {"q": "a", "id": 1.0}),  # JSON-equal to the first, other key order
+        _exact("t", {"id": True, "q": "a"}),  # True is not 1: another bucket, another class
+        _exact("t", {"id": 1, "q": "b"}),  # the first's bucket, another class
+        _exact("u", {"id": 1, "q": "a"}),  # another tool
+        _exact("t", {"id": 2, "q": "a"}),  # the second again: its bucket is shared now
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 0, 2, 3, 4, 1]
+    assert patterns.left_counts == [2, 2, 1, 1, 1]
+    assert patterns.left_keys == [
+        '{"id":1,"q":"a"}',
+        '{"id":2,"q":"a"}',
+        None,
+        '{"id":1,"q":"b"}',
+        None,
+    ]
+
+
+def test_0244_A_exact_patterns_without_a_scalar_pivot_go_by_canonical_key() -> None:
+    class Record(dict[str, object]):
+        pass
+
+    calls = [
+        _exact("t", {"id": 1}),
+        _exact("t", {"id": 2}),
+        _exact("t", Record(id=1)),  # a dict subclass, JSON-equal: the same class
+        _exact("t", {"id": [1]}),  # no scalar at the pivot: canonical key
+        _exact("t", {"other": 1}),  # no pivot field: canonical key
+        _exact("t", {"id": [1]}),
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 0, 2, 3, 2]
+    assert patterns.left_keys[2:] == ['{"id":[1]}', '{"other":1}']
+
+
+def test_0244_A_a_tool_first_seen_late_is_grouped_by_key_and_still_gets_a_lookup_field() -> None:
+    early = [_exact("t", {"id": i}) for i in range(1024)]
+    late = [_exact("u", {"k": "same", "v": [i], "id": i}) for i in range(3)] + [
+        _exact("u", {"k": "same", "v": [0], "id": 0})
+    ]
+    patterns = compile_patterns([*early, *late])
+    assert "u" not in patterns.pivots
+    assert patterns.left_of[1024:] == [1024, 1025, 1026, 1024]
+    assert patterns.left_keys[1024] == '{"id":0,"k":"same","v":[0]}'
+    assert patterns.tools["u"].pivot == "id"
+    graph = build_graph([*early, *late], [ObservedCall("u", {"k": "same", "v": [2], "id": 2}, "a")])
+    assert graph.right_neighbours == [(1026,)]
+
+
+def test_0244_A_a_non_json_exact_pattern_alone_in_its_bucket_raises_when_keyed() -> None:
+    patterns = compile_patterns([_exact("t", {"id": 1, "x": {1, 2}})])
+    with pytest.raises(TypeError, match="not a JSON value"):
+        patterns.key(0)
+
+
+def test_0244_A_keys_and_the_canonical_index_are_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wopeval.grading import patterns as module
+
+    patterns = compile_patterns([_exact("t", {"id": i}) for i in range(2)])
+    keyed: list[object] = []
+
+    def counted(value: object) -> str:
+        keyed.append(value)
+        return canonical_json(value)
+
+    monkeypatch.setattr(module, "canonical_json", counted)
+    tool = patterns.tools["t"]
+    assert tool.by_canon() is tool.by_canon()
+    assert patterns.key(0) == '{"id":0}'
+    assert len(keyed) == 2  # each class once, by by_canon; Patterns.key kept them
+
+
+def test_0244_A_subset_patterns_of_one_shape_share_their_key_paths() -> None:
+    calls = [ExpectedCall(tool="t", args={"f": {"id": i}}, argsMatch="subset") for i in range(2)]
+    terms = compile_patterns(calls).left_terms
+    assert terms[0] == [(("f", "id"), 0)]
+    assert terms[1] == [(("f", "id"), 1)]
+    assert terms[0][0][0] is terms[1][0][0]
+
+
+def test_0244_A_a_pattern_outside_every_bucket_leaves_the_others_bucketed() -> None:
+    calls = [
+        _exact("t", 5),
+        _exact("t", {"id": [1]}),  # a canonical class while one class exists
+        _exact("t", {"id": 0}),
+        _exact("t", {"id": [1]}),
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 2, 1]
+    tool = patterns.tools["t"]
+    assert tool.rest
+    assert tool.by_field == {0: 2}
+
+
+def test_0244_A_an_empty_object_after_an_equally_rare_leaf_is_not_indexed() -> None:
+    calls = [ExpectedCall(tool="t", args={"id": 1, "f": {}}, argsMatch="subset")]
+    tool = compile_patterns(calls).tools["t"]
+    assert tool.index is not None
+    assert tool.index.children["id"].buckets == {1: [0]}
+    assert tool.others[0] == [(("f",), OBJECT)]
+
+
+def test_0244_A_a_shared_bucket_never_lends_its_key_to_another_class() -> None:
+    calls = [
+        _exact("t", {"id": 1, "q": ["a"]}),
+        ExpectedCall(tool="t", args={"id": 1, "q": ["b"]}, argsMatch="subset"),
+        _exact("t", {"id": 1, "q": ["c"]}),  # the pivot is id: its bucket 1 is shared now
+        _exact("t", {"id": 1, "q": ["d"]}),
+        _exact("t", {"id": 1, "q": ["b"]}),  # JSON-equal to the subset pattern: still exact
+    ]
+    patterns = compile_patterns(calls)
+    assert patterns.left_of == [0, 1, 2, 3, 4]
+    assert patterns.left_modes == ["exact", "subset", "exact", "exact", "exact"]

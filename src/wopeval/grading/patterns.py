@@ -32,10 +32,12 @@ Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
 from __future__ import annotations
 
+import itertools
 import marshal
 import math
 import operator
 import weakref
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -58,8 +60,11 @@ __all__ = [
 
 OBJECT: Hashable = object()  # the leaf marker of "an object is here" in a term
 _MISSING = object()
+_ALONE = object()  # marks the identity of an exact object pattern alone in its bucket
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _FEW = 4  # at most this many bucket candidates are compared with ``==``
+_PIVOT_SAMPLE = 256  # classes per tool looked at to choose its lookup field
+_PIVOT_CALLS = 1024  # calls looked at to choose each tool's bucket field
 
 Path = tuple[str, ...]
 Term = tuple[Path, Hashable]
@@ -131,7 +136,7 @@ class ToolPatterns:
     """One tool's compared classes, indexed for looking observed inputs up."""
 
     slots: list[int] = field(default_factory=list)  # the exact-like classes
-    keys: list[str | None] = field(default_factory=list)  # every class's canonical key
+    key: Callable[[int], str] = canonical_json  # a class's canonical key (Patterns.key)
     pivot: str | None = None
     by_field: dict[Hashable, int | list[int]] = field(default_factory=dict)  # value → classes
     plain: ExactPatterns = field(default_factory=ExactPatterns)
@@ -144,9 +149,9 @@ class ToolPatterns:
         """The exact-like classes by canonical key (built on first use: most grades need none)."""
         found = self._by_canon
         if found is None:
-            found, keys = {}, self.keys
+            found, key = {}, self.key
             for slot in self.slots:
-                found.setdefault(keys[slot], []).append(slot)  # type: ignore[arg-type]
+                found.setdefault(key(slot), []).append(slot)
             self._by_canon = found  # complete before it is seen (grades may share a suite)
         return found
 
@@ -166,7 +171,16 @@ class Patterns:
     ignore_of: dict[str, int] = field(default_factory=dict)
     tools: dict[str, ToolPatterns] = field(default_factory=dict)
     plain: ExactPatterns = field(default_factory=ExactPatterns)
+    pivots: dict[str, str] = field(default_factory=dict)  # per tool (:func:`_pivots`)
     work: int = 0
+
+    def key(self, slot: int) -> str:
+        """The canonical key of exact-like class ``slot`` (computed on first use for an
+        ``exact`` object pattern alone in its bucket)."""
+        key = self.left_keys[slot]
+        if key is None:
+            key = self.left_keys[slot] = canonical_json(self.left[slot].args)
+        return key
 
     def matches(self, slot: int, tool: str, inputs: object) -> bool:
         """RFC 0244 §A call matching of expected class ``slot`` and one observed call."""
@@ -180,7 +194,7 @@ class Patterns:
         terms = self.left_terms.get(slot)
         if terms is not None:
             return has_terms(inputs, terms)
-        return canonical_json(inputs) == self.left_keys[slot]
+        return canonical_json(inputs) == self.key(slot)
 
 
 def guards_hold(value: object, guards: tuple[Guard, ...]) -> bool:
@@ -214,19 +228,26 @@ def has_terms(value: object, terms: Sequence[Term]) -> bool:
     return True
 
 
-def _terms(pattern: dict[str, object], path: Path, out: list[Term]) -> None:
+def _terms(
+    pattern: dict[str, object], path: Path, out: list[Term], paths: dict[Path, Path] | None = None
+) -> None:
+    """Append the terms of ``pattern`` under ``path``; with ``paths``, equal key paths are one
+    tuple (kept there), so many patterns of one shape hold few objects."""
     if not pattern:
         out.append((path, OBJECT))
     for name, item in pattern.items():
         if type(name) is not str and not isinstance(name, str):
             raise TypeError(f"not a JSON object key: {name!r}")
+        inner = (*path, name)
+        if paths is not None:
+            inner = paths.setdefault(inner, inner)
         kind = type(item)
         if kind is str or kind is int:
-            out.append(((*path, name), item))
+            out.append((inner, item))
         elif kind is dict or isinstance(item, dict):
-            _terms(item, (*path, name), out)  # type: ignore[arg-type]
+            _terms(item, inner, out, paths)  # type: ignore[arg-type]
         else:
-            out.append(((*path, name), json_key(item)))
+            out.append((inner, json_key(item)))
 
 
 def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:
@@ -253,15 +274,51 @@ def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:
     return True
 
 
+def _pivots(calls: Sequence[ExpectedCall]) -> dict[str, str]:
+    """Per tool, the top-level field with the most distinct scalar values among its ``exact``
+    object patterns in the first calls (a tool absent from them has none: its patterns are
+    grouped by canonical key, and :func:`_index_exact` chooses its lookup field)."""
+    distinct: dict[str, dict[str, set[Hashable]]] = {}
+    for call in calls[:_PIVOT_CALLS]:
+        args = call.args
+        if call.argsMatch == "exact" and type(args) is dict:
+            fields = distinct.setdefault(call.tool, {})
+            for name, value in args.items():
+                if type(value) in _SCALARS:
+                    fields.setdefault(name, set()).add(leaf_key(value))
+    return {
+        tool: max(fields, key=lambda name: len(fields[name]))
+        for tool, fields in distinct.items()
+        if fields
+    }
+
+
+def _bucket(args: dict[str, object], pivot: str) -> Hashable:
+    """An ``exact`` object pattern's bucket: the :func:`leaf_key` of its ``pivot`` value (equal
+    for JSON-equal patterns), or ``_MISSING`` where that is absent or no scalar."""
+    value = args.get(pivot, _MISSING)
+    kind = type(value)
+    if kind is str or kind is int:
+        return value
+    if value is _MISSING or isinstance(value, dict | list | tuple):
+        return _MISSING
+    return leaf_key(value)
+
+
 def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
     # Identity per tool: the canonical key for exact args and non-object subset patterns (the
     # same comparison, so they may share a class), the term set for subset object patterns,
-    # "i" for ignore (no canonical key is the bare letter i).
-    index: dict[tuple[str, Hashable], int] = {}
+    # "i" for ignore (no canonical key is the bare letter i). JSON-equal exact object patterns
+    # share a pivot bucket (:func:`_bucket`), so a pattern alone in its bucket is its own class
+    # with no canonical key yet; once a bucket is shared, its members go by canonical key.
+    index: dict[str, dict[Hashable, int]] = {}  # per tool: no key tuple kept per class
     counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain.args
+    pivots = _pivots(calls)
+    alone: dict[str, dict[Hashable, int]] = {tool: {} for tool in pivots}  # -1: shared
+    paths: dict[Path, Path] = {}
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
-        args = call.args
+        args, tool = call.args, call.tool
         terms: list[Term] | None = None
         key: str | None = None
         ident: Hashable
@@ -269,18 +326,35 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
             ident = "i"
         elif mode == "subset" and isinstance(args, dict):
             terms = []
-            _terms(args, (), terms)
+            _terms(args, (), terms, paths)
             ident = frozenset(terms)
         else:
-            ident = key = canonical_json(args)
-        slot = index.get((call.tool, ident))
+            pivot = pivots.get(tool) if mode == "exact" and isinstance(args, dict) else None
+            bucket = _MISSING if pivot is None else _bucket(args, pivot)
+            first = -1
+            if bucket is not _MISSING:
+                buckets = alone[tool]
+                first = buckets.setdefault(bucket, len(counts))
+                if 0 <= first < len(counts):  # the bucket is shared from now on
+                    buckets[bucket] = -1
+                    index[tool][patterns.key(first)] = first  # made at the first
+            # A new bucket's class (first == len(counts)) is found by no identity but that.
+            ident = None if first == len(counts) else canonical_json(args)
+            key = ident
+        classes = index.get(tool)
+        if classes is None:
+            classes = index[tool] = {}
+        slot = classes.get(ident)  # None is never kept: a new bucket's class is new
         if slot is None:
-            slot = index[call.tool, ident] = len(counts)
+            slot = len(counts)
+            if ident is not None:
+                classes[ident] = slot
             _new_class(patterns, call, mode, key, terms)
             if mode == "exact" and type(args) is dict:
                 exact[slot] = args
         counts[slot] += 1
         left_of.append(slot)
+    patterns.pivots = pivots
 
 
 def _new_class(
@@ -303,21 +377,21 @@ def _new_class(
         patterns.ignore_of[call.tool] = slot
 
 
-_PIVOT_SAMPLE = 256  # classes looked at to choose the pivot field
-
-
 def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
     """``slots`` for ``by_canon``; ``by_field`` for the plain object patterns, bucketed by the
-    top-level field with the most distinct scalar values among the first classes."""
-    tool.slots, tool.keys = slots, patterns.left_keys
+    tool's pivot field (:func:`_pivots`, else the top-level field with the most distinct scalar
+    values among the first classes)."""
+    tool.slots, tool.key = slots, patterns.key
     plain = patterns.plain.args
-    distinct: dict[str, set[Hashable]] = {}
-    for slot in slots[:_PIVOT_SAMPLE]:
-        found = plain.get(slot)
-        for name, value in found.items() if found is not None else ():
-            if type(value) in _SCALARS:
-                distinct.setdefault(name, set()).add(leaf_key(value))
-    pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
+    pivot = tool.pivot = patterns.pivots.get(patterns.left_tools[slots[0]])
+    if pivot is None:
+        distinct: dict[str, set[Hashable]] = {}
+        for slot in slots[:_PIVOT_SAMPLE]:
+            found = plain.get(slot)
+            for name, value in found.items() if found is not None else ():
+                if type(value) in _SCALARS:
+                    distinct.setdefault(name, set()).add(leaf_key(value))
+        pivot = tool.pivot = max(distinct, key=lambda name: len(distinct[name]), default=None)
     tool.plain = patterns.plain  # every bucketed class is in it
     by_field = tool.by_field
     for slot in slots:
@@ -343,16 +417,17 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
 
 def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
     """Each subset object pattern under its rarest term (a leaf before an empty object)."""
-    frequency: dict[Term, int] = {}
-    for slot in slots:
-        for term in patterns.left_terms[slot]:
-            frequency[term] = frequency.get(term, 0) + 1
+    left_terms = patterns.left_terms
+    frequency = Counter(itertools.chain.from_iterable(map(left_terms.__getitem__, slots)))
     root = tool.index = IndexNode()
     for slot in slots:
-        terms = patterns.left_terms[slot]
-        best, rank = 0, (len(slots) + 1, True)
-        for position, term in enumerate(terms):
-            this = (frequency[term], term[1] is OBJECT)
+        terms = left_terms[slot]
+        # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie, the
+        # earlier on a tie of both.
+        best, rank = 0, 2 * frequency[terms[0]] + (terms[0][1] is OBJECT)
+        for position in range(1, len(terms)):
+            term = terms[position]
+            this = 2 * frequency[term] + (term[1] is OBJECT)
             if this < rank:
                 best, rank = position, this
         path, key = terms[best]
