@@ -20,8 +20,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -30,11 +28,9 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.engine import timed_run
 from wopeval.engine.agent import AgentContext
-from wopeval.engine.registry import SCRIPTED_AGENT_ID, Registry
-from wopeval.engine.run import RunHandle, RunSettings
-from wopeval.events.store import EventStore
-from wopeval.service.runs import create_run_record, execute
+from wopeval.engine.registry import SCRIPTED_AGENT_ID
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite
 
@@ -80,24 +76,9 @@ async def _sleeper(task_input: Any, ctx: AgentContext) -> Any:
 
 
 async def _timed(suite: AgentEvalSuite, agent_id: str, concurrency: int) -> float:
-    registry = Registry()
-    registry.register_agent("bench.talker", _talker)
-    registry.register_agent("bench.sleeper", _sleeper)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = await EventStore.open(str(Path(tmp) / "bench.db"))
-        try:
-            settings = RunSettings(concurrency=concurrency)
-            record = await create_run_record(store, suite, agent_id, settings)
-            started = time.perf_counter()
-            summary = await execute(
-                store, RunHandle(record.run_id), suite, agent_id, registry, settings
-            )
-            elapsed = time.perf_counter() - started
-            if summary is None or not summary.passed:
-                raise RuntimeError("the benchmark run must complete and pass")
-            return elapsed
-        finally:
-            await store.close()
+    return await timed_run(
+        suite, agent_id, concurrency, {"bench.talker": _talker, "bench.sleeper": _sleeper}
+    )
 
 
 def per_turn(trials: int, repeats: int) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,17 @@ async def _sleepy(task_input: Any, ctx: AgentContext) -> Any:
     return "ok"
 
 
-async def _timed_run(suite: AgentEvalSuite, agent_id: str, concurrency: int) -> float:
+async def timed_run(
+    suite: AgentEvalSuite,
+    agent_id: str,
+    concurrency: int,
+    agents: Mapping[str, Any] | None = None,
+) -> float:
+    """Wall seconds of one run of ``suite`` on a fresh SQLite store (``agents``: registered by
+    id besides the built-in ones; the default is this bench's sleeping agent)."""
     registry = Registry()
-    registry.register_agent("bench.sleepy", _sleepy)
+    for name, agent in (agents if agents is not None else {"bench.sleepy": _sleepy}).items():
+        registry.register_agent(name, agent)
     with tempfile.TemporaryDirectory() as tmp:
         store = await EventStore.open(str(Path(tmp) / "bench.db"))
         try:
@@ -87,13 +96,13 @@ async def _timed_run(suite: AgentEvalSuite, agent_id: str, concurrency: int) -> 
 
 def wopeval_overhead(trials: int) -> dict[str, float]:
     suite = _suite(trials, {"calls": CALLS, "output": "ok"}, fixtured=True)
-    seconds = anyio.run(_timed_run, suite, SCRIPTED_AGENT_ID, 16)
+    seconds = anyio.run(timed_run, suite, SCRIPTED_AGENT_ID, 16)
     return {"trials": trials, "seconds": seconds, "trialsPerSecond": trials / seconds}
 
 
 def wopeval_concurrency(trials: int, concurrency: int, sleep_s: float) -> dict[str, float]:
     suite = _suite(trials, {}, fixtured=False)
-    seconds = anyio.run(_timed_run, suite, "bench.sleepy", concurrency)
+    seconds = anyio.run(timed_run, suite, "bench.sleepy", concurrency)
     ideal = trials * sleep_s / concurrency
     return {
         "trials": trials,
