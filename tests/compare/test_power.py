@@ -145,3 +145,35 @@ def test_bad_designs_are_refused_naming_the_field(change: dict[str, object], nam
 def test_unknown_method_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown regression method 'z-test'"):
         plan_methods(_design(), ["z-test"])
+
+
+def test_plan_methods_passes_simulations_and_seed_to_the_simulation() -> None:
+    (plan,) = plan_methods(_design(rates=(0.8,), mde=0.6), ["paired-t"], simulations=40, seed=5)
+    assert (plan.simulations, plan.seed) == (40, 5)
+    assert plan.power == simulated_regressed(
+        "paired-t", _design(rates=(0.8,), mde=0.6), plan.tasks or 0, simulations=40, seed=5
+    )
+
+
+def test_unknown_method_refusal_lists_the_registered_methods() -> None:
+    known = "sign-test, mcnemar, paired-t, paired-bootstrap"
+    with pytest.raises(ValueError, match=f"registered methods: {known}$"):
+        plan_methods(_design(), ["z-test"])
+
+
+def test_method_plan_json_names_every_field() -> None:
+    plan = plan_simulated("paired-t", _design(rates=(0.9,), trials=5, mde=0.4), simulations=30)
+    assert plan.to_json() == {
+        "method": "paired-t",
+        "tasks": plan.tasks,
+        "trialsPerTask": 5,
+        "power": plan.power,
+        "falseRegression": plan.false_regression,
+        "how": "simulated",
+        "simulations": 30,
+        "seed": 0,
+        "reason": None,
+    }
+    none = plan_simulated("paired-t", _design(rates=(0.0,)), simulations=20).to_json()
+    assert (none["tasks"], none["power"], none["falseRegression"]) == (None, None, None)
+    assert none["reason"] == "no task's rate can fall by the mde"
