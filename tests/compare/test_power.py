@@ -11,6 +11,7 @@ import pytest
 from wopeval.compare.power import (
     CriticalUps,
     Design,
+    MethodPlan,
     discordance,
     exact_powers,
     normal_guess,
@@ -177,3 +178,56 @@ def test_method_plan_json_names_every_field() -> None:
     none = plan_simulated("paired-t", _design(rates=(0.0,)), simulations=20).to_json()
     assert (none["tasks"], none["power"], none["falseRegression"]) == (None, None, None)
     assert none["reason"] == "no task's rate can fall by the mde"
+
+
+def test_critical_counts_far_from_the_tie_and_after_a_longer_search() -> None:
+    # N = 50: P(Binomial(50, 1/2) ≤ 17) = 0.0164, doubled 0.033 < 0.05; ≤ 18: 0.0325, doubled
+    # 0.065: the most ups still 'regressed' is 17, well below N/3
+    critical = CriticalUps("sign-test", _design())
+    assert critical.upto(50)[50] == 17
+    # N = 18: P(≤ 4) = 4048/2^18 = 0.0154, doubled 0.031; P(≤ 5) = 12616/2^18, doubled 0.096
+    assert critical.upto(50)[18] == 4
+    assert len(critical.upto(5)) == 6  # one entry per N ≤ most, however far it searched
+
+
+def test_exact_plan_at_exactly_the_power_asked() -> None:
+    # every task at 1 falling to 1/2 (one trial): power at m tasks is P(Binomial(m, 1/2) ≥ 6);
+    # m = 7: 8/128 = 0.0625 (m = 6: 1/64, m = 8: 37/256); asked for exactly the power the law
+    # gives at 7 tasks, the plan is 7 tasks
+    step = exact_powers("sign-test", _design(), CriticalUps("sign-test", _design()))
+    at_seven = [step()[1] for _ in range(7)][6]
+    assert at_seven == pytest.approx(8 / 128)
+    plan = plan_exact("sign-test", _design(power=at_seven))
+    assert (plan.tasks, plan.power) == (7, at_seven)
+
+
+def test_exact_powers_take_the_rates_in_turn() -> None:
+    # rates 1, 0, 0 in turn, one trial, mde 0.5: only tasks 0, 3, 6, … can move (down with
+    # 1/2); 16 tasks hold six of them (0 … 15): P(all six down) = 1/64; 15 tasks hold five: 0
+    design = _design(rates=(1.0, 0.0, 0.0))
+    step = exact_powers("sign-test", design, CriticalUps("sign-test", design))
+    powers = [step()[1] for _ in range(16)]
+    assert powers[14] == 0.0
+    assert powers[15] == pytest.approx(1 / 64)
+
+
+def test_exact_plan_says_when_no_task_count_up_to_most_is_enough() -> None:
+    plan = plan_exact("mcnemar", _design(trials=3), most=5)
+    assert plan == MethodPlan(
+        "mcnemar", None, 3, None, None, "exact", "no number of tasks up to 5 reaches power 0.8"
+    )
+    found = plan_exact("mcnemar", _design(trials=3))
+    assert (found.method, found.trials) == ("mcnemar", 3)
+
+
+def test_simulated_plan_without_a_plan_keeps_its_design_and_draws() -> None:
+    nothing = plan_simulated("paired-t", _design(rates=(0.0,), trials=2), simulations=20, seed=4)
+    assert nothing == MethodPlan(
+        "paired-t", None, 2, None, None, "simulated", "no task's rate can fall by the mde", 20, 4
+    )
+    short = plan_simulated("paired-t", _design(rates=(0.9,), trials=5, mde=0.4), simulations=20,
+                           seed=4, most=2)  # fmt: skip
+    assert short == MethodPlan(
+        "paired-t", None, 5, None, None, "simulated",
+        "no number of tasks up to 2 reaches power 0.8", 20, 4,
+    )  # fmt: skip
