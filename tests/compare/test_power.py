@@ -231,3 +231,16 @@ def test_simulated_plan_without_a_plan_keeps_its_design_and_draws() -> None:
         "paired-t", None, 5, None, None, "simulated",
         "no number of tasks up to 2 reaches power 0.8", 20, 4,
     )  # fmt: skip
+
+
+def test_simulated_plan_searches_down_from_a_guess_too_high() -> None:
+    # rates 1, 0, 0 in turn: two tasks in three never move, so the normal guess (24, from the
+    # spread of the rates) overshoots; the plan is still the first size its draws accept
+    design = _design(rates=(1.0, 0.0, 0.0), trials=2, mde=0.6)
+    assert normal_guess(design) == 24
+    plan = plan_simulated("paired-t", design, simulations=16, seed=1)
+    assert plan.tasks is not None
+    assert plan.tasks < 24
+    assert simulated_regressed("paired-t", design, plan.tasks, simulations=16, seed=1) >= 0.8
+    below = simulated_regressed("paired-t", design, plan.tasks - 1, simulations=16, seed=1)
+    assert below < 0.8
