@@ -244,3 +244,24 @@ def test_simulated_plan_searches_down_from_a_guess_too_high() -> None:
     assert simulated_regressed("paired-t", design, plan.tasks, simulations=16, seed=1) >= 0.8
     below = simulated_regressed("paired-t", design, plan.tasks - 1, simulations=16, seed=1)
     assert below < 0.8
+
+
+def test_normal_guess_hand_worked_over_rates_in_turn() -> None:
+    # rates 1 and 0.2, two trials, mde 0.5: lowered 0.5 and 0 (floored): drops −0.5, −0.2,
+    # μ = −0.35; within a task (1·0 + 0.5·0.5)/2 = 0.125 and (0.2·0.8 + 0)/2 = 0.08, mean 0.1025;
+    # between tasks ((−0.15)² + 0.15²)/2 = 0.0225: σ² = 0.125;
+    # (2.80159·√0.125/0.35)² = 8.009 → 9
+    assert normal_guess(_design(rates=(1.0, 0.2), trials=2, mde=0.5)) == 9
+    # 1 falling to 0.1: (2.80159·0.3/0.9)² = 0.87 → 1, but never fewer than 2 tasks
+    assert normal_guess(_design(rates=(1.0,), mde=0.9)) == 2
+
+
+def test_signs_are_the_ups_and_downs_each_method_reads() -> None:
+    from wopeval.compare.power import _signs
+
+    # sign test: c′ > c is up, c′ < c down, ties neither
+    assert _signs("sign-test", [1, 2, 3, 0], [2, 2, 1, 0], 2) == (1, 1)
+    # McNemar with 2 of n to pass: fail→pass up, pass→fail down, 3→4 and 0→1 neither
+    assert _signs("mcnemar", [1, 2, 3, 0, 3], [2, 1, 4, 1, 2], 2) == (1, 1)
+    assert _signs("mcnemar", [1, 1, 2], [2, 3, 1], 2) == (2, 1)
+    assert _signs("paired-t", [1], [0], 1) is None
