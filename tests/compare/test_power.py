@@ -265,3 +265,9 @@ def test_signs_are_the_ups_and_downs_each_method_reads() -> None:
     assert _signs("mcnemar", [1, 2, 3, 0, 3], [2, 1, 4, 1, 2], 2) == (1, 1)
     assert _signs("mcnemar", [1, 1, 2], [2, 3, 1], 2) == (2, 1)
     assert _signs("paired-t", [1], [0], 1) is None
+
+
+@pytest.mark.parametrize("method", ["sign-test", "mcnemar", "paired-t"])
+def test_nothing_regresses_in_a_draw_where_no_task_can_move(method: str) -> None:
+    # every task at 1, unshifted: every draw is all passes on both sides, never 'regressed'
+    assert simulated_regressed(method, _design(), 8, shifted=False, simulations=10) == 0.0
