@@ -11,6 +11,7 @@ import pytest
 from wopeval.compare.power import (
     CriticalUps,
     Design,
+    MethodPlan,
     discordance,
     exact_powers,
     normal_guess,
@@ -145,3 +146,128 @@ def test_bad_designs_are_refused_naming_the_field(change: dict[str, object], nam
 def test_unknown_method_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown regression method 'z-test'"):
         plan_methods(_design(), ["z-test"])
+
+
+def test_plan_methods_passes_simulations_and_seed_to_the_simulation() -> None:
+    (plan,) = plan_methods(_design(rates=(0.8,), mde=0.6), ["paired-t"], simulations=40, seed=5)
+    assert (plan.simulations, plan.seed) == (40, 5)
+    assert plan.power == simulated_regressed(
+        "paired-t", _design(rates=(0.8,), mde=0.6), plan.tasks or 0, simulations=40, seed=5
+    )
+
+
+def test_unknown_method_refusal_lists_the_registered_methods() -> None:
+    known = "sign-test, mcnemar, paired-t, paired-bootstrap"
+    with pytest.raises(ValueError, match=f"registered methods: {known}$"):
+        plan_methods(_design(), ["z-test"])
+
+
+def test_method_plan_json_names_every_field() -> None:
+    plan = plan_simulated("paired-t", _design(rates=(0.9,), trials=5, mde=0.4), simulations=30)
+    assert plan.to_json() == {
+        "method": "paired-t",
+        "tasks": plan.tasks,
+        "trialsPerTask": 5,
+        "power": plan.power,
+        "falseRegression": plan.false_regression,
+        "how": "simulated",
+        "simulations": 30,
+        "seed": 0,
+        "reason": None,
+    }
+    none = plan_simulated("paired-t", _design(rates=(0.0,)), simulations=20).to_json()
+    assert (none["tasks"], none["power"], none["falseRegression"]) == (None, None, None)
+    assert none["reason"] == "no task's rate can fall by the mde"
+
+
+def test_critical_counts_far_from_the_tie_and_after_a_longer_search() -> None:
+    # N = 50: P(Binomial(50, 1/2) ≤ 17) = 0.0164, doubled 0.033 < 0.05; ≤ 18: 0.0325, doubled
+    # 0.065: the most ups still 'regressed' is 17, well below N/3
+    critical = CriticalUps("sign-test", _design())
+    assert critical.upto(50)[50] == 17
+    # N = 18: P(≤ 4) = 4048/2^18 = 0.0154, doubled 0.031; P(≤ 5) = 12616/2^18, doubled 0.096
+    assert critical.upto(50)[18] == 4
+    assert len(critical.upto(5)) == 6  # one entry per N ≤ most, however far it searched
+
+
+def test_exact_plan_at_exactly_the_power_asked() -> None:
+    # every task at 1 falling to 1/2 (one trial): power at m tasks is P(Binomial(m, 1/2) ≥ 6);
+    # m = 7: 8/128 = 0.0625 (m = 6: 1/64, m = 8: 37/256); asked for exactly the power the law
+    # gives at 7 tasks, the plan is 7 tasks
+    step = exact_powers("sign-test", _design(), CriticalUps("sign-test", _design()))
+    at_seven = [step()[1] for _ in range(7)][6]
+    assert at_seven == pytest.approx(8 / 128)
+    plan = plan_exact("sign-test", _design(power=at_seven))
+    assert (plan.tasks, plan.power) == (7, at_seven)
+
+
+def test_exact_powers_take_the_rates_in_turn() -> None:
+    # rates 1, 0, 0 in turn, one trial, mde 0.5: only tasks 0, 3, 6, … can move (down with
+    # 1/2); 16 tasks hold six of them (0 … 15): P(all six down) = 1/64; 15 tasks hold five: 0
+    design = _design(rates=(1.0, 0.0, 0.0))
+    step = exact_powers("sign-test", design, CriticalUps("sign-test", design))
+    powers = [step()[1] for _ in range(16)]
+    assert powers[14] == 0.0
+    assert powers[15] == pytest.approx(1 / 64)
+
+
+def test_exact_plan_says_when_no_task_count_up_to_most_is_enough() -> None:
+    plan = plan_exact("mcnemar", _design(trials=3), most=5)
+    assert plan == MethodPlan(
+        "mcnemar", None, 3, None, None, "exact", "no number of tasks up to 5 reaches power 0.8"
+    )
+    found = plan_exact("mcnemar", _design(trials=3))
+    assert (found.method, found.trials) == ("mcnemar", 3)
+
+
+def test_simulated_plan_without_a_plan_keeps_its_design_and_draws() -> None:
+    nothing = plan_simulated("paired-t", _design(rates=(0.0,), trials=2), simulations=20, seed=4)
+    assert nothing == MethodPlan(
+        "paired-t", None, 2, None, None, "simulated", "no task's rate can fall by the mde", 20, 4
+    )
+    short = plan_simulated("paired-t", _design(rates=(0.9,), trials=5, mde=0.4), simulations=20,
+                           seed=4, most=2)  # fmt: skip
+    assert short == MethodPlan(
+        "paired-t", None, 5, None, None, "simulated",
+        "no number of tasks up to 2 reaches power 0.8", 20, 4,
+    )  # fmt: skip
+
+
+def test_simulated_plan_searches_down_from_a_guess_too_high() -> None:
+    # rates 1, 0, 0 in turn: two tasks in three never move, so the normal guess (24, from the
+    # spread of the rates) overshoots; the plan is still the first size its draws accept
+    design = _design(rates=(1.0, 0.0, 0.0), trials=2, mde=0.6)
+    assert normal_guess(design) == 24
+    plan = plan_simulated("paired-t", design, simulations=16, seed=1)
+    assert plan.tasks is not None
+    assert plan.tasks < 24
+    assert simulated_regressed("paired-t", design, plan.tasks, simulations=16, seed=1) >= 0.8
+    below = simulated_regressed("paired-t", design, plan.tasks - 1, simulations=16, seed=1)
+    assert below < 0.8
+
+
+def test_normal_guess_hand_worked_over_rates_in_turn() -> None:
+    # rates 1 and 0.2, two trials, mde 0.5: lowered 0.5 and 0 (floored): drops −0.5, −0.2,
+    # μ = −0.35; within a task (1·0 + 0.5·0.5)/2 = 0.125 and (0.2·0.8 + 0)/2 = 0.08, mean 0.1025;
+    # between tasks ((−0.15)² + 0.15²)/2 = 0.0225: σ² = 0.125;
+    # (2.80159·√0.125/0.35)² = 8.009 → 9
+    assert normal_guess(_design(rates=(1.0, 0.2), trials=2, mde=0.5)) == 9
+    # 1 falling to 0.1: (2.80159·0.3/0.9)² = 0.87 → 1, but never fewer than 2 tasks
+    assert normal_guess(_design(rates=(1.0,), mde=0.9)) == 2
+
+
+def test_signs_are_the_ups_and_downs_each_method_reads() -> None:
+    from wopeval.compare.power import _signs
+
+    # sign test: c′ > c is up, c′ < c down, ties neither
+    assert _signs("sign-test", [1, 2, 3, 0], [2, 2, 1, 0], 2) == (1, 1)
+    # McNemar with 2 of n to pass: fail→pass up, pass→fail down, 3→4 and 0→1 neither
+    assert _signs("mcnemar", [1, 2, 3, 0, 3], [2, 1, 4, 1, 2], 2) == (1, 1)
+    assert _signs("mcnemar", [1, 1, 2], [2, 3, 1], 2) == (2, 1)
+    assert _signs("paired-t", [1], [0], 1) is None
+
+
+@pytest.mark.parametrize("method", ["sign-test", "mcnemar", "paired-t"])
+def test_nothing_regresses_in_a_draw_where_no_task_can_move(method: str) -> None:
+    # every task at 1, unshifted: every draw is all passes on both sides, never 'regressed'
+    assert simulated_regressed(method, _design(), 8, shifted=False, simulations=10) == 0.0

@@ -312,3 +312,70 @@ def test_tasks_for_bound_hand_worked() -> None:
     # one perfect task per unit: 0.025^(1/m) ≥ 0.35 from m = 4 (0.025^(1/3) = 0.292)
     assert tasks_for_bound(1.0, Fraction(35, 100), 0.95) == 4
     assert tasks_for_bound(1.0, Fraction(1, 100), 0.95) == 1  # 0.025 ≥ 0.01 at once
+
+
+def test_mean_rule_at_exactly_pass_score_is_not_called_below_it() -> None:
+    # rate 0.5 = passScore 1/2: P(Binomial(n, 1/2) ≥ n/2) stays near 1/2 < 0.8 for every n, so
+    # no count decides; the rate meets passScore, so the reason is the search's, not "below"
+    plan = plan_task_gate(0.5, 0.2, "mean", Fraction(1, 2), **ODDS)
+    assert plan.trials is None
+    assert plan.reason == f"no trial count up to {MAX_TASK_TRIALS} passes 'mean' as asked"
+
+
+def test_lower_bound_suite_with_exactly_the_tasks_it_needs_says_the_search_failed() -> None:
+    # 8 tasks at 0.9 are exactly what the bound needs at passScore 0.5 (needed = m, not more),
+    # but the total only hovers at the bound's edge: no n ≤ 200 reaches power 0.99
+    assert tasks_for_bound(0.9, Fraction(1, 2), 0.95) == 8
+    plan = plan_suite_gate([0.9] * 8, 0.45, Fraction(1, 2), alpha=0.05, power=0.99, level=0.95)
+    assert (plan.gate, plan.trials) == ("lower-bound", None)
+    searched = f"no trial count up to {MAX_SUITE_TRIALS} per task"
+    assert plan.reason == f"{searched} decides it with 8 tasks"
+
+
+def test_lower_bound_suite_that_no_task_count_certifies_says_so() -> None:
+    # a mean at passScore never lifts the bound to it (tasks_for_bound is None)
+    plan = plan_suite_gate([0.5], 0.2, Fraction(1, 2), level=0.95, **ODDS)
+    assert (plan.gate, plan.trials) == ("lower-bound", None)
+    assert plan.reason == "no number of tasks up to 100000 lifts its lower bound to passScore"
+
+
+def test_suite_gate_decides_at_exactly_the_error_rates() -> None:
+    # one task at 1 against 1/2 with passScore 1: the lowered suite passes with 0.5^n, exactly
+    # 1/32 at n = 5 (a power of two, so the float law is exact): alpha = 1/32 accepts n = 5
+    tie = plan_suite_gate([1.0], 0.5, Fraction(1), alpha=1 / 32, power=0.8)
+    assert (tie.trials, tie.pass_at_lowered) == (5, 1 / 32)
+    # two tasks at 1/2 against 0, passScore 1/2: one pass of two trials is enough at n = 1,
+    # 1 − 1/4 = 0.75 exactly, the power asked (n = 2 needs 2 of 4: 11/16 < 0.75)
+    at_power = plan_suite_gate([0.5, 0.5], 0.5, Fraction(1, 2), alpha=0.05, power=0.75)
+    assert (at_power.trials, at_power.pass_at_rate, at_power.pass_at_lowered) == (1, 0.75, 0.0)
+
+
+@pytest.mark.parametrize(("mde", "trials"), [(0.1581, 199), (0.158, None)])
+def test_suite_gate_searches_exactly_up_to_max_suite_trials(mde: float, trials: int | None) -> None:
+    # one task at 0.6 against passScore 1/2, c ≥ ⌈n/2⌉: at mde 0.1581 the first n with
+    # P(pass | 0.6) ≥ 0.8 and P(pass | 0.4419) ≤ 0.05 is 199; at mde 0.158 it is 201, past the
+    # limit of 200 (found by scipy.stats.binom.sf over n ≤ 202)
+    assert MAX_SUITE_TRIALS == 200
+    plan = plan_suite_gate([0.6], mde, Fraction(1, 2), **ODDS)
+    assert plan.trials == trials
+
+
+def test_suite_minimum_at_pass_score_zero_is_no_pass_at_all() -> None:
+    # passScore 0: the bound (≥ 0) meets it at a total of 0, with or without the lower bound
+    assert suite_minimum(3, 2, Fraction(0), 0.95) == 0
+    assert suite_minimum(3, 2, Fraction(0), None) == 0
+
+
+def test_a_pass_score_exactly_at_the_bound_is_met() -> None:
+    # the grader compares low_exact ≥ passScore: a passScore equal to the bound of 6 of 6
+    # tasks is met by 6 tasks (and by a total of 6 over 6 tasks × 1 trial), not 7
+    at = task_clopper_pearson_of_sum(Fraction(6), 6, 0.95).low_exact
+    assert tasks_for_bound(1.0, at, 0.95) == 6
+    assert suite_minimum(6, 1, at, 0.95) == 6
+
+
+def test_tasks_for_bound_reads_the_mean_to_nine_digits() -> None:
+    # 0.999 is not 1: over 6 tasks the bound of 5.994 falls below 0.54 (that of 6 is
+    # 0.025^(1/6) = 0.5407), so it takes 7
+    assert tasks_for_bound(0.999, Fraction(54, 100), 0.95) == 7
+    assert tasks_for_bound(1.0, Fraction(54, 100), 0.95) == 6
