@@ -45,7 +45,7 @@ async def test_33_2_openai_agent_converses_over_several_turns_until_the_user_sto
         Reply(content="Moved ABC123 to Friday. Anything else?"),
         Reply(content="Done: ABC123 moved to Friday."),
     ]
-    replies = [
+    replies: list[dict[str, Any]] = [
         {"when": {"regex": "(?i)booking reference"}, "reply": "ABC123"},
         {"when": {"literal": "Moved ABC123 to Friday. Anything else?"}, "reply": "No, thanks."},
         {"when": {"regex": "^Done"}, "reply": "Bye", "stop": True},

@@ -31,6 +31,7 @@ class Ctx:
     agent_id: str = "a"
     memory: TrialMemory = field(default_factory=lambda: TrialMemory([{"key": "seed", "value": 1}]))
     budget_exceeded: bool = True
+    has_user: bool = False
     calls: list[tuple[str, Any]] = field(default_factory=list)
     usage: list[Usage] = field(default_factory=list)
 
@@ -49,6 +50,9 @@ class Ctx:
 
     async def report_usage(self, usage: Usage) -> None:
         self.usage.append(usage)
+
+    async def ask_user(self, message: Any) -> Any:
+        raise RuntimeError("this task has no simulated user")
 
     async def delegate(self, agent_id: str, task_input: Any) -> Any:
         return {"from": agent_id, "input": task_input}

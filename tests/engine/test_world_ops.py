@@ -328,7 +328,7 @@ def _task(**members: Any) -> Any:
                         "tasks": [task]})  # fmt: skip
 
 
-WORLD_DOC = {"tools": {"get": [{}], "put": [{}]}}
+WORLD_DOC: dict[str, Any] = {"tools": {"get": [{}], "put": [{}]}}
 
 
 def test_33_3_a_world_task_is_fail_closed_for_resume_unless_misses_go_live() -> None:

@@ -136,7 +136,8 @@ async def test_33_3_the_final_state_is_recorded_inside_the_bracket_and_graded(
     (task,) = ran.done.tasks
     assert task.passed
     assert task.final_state is not None
-    wire = ran.done.to_wire()["tasks"][0]
+    wired: Any = ran.done.to_wire()["tasks"]
+    wire = wired[0]
     assert wire["x-wopeval-finalState"] == {"matched": True, "mismatchCount": 0}
     types = [e.type for e in ran.events]
     assert types.index(WORLD_STATE) < types.index(INVOCATION_COMPLETED) < types.index(EVAL_SCORED)
@@ -159,7 +160,8 @@ async def test_33_3_a_wrong_final_state_fails_naming_the_first_differing_pointer
     ran = await run_agent(store, looks_only, tasks, trials={"count": 3})
     (task,) = ran.done.tasks
     assert task.passed is False
-    assert ran.done.to_wire()["tasks"][0]["x-wopeval-finalState"] == {
+    wired: Any = ran.done.to_wire()["tasks"]
+    assert wired[0]["x-wopeval-finalState"] == {
         "matched": False,
         "mismatchCount": 3,
     }
@@ -237,7 +239,8 @@ async def test_0244_D_33_3_a_call_the_world_does_not_define_fails_closed(
     registry.register_agent(AGENT, strays)
     registry.register_tool("refund", live)
     fixtures = {"onMiss": on_miss} if on_miss else None
-    task = world_task(**({"fixtures": fixtures} if fixtures else {}))
+    more: Any = {"fixtures": fixtures} if fixtures else {}
+    task = world_task(**more)
     ran = await run_suite(store, make_suite([task]), agent_id=AGENT, registry=registry)
     assert live_calls == []  # never looked up, let alone called
     (returned,) = ran.of_type(TOOL_RETURNED)

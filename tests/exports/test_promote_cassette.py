@@ -75,12 +75,12 @@ def test_a_promoted_trial_replays_its_model_turns_with_the_server_stopped(
             again = _run(out, "--base-url", dead, "--replay-model", str(cas),
                          "--store", str(tmp_path / "r.db"))  # fmt: skip
             task = again["summary"]["tasks"][0]
-            reasons = [f["reasons"] for f in again.get("failures", [])]
-            outcomes.setdefault(trial, set()).add((task["passed"], json.dumps(reasons)))
+            why = [f["reasons"] for f in again.get("failures", [])]
+            outcomes.setdefault(trial, set()).add((task["passed"], json.dumps(why)))
     assert len(outcomes["1"]) == 1
-    [(passed, reasons)] = outcomes["1"]
+    [(passed, reasons_json)] = outcomes["1"]
     assert passed is False
-    assert "early" in reasons
+    assert "early" in reasons_json
     assert outcomes["0"] == {(True, "[]")}
 
 

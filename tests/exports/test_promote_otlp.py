@@ -30,7 +30,7 @@ def _spans(*, args: bool = True, results: bool = True, cut: bool = False) -> lis
     """One GenAI-convention trace of the demo suite's refund task, trial 0. ``cut``: the agent
     span never ends (so it is never exported), as when the process died mid-trial."""
     memory = InMemorySpanExporter()
-    resource = {"openwop.eval.task_id": TASK, "openwop.eval.trial_index": 0}
+    resource: dict[str, str | int] = {"openwop.eval.task_id": TASK, "openwop.eval.trial_index": 0}
     provider = TracerProvider(resource=Resource.create(resource))
     provider.add_span_processor(SimpleSpanProcessor(memory))
     tracer = provider.get_tracer("test")

@@ -63,6 +63,11 @@ class Counted:
         return iter(self.events)
 
 
+# A trace cut short (the OTLP import marks its root): ``**`` keeps the wire name.
+CUT_4: Any = {"x-wopeval-traceIncomplete": 4}
+CUT_3: Any = {"x-wopeval-traceIncomplete": 3}
+
+
 def _facts(call: TrialCall) -> tuple[Any, ...]:
     return (
         call.index, call.tool, call.args, call.agent_id, call.answered, call.result_captured,
@@ -96,7 +101,8 @@ def test_each_kind_of_answer_says_what_the_log_holds() -> None:
     log.ret(root, "c1", status="error")  # a tool error without its error: not captured
     log.ret(root, "c2")  # a success without its outcome (a content-free import)
     log.ret(root, "c3", outcome=None)  # a recorded null result
-    log.ret(root, "c4", outcome=[1], **{"x-wopeval-fixture": "served", "x-wopeval-fixtureIndex": 2})
+    served: Any = {"x-wopeval-fixture": "served", "x-wopeval-fixtureIndex": 2}
+    log.ret(root, "c4", outcome=[1], **served)
     miss = {"code": "wopeval.fixture_miss", "message": "m"}
     log.ret(root, "c5", status="error", error=miss, **{"x-wopeval-fixture": "miss-failed"})
     log.finish(root)
@@ -176,7 +182,7 @@ def test_a_trial_that_never_ran_is_listed_but_not_as_ran() -> None:
 
 def test_the_last_attempt_of_a_resumed_trial_is_read_with_its_own_cut_count() -> None:
     log = Log()
-    first = log.start(**{"x-wopeval-traceIncomplete": 4})
+    first = log.start(**CUT_4)
     log.call(first, "c0", tool="first")
     log.ret(first, "c0", outcome=1)
     last = log.start()  # the resume re-runs the unscored trial
@@ -186,7 +192,7 @@ def test_the_last_attempt_of_a_resumed_trial_is_read_with_its_own_cut_count() ->
     assert [(c.tool, c.answered) for c in trial.calls] == [("last", False)]
     assert trial.incomplete == 0
     cut = Log()
-    root = cut.start(**{"x-wopeval-traceIncomplete": 3})
+    root = cut.start(**CUT_3)
     cut.finish(root)
     assert read_trial_calls(cut.events, "t", 0).incomplete == 3
 

@@ -46,7 +46,7 @@ def _view(*turns: tuple[str, Any, int | None], output: Any = "done") -> TrialVie
     view.output, view.has_output, view.outcome = output, True, "completed"
     for number, (kind, message, index) in enumerate(turns):
         payload = UserTurn(agentId=TARGET, turn=number, kind=kind, message=message,
-                           replyIndex=index)  # type: ignore[arg-type]  # fmt: skip
+                           replyIndex=index)  # fmt: skip
         _user_turn(view, payload)
     return view
 

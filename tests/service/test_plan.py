@@ -13,6 +13,7 @@ import pytest
 from tests.cli.gate_runs import suite_doc, write_suite
 from tests.viewer.test_viewer_pages import make_run
 from wopeval.engine.registry import Registry
+from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service.plan import (
     PlanInputError,
@@ -22,7 +23,7 @@ from wopeval.service.plan import (
     plan_suite,
     rates_from_mapping,
 )
-from wopeval.service.runs import RunService, RunSettings
+from wopeval.service.runs import RunService
 from wopeval.suite import load_suite
 
 FAST = PlanSettings(mde=0.5, methods=("sign-test",))

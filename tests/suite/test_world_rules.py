@@ -219,7 +219,8 @@ def test_0244_G_33_3_a_world_is_refused_where_it_is_not_advertised() -> None:
         "tasks[0].x-wopeval-world: x-wopeval-world is not advertised by this host"
     ]
     assert check_extensions(suite, ("x-wopeval-world",)) == []
-    assert advertisement(["x-wopeval-world"])["x-wopeval-world"]["finalState"] == [
+    advertised: Any = advertisement(["x-wopeval-world"])["x-wopeval-world"]
+    assert advertised["finalState"] == [
         "exact",
         "subset",
     ]
