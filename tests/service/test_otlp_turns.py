@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
 from wopeval.exports.otel import otlp_json_lines, run_spans
-from wopeval.service.otlp_read import OtlpEvent, OtlpSpan, spans_of
+from wopeval.service.otlp_read import OtlpEvent, OtlpSpan, read_otlp, spans_of
 from wopeval.service.otlp_turns import TurnsBack
 from wopeval.wire.events import Payload, RunEvent, UserTurn
 from wopeval.wire.vocab import OTEL_USER_TURN_EVENT, TOOL_CALLED
@@ -145,6 +147,15 @@ def test_33_5_otlp_json_span_events_read_back_only_wopevals() -> None:
     }
     (only,) = spans_of(foreign)
     assert only.events == (OtlpEvent("wopeval.user_turn", 7, {}),)
+
+
+def test_33_5_protobuf_span_events_read_as_the_json_ones() -> None:
+    data = encode_spans(run_spans("s", "acme/r1", _log())).SerializeToString()
+    (trial,) = [s for s in read_otlp(data, protobuf=True) if s.name.startswith("invoke_agent")]
+    line = otlp_json_lines("s", "acme/r1", _log()).splitlines()[0]
+    (same,) = [s for s in spans_of(json.loads(line)) if s.name.startswith("invoke_agent")]
+    assert trial.events == same.events
+    assert trial.events[0].attributes["openwop.user.reply_index"] == 0
 
 
 def _turn_event(turn: Any, kind: Any, before: Any, at: int = 1) -> OtlpEvent:
