@@ -63,7 +63,7 @@ def _reasons(ran: Ran) -> list[Any]:
 async def test_33_4_adapter_converses_over_several_turns_until_the_user_stops(
     store: EventStore, framework: str
 ) -> None:
-    replies = [
+    replies: list[dict[str, Any]] = [
         {"when": {"literal": script.ASK_REFERENCE}, "reply": "ABC123"},
         {"when": {"literal": script.MOVED}, "reply": "No, thanks."},
         {"when": {"literal": script.DONE}, "reply": "Bye", "stop": True},

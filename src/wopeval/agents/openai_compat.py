@@ -56,13 +56,17 @@ from wopeval.agents.clients import http_client
 from wopeval.agents.conversing import (
     FINAL_ANSWER_DESCRIPTION,
     FINAL_ANSWER_PARAMETERS,
-    FINAL_ANSWER_TOOL,
-    answer_of,
     converses,
     final_answer_of,
     message_text,
     offers_final_answer,
     user_reply,
+)
+from wopeval.agents.conversing import (  # still importable from here
+    FINAL_ANSWER_TOOL as FINAL_ANSWER_TOOL,
+)
+from wopeval.agents.conversing import (
+    answer_of as answer_of,
 )
 from wopeval.agents.definition import AgentDefinition, Price
 from wopeval.agents.toolnames import ToolNames
