@@ -6,6 +6,8 @@ the framework's own history type; the final-answer rule is the OpenAI-compatible
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -13,6 +15,8 @@ import pytest
 
 from tests.agents.apps import conv_script as script
 from tests.agents.helpers import fixture
+from tests.agents.test_adapters import APPS as SINGLE_TURN_APPS
+from tests.agents.test_adapters import _suite as single_turn_suite
 from tests.engine.helpers import Ran, make_suite, run_suite
 from wopeval.agents.conversing import FINAL_ANSWER_TOOL
 from wopeval.engine.registry import Registry
@@ -155,3 +159,30 @@ async def test_33_2_adapter_max_turns_makes_no_further_model_call(
     assert [t.payload["kind"] for t in ran.of_type(USER_TURN)] == ["reply", "reply", "max-turns"]
     assert len(app.MODEL_CALLS) == 4  # the fourth turn's message was one too many: no fifth
     assert [e.payload["scoreLabel"] for e in ran.of_type(EVAL_SCORED)] == ["max-turns"]
+
+
+GOLDEN = Path(__file__).parent.parent / "data" / "agents" / "single_turn_adapter_events.json"
+# What differs between two runs of the same trial: ids and times.
+_VOLATILE = frozenset({"callId", "invocationId", "latencyMs", "durationMs"})
+
+
+def _stable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in sorted(value.items()) if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("framework", sorted(SINGLE_TURN_APPS))
+async def test_33_4_single_turn_task_runs_exactly_as_before_conversations(
+    store: EventStore, framework: str
+) -> None:
+    """The plainest task (one task, no user) logs, event for event, what the adapter logged
+    before conversations existed (the golden file, recorded then; ids and times aside)."""
+    ran = await run_suite(
+        store, single_turn_suite("A1"), agent_id=SINGLE_TURN_APPS[framework], registry=Registry()
+    )
+    events = [[e.type, _stable(e.payload)] for e in ran.events]
+    assert events == json.loads(GOLDEN.read_text())[framework]
+    assert ran.of_type(USER_TURN) == []
