@@ -108,11 +108,18 @@ async def test_33_4_adapter_converses_over_several_turns_until_the_user_stops(
 async def test_33_4_adapter_final_answer_ends_the_conversation(
     store: EventStore, framework: str
 ) -> None:
-    suite = _task(script.PICK, "Friday", {"when": {"literal": script.ASK_DATE}, "reply": "Friday"})
+    fixtures = {
+        "onMiss": "fail",
+        "toolResponses": [fixture("lookup_order", {"order_id": "before-final"}, {"ok": 1})],
+    }
+    reply = {"when": {"literal": script.ASK_DATE}, "reply": "Friday"}
+    suite = _task(script.PICK, "Friday", reply, fixtures=fixtures)
     ran, app = await _run(store, framework, suite)
     assert ran.done.passed, _reasons(ran)
-    # The final answer is no call of the task, and the call after it is not made.
-    assert ran.of_type(TOOL_CALLED) == []
+    # The call before the final answer is made; the final answer is no call of the task; the
+    # call after it is not made.
+    called = [e.payload["inputs"] for e in ran.of_type(TOOL_CALLED)]
+    assert called == [{"order_id": "before-final"}]
     assert app.REAL_CALLS == []
     assert [t.payload["kind"] for t in ran.of_type(USER_TURN)] == ["reply"]
     assert len(app.MODEL_CALLS) == 2  # no model call after the final answer

@@ -34,8 +34,9 @@ def decide(history: list[tuple[str, Any]]) -> tuple[str, Any]:
         return ("text", DONE)
     if content == PICK:
         return ("text", ASK_DATE)
-    if content == "Friday":  # the final answer, then a call that must not be made
-        return ("calls", [("final_answer", {"answer": "Friday"}),
+    if content == "Friday":  # a call, the final answer, then a call that must not be made
+        return ("calls", [("lookup_order", {"order_id": "before-final"}),
+                          ("final_answer", {"answer": "Friday"}),
                           ("lookup_order", {"order_id": "after-final"})])  # fmt: skip
     if content == BIRTH:
         return ("text", ASK_BIRTH)

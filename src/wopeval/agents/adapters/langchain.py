@@ -14,6 +14,11 @@ streamed (``stream_mode`` updates and values): each new AI message with ``usage_
 ceilings are checked once tools have run, before the next model call. Needs
 ``langchain``/``langgraph`` (``wopeval[langchain]``).
 
+On a task with a simulated user the graph converses (:mod:`wopeval.agents.conversing`): one
+run per model turn over the state's ``messages`` plus the user's reply; a graph that declares
+:func:`final_answer_tool` may end the conversation with it (the stream stops before the graph's
+next step).
+
 A model cassette is refused for a graph (:meth:`LangChainAdapter.check_cassette`): its nodes call
 LangChain chat models of any provider, which wopeval cannot give a client of its own.
 """

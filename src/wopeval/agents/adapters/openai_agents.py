@@ -10,6 +10,11 @@ priced with the definition's ``price``; before each model call the cost ceilings
 Hosted tools and the tools of handoff agents are left as they are. Needs ``openai-agents``
 (``wopeval[openai-agents]``).
 
+On a task with a simulated user the agent converses (:mod:`wopeval.agents.conversing`): one
+``Runner.run`` per model turn, each continuing the last one's ``to_input_list()`` with the
+user's reply, on its ``last_agent``; the clone gets the ``final_answer`` tool, and a turn whose
+calls gave it ends the run (its own ``tool_use_behavior`` is kept otherwise).
+
 Under a model cassette, the run is given a ``RunConfig`` whose model provider is the SDK's own
 ``OpenAIProvider`` over a client wopeval makes (:mod:`~wopeval.agents.adapters.cassette_client`):
 every agent the run can reach must name its model (or leave it to the SDK's default), so the

@@ -10,6 +10,11 @@ response is one ``provider.usage`` as it arrives (its ``RequestUsage``, priced w
 definition's ``price``), and the cost ceilings are checked before each model request. Needs
 ``pydantic-ai-slim`` (the ``wopeval[pydantic-ai]`` extra), imported when an adapter is built.
 
+On a task with a simulated user the agent converses (:mod:`wopeval.agents.conversing`): one
+run per model turn, the reply as its prompt and the last run's ``all_messages()`` as its
+``message_history``; the gateway toolset lists ``final_answer`` as a barrier tool
+(``sequential``), and a run in which it was called stops before its next model request.
+
 Under a model cassette the agent's model is overridden by the same OpenAI model over a client
 whose HTTP transport is the cassette's (:mod:`~wopeval.agents.adapters.cassette_client`): a model
 named ``openai:…`` (``openai-chat:``, ``openai-responses:``) gets a client made from the
