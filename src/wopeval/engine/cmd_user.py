@@ -10,7 +10,8 @@ offers one turn, two ways, with the same answers:
   error result whose text says the conversation is over;
 - ``POST`` ``{"message": …}`` to :data:`USER_ENV` (plain HTTP, for a command that does not speak
   MCP; the same bearer token): ``200`` with the same object, or ``409`` with
-  ``{"ended": "user-miss" | "max-turns", "error": …}``.
+  ``{"ended": "user-miss" | "max-turns", "error": …}``; a body that is not such an object is
+  ``400`` (``413`` over 64 KiB) and takes no turn.
 
 The agent ends the conversation with its final answer by exiting with it on stdout, as on any
 task. Each turn is the trial's ``ctx.ask_user`` (recorded as ``wopeval.user-turn``); after a miss
@@ -24,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from wopeval.engine.agent import AgentContext, ConversationEnded
+from wopeval.engine.cmd_usage import _MAX_BODY as MAX_BODY
 from wopeval.engine.cmd_usage import Asgi, Receive, Scope, Send
 from wopeval.engine.cmd_usage import _body as read_body  # the same body limit as /usage
 from wopeval.engine.cmd_usage import _respond as respond
@@ -109,8 +111,11 @@ def user_route(app: Asgi, ctx: AgentContext) -> Asgi:
             await respond(send, 405, {"error": 'POST {"message": …}'})
             return
         body = await read_body(receive)
+        if body is None:
+            await respond(send, 413, {"error": f"a turn is at most {MAX_BODY} bytes"})
+            return
         try:
-            doc = json.loads(body) if body is not None else None
+            doc = json.loads(body)
         except ValueError:
             doc = None
         if not isinstance(doc, dict) or "message" not in doc:
