@@ -40,7 +40,7 @@ from typing import Any
 
 from wopeval.grading.argdiff import ArgDifference, arg_differences, shown
 from wopeval.grading.output import match_output
-from wopeval.grading.trajectory import ObservedCall, observed_trajectory
+from wopeval.grading.trajectory import ObservedCall, grade_trajectory, observed_trajectory
 from wopeval.grading.trajectory_diff import (
     MAX_LISTED,
     TrajectoryDiff,
@@ -99,7 +99,10 @@ def explain(
     forbidden = trajectory.forbidden if trajectory is not None else []
     failure = _failure(task, view, verdict, grader_error)
     rest = trajectory.others if trajectory is not None else []
-    rest = [*rest, *_pins(task, view, verdict, target_agent_id)]
+    pins = _pins(task, view, verdict, target_agent_id)
+    if pins and _matched_but_pins(task, view, target_agent_id):
+        rest = []  # §A itself matched: its diff has no other reason to give
+    rest = [*rest, *pins]
     output = _output(task, view, verdict) if _output_graded(task, view, failure) else []
     miss = [_fixture_miss(task, view)] if view.failed_closed else []
     if miss and _diverged(view):  # the miss is the divergence: one reason, in its words
@@ -182,6 +185,12 @@ def _pins(task: Task, view: TrialView, verdict: Verdict, target: str) -> list[Fa
     if expectation is None or verdict.trajectory_matched is not False:
         return []
     return pin_reasons(expectation, observed_trajectory(expectation, view.calls, target))
+
+
+def _matched_but_pins(task: Task, view: TrialView, target: str) -> bool:
+    expectation = task.expected.trajectory
+    assert expectation is not None  # _pins found some
+    return grade_trajectory(expectation, view.calls, target, pins=False).matched
 
 
 def _failure(

@@ -168,11 +168,16 @@ def _every_observed_matchable(graph: ClassGraph) -> bool:
 
 
 def grade_trajectory(
-    expectation: TrajectoryExpectation, observed: Sequence[ObservedCall], target_agent_id: str
+    expectation: TrajectoryExpectation,
+    observed: Sequence[ObservedCall],
+    target_agent_id: str,
+    *,
+    pins: bool = True,
 ) -> TrajectoryBlock:
     """Grade one trial's observed calls against ``expected.trajectory`` (RFC 0244 §A).
 
     Returns the content-free reporting block: mode, verdict and counts, never tool names.
+    ``pins=False``: §A alone, the expected calls' turn pins ignored.
     """
     calls = observed_trajectory(expectation, observed, target_agent_id)
     expected = expectation.calls
@@ -180,7 +185,7 @@ def grade_trajectory(
     forbidden_count = sum(1 for call in calls if call.tool in forbidden) if forbidden else 0
     mode = expectation.match
     if mode == "exact" and _pairwise(expectation, cached(expectation), calls):
-        held = pins_hold(expectation, calls)
+        held = not pins or pins_hold(expectation, calls)
         return _block(expectation, len(calls), held, len(calls), forbidden_count)
     graph = build(compiled(expectation), calls)
     matched_count = class_matching(graph)[0]
@@ -192,7 +197,7 @@ def grade_trajectory(
         matched = matched_count == len(expected)
     else:
         matched = _every_observed_matchable(graph)
-    matched = matched and pins_hold(expectation, calls)
+    matched = matched and (not pins or pins_hold(expectation, calls))
     return _block(expectation, len(calls), matched, matched_count, forbidden_count)
 
 
