@@ -22,6 +22,7 @@ Run them from the repository root::
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,10 +86,8 @@ async def _ask(ctx: AgentContext, question: Any) -> Any:
 
 async def _close(ctx: AgentContext, answer: str) -> str:
     """Ask whether there is anything else; the customer's "no" ends the conversation."""
-    try:
+    with contextlib.suppress(ConversationEnded):
         await _ask(ctx, CLOSING)
-    except ConversationEnded:
-        pass
     return answer
 
 
