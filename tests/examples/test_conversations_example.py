@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from examples.conversations import agents
+
 from tests.engine.helpers import Ran, run_suite
 from wopeval.engine.registry import Registry
 from wopeval.events.store import EventStore
@@ -95,8 +95,9 @@ async def test_33_6_flawed_fails_in_each_way_the_issue_lists(store: EventStore) 
     assert reasons["refund-cracked-kettle"][0].startswith("trajectory: turn pin")
     # an unscripted question: user-miss, the user side's failure
     assert labels["change-address-before-shipping"] == "user-miss"
-    assert has("change-address-before-shipping", "user-miss: user miss (onMiss: fail): the "
-               "user's script has no reply to \"For security, what is your date of birth?\"")  # fmt: skip
+    question = '"For security, what is your date of birth?"'
+    assert has("change-address-before-shipping", f"user-miss: user miss (onMiss: fail): the "
+               f"user's script has no reply to {question}")  # fmt: skip
     # ends early: no cancellation, the order still processing
     assert has("cancel-processing-order", "trajectory: trajectory (in-order): missing shop:cancel")
     assert has("cancel-processing-order", '/orders/B-2002/status: expected "cancelled"')
