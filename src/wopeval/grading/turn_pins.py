@@ -9,17 +9,18 @@ in their turn (:attr:`ObservedCall.turn`, :mod:`wopeval.suite.pins` numbers the 
 ``exact`` mode the call at the pinned call's own position must be the one. ``matchedCount``
 stays §A's.
 
-A plain expectation costs one memoised lookup: its (empty) list of pins is made once per
-expectation, like the compiled patterns.
+A plain expectation costs one kept lookup: its (empty) list of pins is made once per
+expectation (:func:`pins_of`).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from wopeval.grading.patterns import ExpectationMemo, uncompiled_matches
+from wopeval.grading.patterns import uncompiled_matches
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 from wopeval.wire.events import FailureReason
 
@@ -67,16 +68,35 @@ class PinMiss:
         }
 
 
-def _pins(calls: Sequence[ExpectedCall]) -> tuple[tuple[int, int], ...]:
-    return tuple((index, call.pin.turn) for index, call in enumerate(calls) if call.pin)
+Pins = tuple[tuple[int, int], ...]
+# id of an expectation -> (a weak reference to it, its calls list then, its length, its pins).
+_KEPT: dict[int, tuple[weakref.ref[TrajectoryExpectation], list[ExpectedCall], int, Pins]] = {}
 
 
-_PINS: ExpectationMemo[tuple[tuple[int, int], ...]] = ExpectationMemo(_pins)
+def pins_of(expectation: TrajectoryExpectation) -> Pins:
+    """Each pinned expected call: (its index, its turn); empty for a plain expectation.
 
+    Kept per expectation while it lives and while its ``calls`` is the same list of the same
+    length (a suite is frozen; ``model_copy`` with new calls gives a new list): every trial of
+    a task asks, and a plain one must not pay a scan of its calls each time.
+    """
+    key, calls = id(expectation), expectation.calls
+    entry = _KEPT.get(key)
+    if (
+        entry is not None
+        and entry[0]() is expectation
+        and entry[1] is calls
+        and entry[2] == len(calls)
+    ):
+        return entry[3]
+    pins = tuple((index, call.pin.turn) for index, call in enumerate(calls) if call.pin)
 
-def pins_of(expectation: TrajectoryExpectation) -> tuple[tuple[int, int], ...]:
-    """Each pinned expected call: (its index, its turn); empty for a plain expectation."""
-    return _PINS.get(expectation)
+    def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
+        if _KEPT.get(key, (None,))[0] is ref:
+            del _KEPT[key]
+
+    _KEPT[key] = (weakref.ref(expectation, forget), calls, len(calls), pins)
+    return pins
 
 
 def pins_hold(expectation: TrajectoryExpectation, calls: Sequence[TurnCall]) -> bool:
