@@ -142,13 +142,12 @@ def _one_to_one(
     expected: Sequence[ExpectedCall], pins: Sequence[tuple[int, int]], calls: Sequence[TurnCall]
 ) -> set[int]:
     """The pinned calls in a maximum one-to-one matching with the calls made in their turns
-    (augmenting paths: the pins of one expectation are few)."""
+    (augmenting paths over the calls of each pin's turn: a turn holds few calls)."""
+    in_turn: dict[int, list[int]] = {}  # turn -> the positions of the calls made in it
+    for at, call in enumerate(calls):
+        in_turn.setdefault(call.turn, []).append(at)
     options = {
-        index: [
-            at
-            for at, call in enumerate(calls)
-            if call.turn == turn and _same(expected[index], call)
-        ]
+        index: [at for at in in_turn.get(turn, ()) if _same(expected[index], calls[at])]
         for index, turn in pins
     }
     owner: dict[int, int] = {}  # observed position -> pinned expected index
