@@ -4,8 +4,10 @@ the turn it was made in and the turn it is pinned to; a plain expectation grades
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
+from wopeval.grading import turn_pins
 from wopeval.grading.trajectory import ObservedCall, grade_trajectory
 from wopeval.grading.turn_pins import pin_misses, pin_reasons, pins_hold, pins_of
 from wopeval.grading.views import collect_trials
@@ -180,3 +182,48 @@ def test_33_5_turns_are_numbered_from_the_log_like_user_turn() -> None:
         ("d", 2),
         ("e", 2),
     ]
+
+
+def test_33_5_pins_are_kept_per_expectation_and_forgotten_with_it() -> None:
+    first = expectation("any-order", want("a", 1))
+    second = expectation("any-order", want("b", 2))
+    kept = pins_of(first)
+    assert pins_of(second) == ((0, 2),)
+    assert pins_of(first) is kept  # kept, not made again, though another came between
+    assert pins_of(second) is pins_of(second)
+    changed = first.model_copy(update={"calls": [*first.calls, *second.calls]})
+    assert pins_of(changed) == ((0, 1), (1, 2))  # new calls: made again
+    key = id(first)
+    assert key in turn_pins._KEPT
+    del first, kept
+    gc.collect()
+    assert key not in turn_pins._KEPT
+
+
+def test_33_5_a_forgotten_entry_leaves_nothing_to_forget() -> None:
+    exp = expectation("any-order", want("a", 1))
+    pins_of(exp)
+    turn_pins._KEPT.pop(id(exp))
+    del exp
+    gc.collect()  # the weak reference's callback finds no entry: it must not raise
+
+
+def test_33_5_exact_pin_past_the_observed_calls_is_a_miss() -> None:
+    exp = expectation("exact", want("a"), want("b", 1))
+    [miss] = pin_misses(exp, [made("a", 0)])
+    assert (miss.index, miss.made_in) == (1, ())
+
+
+def test_33_5_competing_pins_leave_the_later_one_unmatched() -> None:
+    exp = expectation("any-order", want("a", 1), want("a", 1))
+    [miss] = pin_misses(exp, [made("a", 1), made("a", 0)])
+    assert (miss.index, miss.made_in) == (1, (1, 0))
+
+
+def test_33_5_reason_counts_more_only_past_three_and_is_shortened() -> None:
+    three = pin_reasons(expectation("any-order", *(want(f"t{i}", 1) for i in range(3))), [])
+    assert "more" not in three[0].message
+    four = pin_reasons(expectation("any-order", *(want(f"t{i}", 1) for i in range(4))), [])
+    assert four[0].message.endswith(" and 1 more")
+    [long] = pin_reasons(expectation("any-order", want("x" * 400, 1)), [])
+    assert len(long.message) == 300
