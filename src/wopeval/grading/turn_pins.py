@@ -91,9 +91,10 @@ def pins_of(expectation: TrajectoryExpectation) -> Pins:
         return entry[3]
     pins = tuple((index, call.pin.turn) for index, call in enumerate(calls) if call.pin)
 
-    def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
-        if _KEPT.get(key, (None,))[0] is ref:
-            del _KEPT[key]
+    def forget(_: weakref.ref[TrajectoryExpectation]) -> None:
+        # The entry holds the only strong reference to its weak reference: an entry replaced
+        # drops its reference, whose callback then never runs; this one's entry is still here.
+        del _KEPT[key]
 
     _KEPT[key] = (weakref.ref(expectation, forget), calls, len(calls), pins)
     return pins
