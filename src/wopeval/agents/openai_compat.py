@@ -49,7 +49,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from wopeval.agents.clients import http_client
 from wopeval.agents.definition import AgentDefinition, Price
