@@ -6,6 +6,7 @@ HTTP client (a mock transport: no socket)."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any, cast
 
 import openai
@@ -14,7 +15,7 @@ import pytest
 from tests.agents.helpers import definition
 from wopeval.agents.clients import http_package
 from wopeval.agents.openai_compat import DATA_NOTE, OpenAICompatAgent, untrusted_content
-from wopeval.engine.agent import ToolResult
+from wopeval.engine.agent import ToolResult, ToolSpec
 
 ANSWER = {
     "id": "c1", "object": "chat.completion", "created": 0, "model": "scripted-model",
@@ -85,19 +86,48 @@ async def test_0244_H_the_request_is_the_bytes_the_typed_sdk_call_sends(
 
 
 async def test_0244_H_the_note_and_the_untrusted_mark_reach_the_server() -> None:
-    """The plainest trial's first request: the note in the system message (no system prompt),
-    the task's input as the only user message."""
-    agent = OpenAICompatAgent(definition("http://model.test/v1"))
+    """The plainest trial's whole conversation, as the agent builds it (no system prompt, one
+    fixture's result), read back from the bytes sent: the note is the system message, the
+    task's input the only user message, the tool result marked untrusted."""
     sent: list[bytes] = []
-    async with _capturing(sent) as client:
-        await agent.complete(client, [{"role": "system", "content": DATA_NOTE},
-                                      {"role": "user", "content": "hi"}], [])  # fmt: skip
-    (first,) = sent
-    body = json.loads(first)
-    assert body["messages"][0] == {"role": "system", "content": DATA_NOTE}
-    assert [m["role"] for m in body["messages"]] == ["system", "user"]
-    tool = json.loads(_conversation()[3]["content"])
-    assert tool["trust"] == "untrusted"
+
+    async def call_tool(name: str, args: dict[str, Any]) -> ToolResult:
+        return ToolResult(ok=True, value={"status": "late"})
+
+    turns = [
+        {"id": "c0", "object": "chat.completion", "created": 0, "model": "scripted-model",
+         "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+             "role": "assistant", "content": None, "tool_calls": [{"id": "call_1",
+             "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}}]},
+        ANSWER,
+    ]  # fmt: skip
+    httpx = http_package(openai)
+
+    def answer(request: Any) -> Any:
+        sent.append(bytes(request.content))
+        return httpx.Response(200, json=turns[len(sent) - 1])
+
+    http = openai.DefaultAsyncHttpxClient(transport=httpx.MockTransport(answer))
+    agent = OpenAICompatAgent(definition("http://model.test/v1"))
+    ctx = SimpleNamespace(
+        call_tool=call_tool, tools=lambda: [ToolSpec("lookup")], report_usage=_ignore
+    )
+    agent.new_client = lambda connections=1: openai.AsyncOpenAI(  # type: ignore[method-assign]
+        base_url="http://model.test/v1", api_key="k", http_client=http
+    )
+    assert await agent("hi", cast(Any, ctx)) == "done"
+    first, second = (json.loads(body)["messages"] for body in sent)
+    assert first == [{"role": "system", "content": DATA_NOTE}, {"role": "user", "content": "hi"}]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]
+    assert json.loads(second[3]["content"]) == {
+        "trust": "untrusted",
+        "ok": True,
+        "data": {"status": "late"},
+    }
+
+
+async def _ignore(usage: Any) -> None:
+    return None
 
 
 async def test_a_retried_request_sends_the_same_body_again() -> None:
