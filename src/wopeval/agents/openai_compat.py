@@ -50,7 +50,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from wopeval.agents.clients import http_client
 from wopeval.agents.conversing import (
@@ -309,10 +309,16 @@ class OpenAICompatAgent:
     async def complete(
         self, client: AsyncOpenAI, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> ChatCompletion:
+        """One chat completion. The messages and tools are plain JSON built here, so they go as
+        the request's body members through the SDK's public ``extra_body`` (sent as given, the
+        bytes ``messages=``/``tools=`` would send) rather than through its per-call typed walk
+        of every message, whose cost grows with the conversation (``messages=[]`` keeps the
+        member's place in the body; ``tools`` comes last either way)."""
         openai = _sdk()
         options: dict[str, Any] = {}
+        body: dict[str, Any] = {"messages": messages}
         if tools:
-            options["tools"] = tools
+            body["tools"] = tools
         if self.definition.temperature is not None:
             options["temperature"] = self.definition.temperature
         if self.definition.seed is not None:
@@ -320,7 +326,7 @@ class OpenAICompatAgent:
         try:
             with waiting_on(self.server):
                 completion: ChatCompletion = await client.chat.completions.create(
-                    model=self.model, messages=cast(Any, messages), **options
+                    model=self.model, messages=[], extra_body=body, **options
                 )
         except openai.OpenAIError as exc:
             raise self.model_error(exc) from None
