@@ -80,10 +80,12 @@ async def test_33_2_llm_user_and_openai_agent_converse_over_several_turns(
     assert [e.payload["toolName"] for e in ran.of_type(TOOL_CALLED)] == [LOOKUP]
     # The agent saw each of the user's replies as its next "user" message.
     last = [(m["role"], m.get("content")) for m in models.agent_bodies[-1]["messages"][3:]]
-    assert ("user", "ABC123") in last and ("user", "Friday, please.") in last
+    assert ("user", "ABC123") in last
+    assert ("user", "Friday, please.") in last
     # The user's model saw its persona, its plan and its facts, and the agent's messages.
     system = models.user_bodies[0]["messages"][0]["content"]
-    assert "A traveller in a hurry." in system and "Your booking reference is ABC123." in system
+    assert "A traveller in a hurry." in system
+    assert "Your booking reference is ABC123." in system
     said = [m["content"] for m in models.user_bodies[-1]["messages"] if m["role"] == "user"]
     assert said == ["What is your booking reference?", "Found it. Which day?", DONE]
     assert {b["temperature"] for b in models.user_bodies} == {0}
@@ -103,7 +105,8 @@ async def test_33_2_llm_user_and_openai_agent_converse_over_several_turns(
     assert len(outside) == 3  # what the judge's spend reads: none of it is the judge's
     assert judge_spend(u for u in outside if isinstance(u, ProviderUsage)).calls == 0
     side = ran.done.user_side
-    assert side is not None and (side.userMiss, side.userError) == (0, 0)
+    assert side is not None
+    assert (side.userMiss, side.userError) == (0, 0)
     regraded = await RunService(store, Registry()).regrade(ran.run_id)
     assert regraded.reproduces_stored
 
@@ -152,7 +155,8 @@ async def test_33_2_a_user_model_answering_500_is_a_user_error(store: EventStore
     errors = [HttpError(500, "boom", fast), HttpError(500, "boom", fast), HttpError(500, "boom")]
     ran, models = await _failed(store, errors)
     reason = _user_error(ran, "model-error")
-    assert "HTTP 500" in reason["message"] and "after 2 retries" in reason["message"]
+    assert "HTTP 500" in reason["message"]
+    assert "after 2 retries" in reason["message"]
     assert len(models.user_bodies) == 3  # the SDK's own bounded retries, then the failure
     assert len(models.agent_bodies) == 1  # no agent turn after the user failed
     assert _turns(ran) == [(0, "error")]

@@ -136,7 +136,7 @@ def test_33_2_a_user_request_the_cassette_lacks_is_a_user_error_never_a_live_cal
 
 
 def test_33_2_user_base_url_must_be_a_url(tmp_path: Path) -> None:
-    code, out = _cli("run", str(_suite(tmp_path / "s.json")), "--user-base-url", "ftp://x",
+    code, _out = _cli("run", str(_suite(tmp_path / "s.json")), "--user-base-url", "ftp://x",
                      "--store", str(tmp_path / "s.db"))  # fmt: skip
     assert code == 2
     assert "--user-base-url" in CliRunner().invoke(app, ["run", "--help"]).stdout

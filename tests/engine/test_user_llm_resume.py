@@ -88,7 +88,8 @@ async def test_33_2_a_resumed_llm_user_answers_the_logged_turns_from_the_log(
         return None
 
     summary, events = await _crash_then_resume(store, models, talks)
-    assert summary is not None and summary.passed
+    assert summary is not None
+    assert summary.passed
     assert seen == ["ABC123"]  # the answer the agent saw before the crash, again
     assert len(models.user_bodies) == 2  # one call before the crash, one for "bye" only
     # The user's model, asked about "bye", saw the whole conversation, the logged turn too.
@@ -105,9 +106,11 @@ async def test_33_2_a_resumed_agent_that_diverges_fails_closed(store: EventStore
         return await ctx.ask_user("What is your date of birth?")
 
     summary, events = await _crash_then_resume(store, models, other)
-    assert summary is not None and not summary.passed
+    assert summary is not None
+    assert not summary.passed
     assert len(models.user_bodies) == 1  # the diverging message reached no model
     (reason,) = [e.typed for e in events if isinstance(e.typed, TrialFailed)]
     assert (reason.kind, reason.details["cause"]) == ("user-error", "resume-diverged")
     side = summary.user_side
-    assert side is not None and side.userError == 1
+    assert side is not None
+    assert side.userError == 1

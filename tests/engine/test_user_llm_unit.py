@@ -196,4 +196,5 @@ def test_33_2_a_resumed_agent_that_says_something_else_fails_closed() -> None:
     assert (second.kind, second.turn, second.cause) == ("error", 1, "resume-diverged")
     assert "resumed at turn 1" in (second.error or "")
     assert third.kind == "ended"
-    assert model.chats == [] and spent == []
+    assert model.chats == []
+    assert spent == []

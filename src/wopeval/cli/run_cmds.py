@@ -23,10 +23,10 @@ from wopeval.cli.agent_opts import (
     JudgeModelOpt,
     JudgePriceInOpt,
     JudgePriceOutOpt,
-    UserBaseUrlOpt,
-    UserModelOpt,
     JudgeTrajectoryOpt,
     ModelOpt,
+    UserBaseUrlOpt,
+    UserModelOpt,
 )
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,

@@ -20,7 +20,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import (
+    Field,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
+from pydantic_core import InitErrorDetails
 
 from wopeval.suite.errors import FieldError
 from wopeval.suite.fields import Integral, Omittable, SuiteObject
@@ -142,7 +149,31 @@ class LlmUser(SuiteObject):
         return self.maxReplyChars if self.maxReplyChars is not None else DEFAULT_MAX_REPLY_CHARS
 
 
-SimulatedUser = Annotated[ScriptedUser | LlmUser, Field(discriminator="kind")]
+def _by_kind(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    """Validate as the model ``kind`` names, so an error's path is the member's own
+    (``x-wopeval-user.model``, not a union's ``x-wopeval-user.llm.model``)."""
+    if isinstance(value, ScriptedUser | LlmUser):
+        return handler(value)
+    if not isinstance(value, dict):  # not an object: said as of any member
+        return ScriptedUser.model_validate(value, strict=True, context=info.context)
+    kind = value.get("kind")
+    if kind not in _KINDS:
+        allowed = " or ".join(repr(name) for name in _KINDS)
+        problem = InitErrorDetails(
+            type="missing" if "kind" not in value else "literal_error",
+            loc=("kind",),
+            input=kind,
+            ctx={"expected": allowed},
+        )
+        raise ValidationError.from_exception_data("SimulatedUser", [problem])
+    return _KINDS[kind].model_validate(value, strict=True, context=info.context)
+
+
+_KINDS: dict[str, type[SuiteObject]] = {"scripted": ScriptedUser, "llm": LlmUser}
+# A task's ``x-wopeval-user``: scripted, or played by a model (``kind``).
+SimulatedUser = Annotated[
+    ScriptedUser | LlmUser, Field(discriminator="kind"), WrapValidator(_by_kind)
+]
 
 
 def llm_user_rules_of(path: str, user: LlmUser) -> list[FieldError]:
@@ -156,13 +187,16 @@ def llm_user_rules_of(path: str, user: LlmUser) -> list[FieldError]:
     for index, fact in enumerate(user.facts or []):
         if not fact.strip():
             errors.append(FieldError(f"{path}.facts[{index}]", "the fact is blank"))
-    if user.stopPhrase is not None and any(user.stopPhrase in fact for fact in user.facts or []):
+    phrase = user.stop_phrase
+    if phrase.strip() and any(phrase in fact for fact in user.facts or []):
         message = "a fact holds the stop phrase: revealing it would end the conversation"
         errors.append(FieldError(f"{path}.stopPhrase", message))
     return errors
 
 
-def with_user_model(suite: AgentEvalSuite, model: str | None, base_url: str | None) -> AgentEvalSuite:
+def with_user_model(
+    suite: AgentEvalSuite, model: str | None, base_url: str | None
+) -> AgentEvalSuite:
     """``suite`` with every LLM user's ``model`` and ``baseUrl`` replaced by those given (the
     command line's ``--user-model`` / ``--user-base-url``); the same suite when neither is."""
     update = {k: v for k, v in (("model", model), ("baseUrl", base_url)) if v is not None}
