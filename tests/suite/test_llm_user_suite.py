@@ -16,8 +16,8 @@ from wopeval.suite.user_llm import (
     DEFAULT_MAX_REPLY_CHARS,
     DEFAULT_STOP_PHRASE,
     LlmUser,
-    with_user_model,
 )
+from wopeval.suite.user_override import with_user_model
 
 AT = "tasks[0].x-wopeval-user"
 PLAIN = {"kind": "llm", "model": "m", "persona": "A traveller.", "instructions": "Move it."}

@@ -90,7 +90,7 @@ from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
-from wopeval.suite.user_llm import with_user_model
+from wopeval.suite.user_override import with_user_model
 from wopeval.wire.summary import EvalSummary
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them

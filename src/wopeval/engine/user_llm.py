@@ -38,7 +38,7 @@ from wopeval.engine.judge import SIMULATED_USER_NODE
 from wopeval.engine.limits import jsonable
 from wopeval.engine.trial_state import TrialEnv
 from wopeval.engine.user import Answer, Conversation, UserSide
-from wopeval.errors import ModelMiss, describe
+from wopeval.errors import ModelMiss, RunError, describe
 from wopeval.suite.models import Task
 from wopeval.suite.user_llm import LlmUser
 from wopeval.wire.events import ProviderUsage, UserErrorCause, UserTurn, UserTurnKind
@@ -59,7 +59,7 @@ DEFAULT_TIMEOUT_S = 60.0
 _SHOWN = 200
 
 
-class UserModelFailed(Exception):
+class UserModelFailed(RunError):
     """The user's model gave no answer: ``cause`` is ``model-error`` or ``model-miss``."""
 
     def __init__(self, cause: UserErrorCause, detail: str) -> None:

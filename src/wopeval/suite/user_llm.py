@@ -18,7 +18,7 @@ any trial runs, every error at once, each naming its field.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
@@ -33,9 +33,6 @@ from wopeval.suite.errors import FieldError
 from wopeval.suite.fields import Integral, Omittable, SuiteObject
 from wopeval.suite.user import DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, ScriptedUser
 
-if TYPE_CHECKING:
-    from wopeval.suite.models import AgentEvalSuite
-
 __all__ = [
     "DEFAULT_MAX_REPLY_CHARS",
     "DEFAULT_STOP_PHRASE",
@@ -43,7 +40,6 @@ __all__ = [
     "SimulatedUser",
     "UserPrice",
     "llm_user_rules_of",
-    "with_user_model",
 ]
 
 DEFAULT_STOP_PHRASE = "###STOP###"
@@ -192,20 +188,3 @@ def llm_user_rules_of(path: str, user: LlmUser) -> list[FieldError]:
         message = "a fact holds the stop phrase: revealing it would end the conversation"
         errors.append(FieldError(f"{path}.stopPhrase", message))
     return errors
-
-
-def with_user_model(
-    suite: AgentEvalSuite, model: str | None, base_url: str | None
-) -> AgentEvalSuite:
-    """``suite`` with every LLM user's ``model`` and ``baseUrl`` replaced by those given (the
-    command line's ``--user-model`` / ``--user-base-url``); the same suite when neither is."""
-    update = {k: v for k, v in (("model", model), ("baseUrl", base_url)) if v is not None}
-    if not update:
-        return suite
-    tasks = [
-        task.model_copy(update={"x_wopeval_user": user.model_copy(update=update)})
-        if isinstance(user := task.x_wopeval_user, LlmUser)
-        else task
-        for task in suite.tasks
-    ]
-    return suite.model_copy(update={"tasks": tasks})
