@@ -156,7 +156,7 @@ def test_33_2_a_failure_detail_is_cut_at_300_characters() -> None:
 
 
 def _logged(turn: int, message: Any, kind: str, reply: Any) -> UserTurn:
-    return UserTurn(agentId="a", turn=turn, kind=kind, message=message, reply=reply)  # type: ignore[arg-type]
+    return UserTurn(agentId="a", turn=turn, kind=kind, message=message, reply=reply)
 
 
 def test_33_2_a_resumed_trial_gets_the_logged_answers_without_a_model_call() -> None:

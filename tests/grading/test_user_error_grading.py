@@ -45,7 +45,7 @@ def _failed_view(
 ) -> TrialView:
     view = _view(("reply", "ref?", None), output=output)
     _user_turn(view, UserTurn(agentId=TARGET, turn=1, kind="error", message="more?",
-                              cause=cause, error=error))  # type: ignore[arg-type]  # fmt: skip
+                              cause=cause, error=error))  # fmt: skip
     _user_turn(view, UserTurn(agentId=TARGET, turn=2, kind="ended", message="hello?"))
     return view
 
