@@ -88,6 +88,14 @@ def test_33_2_an_error_turn_without_cause_is_still_a_user_error() -> None:
     assert reason.message == "user-error (unknown): the simulated user failed, not the agent: "
 
 
+def test_33_2_a_view_ended_in_error_without_its_turn_still_says_user_error() -> None:
+    view = _view(("reply", "ref?", None))
+    view.user_end = "error"  # a view built by hand: no error turn read
+    (reason,) = user_reasons(_task(), view)
+    assert reason.message == "user-error (unknown): the simulated user failed, not the agent: "
+    assert reason.details == {"cause": "unknown", "turn": 0, "error": ""}
+
+
 def test_33_2_a_recorded_pass_a_user_error_contradicts_fails_closed() -> None:
     view = _failed_view()
     view.scored = EvalScored(taskId="t", score=1.0, passed=True, scoreLabel="pass",

@@ -69,6 +69,9 @@ NO_MODEL = {k: v for k, v in PLAIN.items() if k != "model"}
     ("user", "error"),
     [
         (NO_MODEL, f"{AT}.model: required"),
+        ({"model": "m", "persona": "P"}, f"{AT}.kind: required"),
+        ("a user", f"{AT}: expected an object, got string"),
+        ([PLAIN], f"{AT}: expected an object, got array"),
         ({"kind": "robot"}, f"{AT}.kind: 'robot' is not one of scripted, llm"),
         ({**PLAIN, "kind": None}, f"{AT}.kind: null is not one of scripted, llm"),
         ({**PLAIN, "replies": []}, f"{AT}.replies: unknown field"),
@@ -77,7 +80,7 @@ NO_MODEL = {k: v for k, v in PLAIN.items() if k != "model"}
         ({**PLAIN, "temperature": None}, f"{AT}.temperature: null is not allowed"),
     ],
 )
-def test_33_2_malformed_llm_user_refused_naming_the_field(user: dict[str, Any], error: str) -> None:
+def test_33_2_malformed_llm_user_refused_naming_the_field(user: Any, error: str) -> None:
     errors = errors_of(user)
     assert any(e.startswith(error) for e in errors), errors
 
