@@ -7,6 +7,7 @@ agent's efficiency; a re-grade reproduces the stored summary."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, cast
 
 import pytest
@@ -217,3 +218,14 @@ async def test_33_2_user_errors_and_agent_failures_are_counted_apart(store: Even
     assert side.passRateExcludingUserSide == 0.0
     labels = sorted(e.payload["scoreLabel"] for e in ran.of_type(EVAL_SCORED))
     assert labels == ["fail", "user-error"]
+
+
+async def test_33_2_a_user_model_that_times_out_is_a_user_error(store: EventStore) -> None:
+    def slow(body: dict[str, Any]) -> Reply:
+        time.sleep(1.0)  # the server's own thread: past the user's timeoutS
+        return Reply(content="too late")
+
+    ran, models = await _failed(store, [slow, slow, slow], timeoutS=0.2)
+    reason = _user_error(ran, "model-error")
+    assert "could not be reached (ReadTimeout" in reason["message"]
+    assert len(models.agent_bodies) == 1

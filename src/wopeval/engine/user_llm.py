@@ -255,7 +255,9 @@ def simulated_user(env: TrialEnv, task: Task, trial_index: int) -> UserSide | No
     async def on_usage(usage: Usage) -> None:
         await record_user_usage(env, usage)
 
-    return LlmConversation(spec, task.input, OpenAIUserModel(spec), on_usage, logged)
+    timeout = spec.timeoutS if spec.timeoutS is not None else DEFAULT_TIMEOUT_S
+    model = OpenAIUserModel(spec, timeout_s=timeout)
+    return LlmConversation(spec, task.input, model, on_usage, logged)
 
 
 async def record_user_usage(env: TrialEnv, usage: Usage) -> None:

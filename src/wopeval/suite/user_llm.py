@@ -128,6 +128,17 @@ class LlmUser(SuiteObject):
             ),
         ]
     ] = None
+    timeoutS: Omittable[
+        Annotated[
+            float,
+            Field(
+                gt=0,
+                le=3600,
+                description="Seconds the user's model has for one answer (absent: 60); past "
+                "it, after the SDK's retries, a user-error.",
+            ),
+        ]
+    ] = None
     temperature: Omittable[Annotated[float, Field(ge=0, le=2)]] = None
     seed: Omittable[Annotated[int, Integral]] = None
     price: Omittable[UserPrice] = None
