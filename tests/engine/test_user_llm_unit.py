@@ -123,12 +123,12 @@ def test_33_2_the_prompt_holds_the_persona_the_plan_the_facts_and_the_stop() -> 
 @pytest.mark.parametrize(
     ("reply", "problem"),
     [
-        (None, "answered NoneType, not a text"),
-        ({"text": "hi"}, "answered dict, not a text"),
-        (["hi"], "answered list, not a text"),
+        (None, "the user's model answered NoneType, not a text"),
+        ({"text": "hi"}, "the user's model answered dict, not a text"),
+        (["hi"], "the user's model answered list, not a text"),
         ("", "the user's model answered an empty text"),
         (" \n\t", "the user's model answered an empty text"),
-        (ModelReply("hi", 1, USAGE), "called a tool (1 call(s))"),
+        (ModelReply("hi", 1, USAGE), "the user's model called a tool (1 call(s)), not a reply"),
     ],
 )
 def test_33_2_a_reply_that_is_not_a_text_is_a_format_error(reply: Any, problem: str) -> None:
@@ -136,7 +136,7 @@ def test_33_2_a_reply_that_is_not_a_text_is_a_format_error(reply: Any, problem: 
     first, answer = _say(conversation, "ref?", "more?")
     assert first.kind == "reply"
     assert (answer.kind, answer.turn, answer.cause) == ("error", 1, "format")
-    assert problem in (answer.error or "")
+    assert answer.error == problem
     assert answer.reply is None
     assert spent == [USAGE, USAGE]  # a malformed answer was paid for all the same
 
