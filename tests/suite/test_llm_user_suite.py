@@ -11,6 +11,7 @@ import pytest
 from tests.suite.test_user_script import doc, errors_of
 from wopeval.suite import parse_suite
 from wopeval.suite.json_schemas import suite_json_schema
+from wopeval.suite.models import Task
 from wopeval.suite.user import ScriptedUser
 from wopeval.suite.user_llm import (
     DEFAULT_MAX_REPLY_CHARS,
@@ -44,6 +45,17 @@ def test_33_2_every_member_of_a_full_llm_user_is_read() -> None:
     assert (user.max_turns, user.stop_phrase, user.max_reply_chars) == (3, "<END>", 100)
     assert user.price is not None
     assert user.price.cost(1_000_000, 500_000) == 2.0
+    priced = LlmUser.model_validate({**PLAIN, "price": {"inputPerMTok": 2, "outputPerMTok": 4}})
+    assert priced.price is not None
+    assert priced.price.cost(3_000_000, 1_000_000) == 10.0  # (3·2 + 1·4) USD
+
+
+def test_33_2_a_user_built_in_code_is_kept_as_it_is() -> None:
+    user = LlmUser.model_validate(PLAIN)
+    expected = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
+    task = Task.model_validate({"taskId": "a", "input": "x", "expected": expected,
+                                "x-wopeval-user": user})  # fmt: skip
+    assert task.x_wopeval_user == user
 
 
 def test_33_2_every_malformed_member_is_refused_at_once_naming_its_field() -> None:
