@@ -313,7 +313,8 @@ def _apply(view: TrialView, event: RunEvent) -> None:
     payload = event.typed
     if isinstance(payload, ToolCalled):
         view.open_calls[payload.callId] = len(view.calls)
-        view.calls.append(ObservedCall(payload.toolName, payload.inputs, payload.agentId))
+        call = ObservedCall(payload.toolName, payload.inputs, payload.agentId, view.user_turns)
+        view.calls.append(call)
     elif isinstance(payload, ToolReturned):
         position = view.open_calls.pop(payload.callId, None)
         if payload.fixture in ("miss-failed", "miss-live"):
