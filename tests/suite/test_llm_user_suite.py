@@ -8,10 +8,14 @@ from typing import Any
 
 import pytest
 
+from tests.suite.test_pins import FIELD, pinned
+from tests.suite.test_pins import errors_of as pin_errors
+from tests.suite.test_pins import suite as pin_suite
 from tests.suite.test_user_script import doc, errors_of
 from wopeval.suite import parse_suite
 from wopeval.suite.json_schemas import suite_json_schema
 from wopeval.suite.models import Task
+from wopeval.suite.pins import PIN_KEY
 from wopeval.suite.user import ScriptedUser
 from wopeval.suite.user_llm import (
     DEFAULT_MAX_REPLY_CHARS,
@@ -153,3 +157,11 @@ def test_33_2_user_model_overrides_replace_every_llm_users_only() -> None:
     original = suite.tasks[0].x_wopeval_user
     assert isinstance(original, LlmUser)
     assert original.model == "m"
+
+
+def test_33_2_a_pin_past_an_llm_users_max_turns_is_refused() -> None:
+    user = {**PLAIN, "maxTurns": 2}
+    assert pin_errors(pin_suite(pinned(2), user=user)) == []
+    assert pin_errors(pin_suite(pinned(3), user=user)) == [
+        f"{FIELD}[0].{PIN_KEY}.turn: turn 3 is above maxTurns = 2 (the agent's turns are 0 to 2)"
+    ]
