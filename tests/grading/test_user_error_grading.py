@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.grading.test_user_grading import TARGET, _view
+from wopeval.grading.detail import STATUS_MARK, _status
 from wopeval.grading.fold import RunFold
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.summary import user_side
@@ -129,3 +130,11 @@ def test_33_2_the_user_side_counts_user_errors_apart() -> None:
     assert side.passRate == 1 / 3
     assert side.passRateExcludingUserSide == 1 / 2
     assert user_side(_suite(user=None), RunFold(_suite(user=None), TARGET, 1.0)) is None
+
+
+def test_33_2_a_user_error_trial_shows_as_an_error_not_a_wrong_answer() -> None:
+    view = _failed_view()
+    verdict = Verdict(False, 0.0, "user-error", None, 1.0)
+    reason = explain(_task(), view, verdict, target_agent_id=TARGET)
+    assert _status(view, reason) == "error"
+    assert STATUS_MARK[_status(view, reason)] == "E"
