@@ -12,7 +12,7 @@ from wopeval.grading.user_reasons import user_reasons
 from wopeval.grading.views import TrialView, _user_turn
 from wopeval.suite import parse_suite
 from wopeval.suite.models import Task
-from wopeval.suite.user import WhenLiteral
+from wopeval.suite.user import ScriptedUser, WhenLiteral
 from wopeval.wire.events import EvalScored, UserTurn
 
 TARGET = "core.test.talker"
@@ -125,7 +125,7 @@ def test_33_2_exactly_three_replies_left_are_all_listed() -> None:
 def test_33_2_a_long_reason_is_cut_at_300_characters() -> None:
     task = _task()
     script = task.x_wopeval_user
-    assert script is not None
+    assert isinstance(script, ScriptedUser)
     long = [r.model_copy(update={"when": WhenLiteral(literal="y" * 80)}) for r in script.replies]
     wide = task.model_copy(update={"x_wopeval_user": script.model_copy(update={"replies": long})})
     (reason,) = user_reasons(wide, _view(("miss", "z" * 80, None)))
@@ -145,7 +145,7 @@ def test_33_2_the_reason_lists_three_replies_then_a_count() -> None:
     view = _view(("miss", "q", None))
     task = _task()
     script = task.x_wopeval_user
-    assert script is not None
+    assert isinstance(script, ScriptedUser)
     many = script.model_copy(update={"replies": [*script.replies, *script.replies]})
     (reason,) = user_reasons(task.model_copy(update={"x_wopeval_user": many}), view)
     assert reason.message.endswith(" and 3 more)")

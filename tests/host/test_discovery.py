@@ -58,7 +58,7 @@ async def test_discovery_default_advertises_every_implemented_facet(store_url: s
                 "operations": ["read", "set", "merge", "append", "increment", "remove"],
                 "finalState": ["exact", "subset"],
             },
-            "x-wopeval-user": {"kinds": ["scripted"], "order": ["in-order", "keyed"]},
+            "x-wopeval-user": {"kinds": ["scripted", "llm"], "order": ["in-order", "keyed"]},
         },
     }
     assert doc["providerUsage"]["witness"] == "witnessable-gated"

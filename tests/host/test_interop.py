@@ -64,7 +64,10 @@ def test_interop_discovery_is_the_closed_v2_root(store_url: str) -> None:
     assert facet["baselineSelection"] is True
     extensions = facet["x-wopeval-extensions"]
     assert extensions["x-wopeval-adaptive"] == {"rules": ["sprt"]}
-    assert extensions["x-wopeval-user"] == {"kinds": ["scripted"], "order": ["in-order", "keyed"]}
+    assert extensions["x-wopeval-user"] == {
+        "kinds": ["scripted", "llm"],
+        "order": ["in-order", "keyed"],
+    }
     assert set(extensions) == {"x-wopeval-adaptive", "x-wopeval-world", "x-wopeval-user"}
     assert "providerUsage" in caps.families
     validate_agents_record(caps.raw["agents"])

@@ -60,4 +60,7 @@ async def test_33_2_0244_G_advertised_user_is_accepted_and_runs(
         final = await host.wait_terminal(response.json()["runId"])
     assert final["status"] == "completed"
     advertised = discovery["agents"]["evalSuite"]["x-wopeval-extensions"]
-    assert advertised["x-wopeval-user"] == {"kinds": ["scripted"], "order": ["in-order", "keyed"]}
+    assert advertised["x-wopeval-user"] == {
+        "kinds": ["scripted", "llm"],
+        "order": ["in-order", "keyed"],
+    }

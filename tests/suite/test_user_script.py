@@ -52,7 +52,8 @@ def test_33_2_plain_one_task_one_scripted_reply() -> None:
 def test_33_2_the_member_is_registered_described_and_advertised() -> None:
     (ext,) = [e for e in EXTENSIONS if e.name == KEY]
     assert ext.scopes == ("task",)
-    assert advertisement([KEY]) == {KEY: {"kinds": ["scripted"], "order": ["in-order", "keyed"]}}
+    advertised = {"kinds": ["scripted", "llm"], "order": ["in-order", "keyed"]}
+    assert advertisement([KEY]) == {KEY: advertised}
     described = suite_json_schema()["$defs"]["Task"]["properties"][KEY]  # type: ignore[index]
     assert "scripted simulated user" in described["description"]
 
@@ -73,7 +74,7 @@ def test_33_2_0244_G_unadvertised_user_is_refused_naming_the_member() -> None:
         (user(reply({"literal": "x"}), maxTurns=2.5), ".maxTurns: expected an integer"),
         (user(reply({"literal": "x"}), order="random"), ".order: 'random' is not one of"),
         (user(reply({"literal": "x"}), onMiss="live"), ".onMiss: 'live' is not one of fail"),
-        ({"kind": "llm", "replies": [reply({"literal": "x"})]}, ".kind: 'llm' is not one of"),
+        ({"kind": "robot", "replies": [reply({"literal": "x"})]}, ".kind: 'robot' is not one of"),
         (user(reply({"literal": ""})), ".replies[0].when"),
         (user(reply({"regex": "("})), ".replies[0].when.regex: not a regular expression"),
         (user(reply({"regex": "(a+)+b"})), ".replies[0].when.regex: a group may not be repeated"),

@@ -42,6 +42,14 @@ JudgeModelOpt = Annotated[
 JudgeBaseUrlOpt = Annotated[
     str | None, typer.Option(help="The judge's server (default: --base-url).")
 ]
+UserModelOpt = Annotated[
+    str | None,
+    typer.Option(help="The model of every LLM user (x-wopeval-user kind llm), over the suite's."),
+]
+UserBaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(help="The server of every LLM user (x-wopeval-user kind llm), over the suite's."),
+]
 JudgePriceInOpt = Annotated[
     float | None,
     typer.Option(

@@ -25,6 +25,8 @@ from wopeval.cli.agent_opts import (
     JudgePriceOutOpt,
     JudgeTrajectoryOpt,
     ModelOpt,
+    UserBaseUrlOpt,
+    UserModelOpt,
 )
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
@@ -88,6 +90,7 @@ from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
 from wopeval.suite.models import AgentEvalSuite
+from wopeval.suite.user_override import with_user_model
 from wopeval.wire.summary import EvalSummary
 
 if TYPE_CHECKING:  # imported where used: ``wopeval run`` reaches its first trial without them
@@ -132,6 +135,8 @@ def run(
     judge_trajectory: JudgeTrajectoryOpt = False,
     judge_price_in: JudgePriceInOpt = None,
     judge_price_out: JudgePriceOutOpt = None,
+    user_model: UserModelOpt = None,
+    user_base_url: UserBaseUrlOpt = None,
     resume: ResumeOpt = None,
     shard: ShardOpt = None,
     group: GroupOpt = None,
@@ -154,7 +159,9 @@ def run(
     if suite_path is None:
         fail_input("SUITE is required (or --resume RUN)")
     sharded = check_run_options(executor, ray_address, mcp, trial_timeout, max_cost, shard, group)
-    suite = load_suite_file(suite_path)
+    if user_base_url is not None and not user_base_url.startswith(("http://", "https://")):
+        fail_input(f"--user-base-url: {user_base_url!r} is not an http(s) URL")
+    suite = with_user_model(load_suite_file(suite_path), user_model, user_base_url)
     cassette = model_cassette(record_model, replay_model, executor, suite.suiteId)
     if cassette is not None:  # in force for the model check and every trial (their context)
         from wopeval.agents.cassette import using_cassette

@@ -99,10 +99,16 @@ class TurnsExceeded(ConversationEnded):
     """The agent sent the user more messages than the script's ``maxTurns``."""
 
 
+class UserFailed(ConversationEnded):
+    """The simulated (LLM) user itself failed: its model's server, its reply's format, its
+    ``maxTurns`` (``user-error``, the user side's failure, not the agent's)."""
+
+
 _ENDED: dict[str, tuple[type[ConversationEnded], str]] = {
     "stop": (ConversationEnded, "the user ended the conversation"),
     "miss": (UserMiss, "the user's script has no reply to this message (user-miss)"),
     "max-turns": (TurnsExceeded, "more messages than the user's maxTurns (max-turns)"),
+    "error": (UserFailed, "the simulated user failed (user-error)"),
 }
 
 

@@ -10,8 +10,8 @@ offers one turn, two ways, with the same answers:
   error result whose text says the conversation is over;
 - ``POST`` ``{"message": …}`` to :data:`USER_ENV` (plain HTTP, for a command that does not speak
   MCP; the same bearer token): ``200`` with the same object, or ``409`` with
-  ``{"ended": "user-miss" | "max-turns", "error": …}``; a body that is not such an object is
-  ``400`` (``413`` over 64 KiB) and takes no turn.
+  ``{"ended": "user-miss" | "max-turns" | "user-error", "error": …}``; a body that is not such
+  an object is ``400`` (``413`` over 64 KiB) and takes no turn.
 
 The agent ends the conversation with its final answer by exiting with it on stdout, as on any
 task. Each turn is the trial's ``ctx.ask_user`` (recorded as ``wopeval.user-turn``); after a miss
@@ -57,7 +57,7 @@ ASK_USER_SCHEMA: dict[str, Any] = {
     },
     "required": ["message"],
 }
-_LABELS = {"miss": "user-miss", "max-turns": "max-turns"}
+_LABELS = {"miss": "user-miss", "max-turns": "max-turns", "error": "user-error"}
 
 
 def offers_ask_user(ctx: AgentContext, tool_names: Iterable[str]) -> bool:

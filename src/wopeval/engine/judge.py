@@ -39,6 +39,11 @@ class JudgeRequired(UserError):
     """A suite with rubric tasks was given no judge; never scored silently."""
 
 
+# The ``nodeId`` of a simulated (LLM) user's ``provider.usage``: recorded outside every trial
+# bracket like the judge's, by the same rule (engine/user_llm.py), and told apart from them here.
+SIMULATED_USER_NODE = "x-wopeval-user"
+
+
 async def record_judge_usage(sink: EventSink, run_id: str, usage: Usage) -> None:
     """Record a judge's model usage outside the trial brackets."""
     await sink.emit(run_id, usage_payload(usage))
@@ -48,9 +53,9 @@ async def record_judge_usage(sink: EventSink, run_id: str, usage: Usage) -> None
 class JudgeSpend:
     """What a run's judge used: its model calls, their tokens and, when priced, their cost.
 
-    It is the run's ``provider.usage`` outside every trial bracket, which only a judge records
-    in a run wopeval executes: in ``totalCostUsd``, never in the agent's efficiency (RFC 0244
-    §C). ``cost_usd`` is ``None`` when no call carried a cost (an unpriced judge).
+    It is the run's ``provider.usage`` outside every trial bracket but a simulated user's
+    (:data:`SIMULATED_USER_NODE`): in ``totalCostUsd``, never in the agent's efficiency (RFC
+    0244 §C). ``cost_usd`` is ``None`` when no call carried a cost (an unpriced judge).
     """
 
     calls: int = 0
@@ -64,6 +69,8 @@ def judge_spend(usages: Iterable[ProviderUsage]) -> JudgeSpend:
     calls = tokens_in = tokens_out = 0
     costs: list[float] = []
     for usage in usages:
+        if usage.nodeId == SIMULATED_USER_NODE:  # the simulated user's spend, not the judge's
+            continue
         calls += 1
         tokens_in += usage.inputTokens
         tokens_out += usage.outputTokens

@@ -15,6 +15,11 @@ trial into one of four states:
   ``wopeval.trial-failed`` of kind ``interrupted`` saying why).
 * **not started**: it runs as in a fresh run.
 
+A re-run trial whose LLM user (``x-wopeval-user``, ``kind: "llm"``) had answered the agent
+gets the answers the log holds (``reply`` and ``stop`` turns, in order): the new attempt's user
+gives them again, without calling its model, while the agent's messages equal the logged ones
+(:mod:`wopeval.engine.user_llm`), so the agent never gets a different answer to a turn it saw.
+
 Spend already recorded (``agent.provider-usage`` costs, partial attempts included) is charged
 to the run's cost meter before anything runs, so the ceilings stay exact across a resume.
 """
@@ -34,6 +39,7 @@ from wopeval.wire.events import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    UserTurn,
 )
 from wopeval.wire.vocab import (
     ADAPTIVE_STOPPED,
@@ -59,6 +65,7 @@ Key = tuple[str, int]
 class _InFlight:
     live: bool = False
     open_calls: set[str] = field(default_factory=set)
+    answered: list[UserTurn] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +86,8 @@ class ResumeState:
     # task's sequential test goes on from them (engine/adaptive.py).
     passed: dict[Key, bool] = field(default_factory=dict)
     adaptive_stopped: set[str] = field(default_factory=set)
+    # Each re-run trial's user turns answered before the interruption (``reply``, ``stop``).
+    user_turns: dict[Key, list[UserTurn]] = field(default_factory=dict)
 
     def pending(self, suite: AgentEvalSuite) -> Iterator[tuple[int, int]]:
         """The ``(task index, trial index)`` pairs still to run, trial-major, lazily."""
@@ -148,6 +157,8 @@ class _Scanner:
         elif isinstance(payload, ToolReturned):
             flight.open_calls.discard(payload.callId)
             flight.live = flight.live or payload.fixture not in _FIXTURE_ONLY
+        elif isinstance(payload, UserTurn) and payload.kind in ("reply", "stop"):
+            flight.answered.append(payload)
 
 
 async def scan(
@@ -168,6 +179,8 @@ async def scan(
             continue
         if fail_closed(task, ignore_fixtures) or not (flight.live or flight.open_calls):
             state.rerun.add(key)
+            if flight.answered:
+                state.user_turns[key] = flight.answered
         elif flight.live:
             state.interrupted[key] = "it had already called a live tool"
         else:

@@ -152,6 +152,7 @@ async def execute_run(
         settling_limit=max(SETTLING_LIMIT, 2 * settings.concurrency),
         retries=_retry_budget(settings, resume),
         fork=fork,
+        resumed_turns=dict(resume.user_turns) if resume is not None else {},
     )
     if resume is not None:
         env.meter.add(resume.spent_usd)

@@ -39,7 +39,7 @@ from wopeval.engine.outage import (
 from wopeval.engine.sink import EventSink, MeteredSink
 from wopeval.engine.trial_context import TrialContext
 from wopeval.engine.trial_state import SETTLING_LIMIT, TrialEnv, TrialState, new_id, settle
-from wopeval.engine.user import Conversation
+from wopeval.engine.user_llm import simulated_user
 from wopeval.engine.world import WorldState
 from wopeval.errors import ModelMiss, describe, message_of, storable
 from wopeval.grading.reasons import Verdict, explain
@@ -67,8 +67,8 @@ __all__ = [
 ]
 
 _TRACEBACK_LIMIT = 8000
-# How a conversation ends on the agent's side: the trial fails with that label.
-_USER_ENDS = frozenset({"miss", "max-turns"})
+# How a conversation that ended on either side fails the trial: that label.
+_USER_ENDS = {"miss": "user-miss", "max-turns": "max-turns", "error": "user-error"}
 
 
 async def run_trial(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade:
@@ -96,8 +96,7 @@ async def _attempt(env: TrialEnv, task: Task, trial_index: int) -> TrialGrade | 
     trial = TrialState(env=env, task=task, trial_index=trial_index, gateway=gateway,
                    memory=TrialMemory(seed))  # fmt: skip
     gateway.before_live = trial.before_live  # a resume must see the call before the tool does
-    if task.x_wopeval_user is not None:  # its own copy of the script's cursor (§B)
-        trial.user = Conversation(task.x_wopeval_user, env.copies)
+    trial.user = simulated_user(env, task, trial_index)  # its own cursor or history (§B)
     ids = {"invocationId": new_id("inv"), "agentId": env.agent_id}
     trial.root_event_id = await trial.record(
         InvocationStarted.build(
@@ -189,7 +188,7 @@ async def _invoke(
     except ConversationEnded as exc:
         if exc.how in _USER_ENDS:  # the log's user turn says so too: graded from it
             trial.log.info("%s: the conversation ended (%s)", trial.ids, exc.how)
-            return exc.how if exc.how == "max-turns" else "user-miss", _failure_of(exc)
+            return _USER_ENDS[exc.how], _failure_of(exc)
         trial.log.warning("%s: the agent raised %s", trial.ids, type(exc).__name__)
         return "agent-error", _failure_of(exc)
     except Exception as exc:

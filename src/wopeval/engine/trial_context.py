@@ -128,7 +128,7 @@ class TrialContext:
         user = self._trial.user
         if user is None:
             raise RuntimeError(f"task {self.task_id} has no simulated user (x-wopeval-user)")
-        answer = user.answer(message)
+        answer = await user.respond(message)
         turn = UserTurn.build(
             agentId=self._agent_id,
             turn=answer.turn,
@@ -136,6 +136,8 @@ class TrialContext:
             message=jsonable(message),
             replyIndex=answer.index,
             reply=answer.reply,
+            cause=answer.cause,
+            error=answer.error,
         )
         await self._trial.record(turn)
         if answer.kind == "reply":

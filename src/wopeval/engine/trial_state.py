@@ -19,11 +19,11 @@ from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry
 from wopeval.engine.retry import RetryBudget
 from wopeval.engine.sink import EventSink
-from wopeval.engine.user import Conversation
+from wopeval.engine.user import UserSide
 from wopeval.events.appends import Chain
 from wopeval.events.ids import new_event_id
 from wopeval.suite.models import Task
-from wopeval.wire.events import Failure, Payload, RunEvent
+from wopeval.wire.events import Failure, Payload, RunEvent, UserTurn
 from wopeval.wire.request import TrialLimits
 
 __all__ = ["SETTLING_LIMIT", "TrialEnv", "TrialState", "new_id", "settle"]
@@ -50,6 +50,8 @@ class TrialEnv:
     include_trial_index: bool = False
     judge: Judge | None = None
     limits: TrialLimits = field(default_factory=TrialLimits)
+    # A resume's: the user turns each interrupted trial's LLM user answered (engine/user_llm.py)
+    resumed_turns: dict[tuple[str, int], list[UserTurn]] = field(default_factory=dict)
     # The run's infrastructure retry policy and what it spent (None: no retries)
     retries: RetryBudget | None = None
     # A forked run's prefix: its trial's first calls served from the original's log
@@ -104,7 +106,7 @@ class TrialState:
     # It reached a live tool (a retry could repeat the tool's effects).
     went_live: bool = False
     # The task's simulated user's side of the conversation (None: the task has no user).
-    user: Conversation | None = None
+    user: UserSide | None = None
 
     async def before_live(self) -> None:
         """Awaited by the gateway right before a live tool is called: a resume must see the

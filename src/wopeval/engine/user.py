@@ -23,15 +23,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from wopeval.engine.copies import JsonCopies
 from wopeval.grading.jsonmatch import args_match
 from wopeval.suite.user import ScriptedUser, WhenJson, WhenLiteral, WhenRegex
 from wopeval.suite.user_regex import MAX_SUBJECT_CHARS
-from wopeval.wire.events import UserTurnKind
+from wopeval.wire.events import UserErrorCause, UserTurnKind
 
-__all__ = ["Answer", "Conversation", "when_matches"]
+__all__ = ["Answer", "Conversation", "UserSide", "when_matches"]
 
 _NOT_JSON = object()
 
@@ -39,12 +39,25 @@ _NOT_JSON = object()
 @dataclass(frozen=True)
 class Answer:
     """How one message was answered: its ``kind``, the turn it was (from 0), the reply entry
-    and a copy of its ``reply`` (``None`` unless ``reply`` or ``stop``)."""
+    and a copy of its ``reply`` (``None`` unless ``reply`` or ``stop``); for an ``error`` (an
+    LLM user's failure, :mod:`wopeval.engine.user_llm`), its ``cause`` and ``error``."""
 
     kind: UserTurnKind
     turn: int
     index: int | None = None
     reply: Any = None
+    cause: UserErrorCause | None = None
+    error: str | None = None
+
+
+class UserSide(Protocol):
+    """A simulated user's side of one trial: scripted (:class:`Conversation`) or played by a
+    model (:class:`~wopeval.engine.user_llm.LlmConversation`)."""
+
+    @property
+    def ended(self) -> UserTurnKind | None: ...
+
+    async def respond(self, message: Any) -> Answer: ...
 
 
 class Conversation:
@@ -61,6 +74,10 @@ class Conversation:
     def left(self) -> list[int]:
         """The reply entries not consumed yet, in document order."""
         return [index for index, used in enumerate(self._consumed) if not used]
+
+    async def respond(self, message: Any) -> Answer:
+        """:meth:`answer`, as every simulated user answers (an LLM user awaits its model)."""
+        return self.answer(message)
 
     def answer(self, message: Any) -> Answer:
         """Answer the agent's next message (see the module)."""

@@ -26,7 +26,8 @@ from wopeval.wire.events import RunEvent, TrialFailed
 
 TrialStatus = Literal["pass", "fail", "fail-closed", "error", "skipped", "missing"]
 ERROR_KINDS = frozenset({"agent-error", "timeout", "cancelled", "output-not-json", "grader-error",
-                         "judge-error", "infrastructure", "max-turns"})  # fmt: skip
+                         "judge-error", "infrastructure", "max-turns",
+                         "user-error"})  # fmt: skip
 # Reasons of a trial that failed closed besides a fixture miss (read from the log): a recorded
 # model call or a scripted user had no answer for what the agent did.
 FAIL_CLOSED_KINDS = frozenset({"model-miss", "user-miss"})

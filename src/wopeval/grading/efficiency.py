@@ -23,6 +23,10 @@ Informational only: RFC 0244 §C forbids gating on efficiency, so nothing here d
   as the summary's p95), each with the distribution-free order-statistic interval of
   :func:`quantile_interval` (Conover 1999, "Practical Nonparametric Statistics", 3rd ed., §3.2).
 
+Spend recorded outside every trial bracket is not a trial's: the judge's calls and an LLM user's
+(``x-wopeval-user``, marked ``nodeId``) count towards the run's ``totalCostUsd`` and never here
+(RFC 0244 §C): a trial's cost, tokens and model calls are read from its bracket only.
+
 Sums are exact (:class:`fractions.Fraction` of each recorded float), so a ratio does not depend
 on the order of the trials.
 """

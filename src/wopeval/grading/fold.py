@@ -69,6 +69,8 @@ class TaskFold:
     state_mismatches: int = 0
     # Trials failed on the user side: a scripted user's script did not cover a message.
     user_misses: int = 0
+    # ... or a simulated (LLM) user itself failed (user-error).
+    user_errors: int = 0
 
     def __post_init__(self) -> None:
         self.seen = bytearray(self.count)
@@ -88,6 +90,7 @@ class TaskFold:
         if not view.ran:
             return
         self.user_misses += 1 if view.user_end == "miss" else 0
+        self.user_errors += 1 if view.user_end == "error" else 0
         self.ran += 1
         self.costs.append(view.cost_usd)
         latency = view.latency_ms

@@ -216,7 +216,11 @@ def _failure(
 def _output_graded(task: Task, view: TrialView, failure: list[FailureReason]) -> bool:
     """The output was graded on its own: the agent finished and a rubric score is the judge's
     (a trial failed closed is scored 0 whatever the judge would say)."""
-    if failure or task.expected.kind == "trajectory" or view.user_end in ("miss", "max-turns"):
+    if (
+        failure
+        or task.expected.kind == "trajectory"
+        or view.user_end in ("miss", "max-turns", "error")
+    ):
         return False
     return not (task.expected.kind == "rubric" and view.failed_closed)
 

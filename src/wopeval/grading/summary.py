@@ -165,7 +165,7 @@ def user_side(suite: AgentEvalSuite, fold: RunFold) -> UserSide | None:
     trials = sum(f.tally.n for f in fold.tasks)
     passed = sum(f.tally.passed_count for f in fold.tasks)
     misses = sum(f.user_misses for f in fold.tasks)
-    errors = 0  # a scripted user cannot fail: its script is checked before the run
+    errors = sum(f.user_errors for f in fold.tasks)
     agent_side = trials - misses - errors
     return UserSide(
         trials=trials,

@@ -44,13 +44,17 @@ LABEL_UNSCORED = "unscored"
 # (the user side's failure, counted apart from the agent's), or too many messages (the agent's).
 LABEL_USER_MISS = "user-miss"
 LABEL_MAX_TURNS = "max-turns"
+# A simulated (LLM) user that itself failed: the user side's failure, never the agent's.
+LABEL_USER_ERROR = "user-error"
 # Labels that force the gating score to 0 (RFC 0246) besides a recomputed trajectory/miss.
 GATING_LABELS = frozenset(
     {LABEL_TRAJECTORY, LABEL_FIXTURE_MISS, LABEL_SKIPPED, LABEL_UNSCORED, LABEL_STATE,
-     LABEL_USER_MISS}
+     LABEL_USER_MISS, LABEL_USER_ERROR}
 )  # fmt: skip
 # How a conversation's end (a ``wopeval.user-turn`` kind) fails its trial.
-_USER_END_LABELS = {"miss": LABEL_USER_MISS, "max-turns": LABEL_MAX_TURNS}
+_USER_END_LABELS = {
+    "miss": LABEL_USER_MISS, "max-turns": LABEL_MAX_TURNS, "error": LABEL_USER_ERROR
+}  # fmt: skip
 
 
 class Unset:

@@ -1,8 +1,10 @@
 """Why a conversation with a scripted user (``x-wopeval-user``) failed its trial (pure).
 
 ``user-miss``: the message the script had no reply for (shortened), with the reply entries
-still unconsumed then and what each waited for; ``max-turns``: the limit. The reasons carry
-content (the agent's message, the script's patterns), so they live in the tenant's log only.
+still unconsumed then and what each waited for; ``max-turns``: the limit; ``user-error``: an
+LLM user's own failure, its cause (``model-error``, ``format``, ``max-turns``, ``model-miss``,
+``resume-diverged``) and what went wrong. The reasons carry content (the agent's message, the
+script's patterns), so they live in the tenant's log only.
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ _LISTED = 3
 def user_reasons(task: Task, view: TrialView) -> list[FailureReason]:
     """The reason the conversation gives the trial, if it ended on the agent's side."""
     script = task.x_wopeval_user
+    if view.user_end == "error":
+        cause, detail = view.user_error or ("unknown", "")
+        text = f"user-error ({cause}): the simulated user failed, not the agent: {detail}"
+        details = {"cause": cause, "turn": view.user_turns - 1, "error": detail}
+        return [FailureReason(kind="user-error", message=text[:300], details=details)]
+    if not isinstance(script, ScriptedUser):
+        script = None
     if view.user_end == "max-turns":
         limit = script.max_turns if script is not None else None
         text = f"max-turns: the agent sent the user more than maxTurns = {limit} messages"

@@ -87,6 +87,8 @@ class TrialView:
     user_replies: list[int] = field(default_factory=list)
     user_end: str | None = None
     user_missed: Any = None
+    # A simulated (LLM) user's failure: its cause and what went wrong (an ``error`` turn).
+    user_error: tuple[str, str] | None = None
     # This attempt's retry mark, and the causes of the earlier attempts retries superseded.
     retry: RetryMark | None = None
     retries: tuple[str, ...] = ()
@@ -358,3 +360,5 @@ def _user_turn(view: TrialView, turn: UserTurn) -> None:
         view.user_end = turn.kind
         if turn.kind == "miss":
             view.user_missed = turn.message
+        elif turn.kind == "error":
+            view.user_error = (turn.cause or "unknown", turn.error or "")

@@ -32,6 +32,7 @@ from wopeval.suite.fields import SuiteObject
 from wopeval.suite.models import AgentEvalSuite, ExpectedCall, Task
 from wopeval.suite.pins import PIN_KEY, TurnPin, pin_rules_of
 from wopeval.suite.user import USER_KEY, ScriptedUser, user_rules_of
+from wopeval.suite.user_llm import LlmUser, llm_user_rules_of
 from wopeval.suite.world import WORLD_KEY, World
 from wopeval.suite.world_rules import suite_world_rules
 
@@ -48,8 +49,11 @@ def _no_rules(suite: AgentEvalSuite) -> list[FieldError]:
 def _user_rules(suite: AgentEvalSuite) -> list[FieldError]:
     errors: list[FieldError] = []
     for index, task in enumerate(suite.tasks):
-        if task.x_wopeval_user is not None:
-            errors += user_rules_of(f"tasks[{index}].{USER_KEY}", task.x_wopeval_user)
+        user, path = task.x_wopeval_user, f"tasks[{index}].{USER_KEY}"
+        if isinstance(user, LlmUser):
+            errors += llm_user_rules_of(path, user)
+        elif user is not None:
+            errors += user_rules_of(path, user)
     return errors
 
 
@@ -123,10 +127,12 @@ EXTENSIONS: tuple[Extension, ...] = (
             "answered by an unconsumed reply whose literal, regex or JSON pattern matches, "
             "consumed once like a tool fixture (in-order or keyed); a stop reply ends the "
             "conversation; a message no reply matches fails the trial closed (user-miss), "
-            "more than maxTurns messages fail it (max-turns)."
+            "more than maxTurns messages fail it (max-turns). Or (kind llm) a user played by a "
+            "model with a persona and a plan, whose own failures fail the trial user-error, "
+            "counted apart from the agent's. See docs/conversations.md."
         ),
         rules=_user_rules,
-        advertised={"kinds": ["scripted"], "order": ["in-order", "keyed"]},
+        advertised={"kinds": ["scripted", "llm"], "order": ["in-order", "keyed"]},
     ),
     Extension(
         name=PIN_KEY,

@@ -29,7 +29,8 @@ from pydantic import ConfigDict, Field
 from wopeval.suite.adaptive import ADAPTIVE_KEY, AdaptiveTrials
 from wopeval.suite.fields import DOCUMENT, Integral, JsonData, Omittable, SuiteObject
 from wopeval.suite.pins import PIN_KEY, TurnPin
-from wopeval.suite.user import USER_KEY, ScriptedUser
+from wopeval.suite.user import USER_KEY
+from wopeval.suite.user_llm import SimulatedUser
 from wopeval.suite.world import FINAL_STATE_KEY, WORLD_KEY, FinalState, World
 from wopeval.wire.vocab import (
     AGENT_ID_PATTERN,
@@ -175,7 +176,7 @@ class Task(SuiteObject):
     # wopeval's own members (:mod:`wopeval.suite.extensions` lists them, with their scopes).
     x_wopeval_adaptive: Omittable[AdaptiveTrials] = Field(None, alias=ADAPTIVE_KEY)
     world: Omittable[World] = Field(None, alias=WORLD_KEY)
-    x_wopeval_user: Omittable[ScriptedUser] = Field(None, alias=USER_KEY)
+    x_wopeval_user: Omittable[SimulatedUser] = Field(None, alias=USER_KEY)
 
 
 class Trials(SuiteObject):

@@ -26,6 +26,7 @@ from pydantic import Field
 from wopeval.suite.errors import FieldError
 from wopeval.suite.fields import Integral, SuiteObject
 from wopeval.suite.user import USER_KEY, ScriptedUser
+from wopeval.suite.user_llm import LlmUser
 
 __all__ = ["PIN_KEY", "TurnPin", "pin_rules_of"]
 
@@ -45,7 +46,7 @@ class TurnPin(SuiteObject):
 
 
 def pin_rules_of(
-    path: str, pins: list[tuple[int, TurnPin]], user: ScriptedUser | None
+    path: str, pins: list[tuple[int, TurnPin]], user: ScriptedUser | LlmUser | None
 ) -> list[FieldError]:
     """The rule violations of one task's pins (``pins``: each pinned call's index in
     ``expected.trajectory.calls``; ``path``: the task's path)."""

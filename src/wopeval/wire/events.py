@@ -44,6 +44,7 @@ from wopeval.wire.payloads import (
     ToolCalled,
     ToolReturned,
     TrialFailed,
+    UserErrorCause,
     UserTurn,
     UserTurnKind,
     WorldStateRecorded,
@@ -289,6 +290,7 @@ __all__ = [
     "ToolReturned",
     "TrialFailed",
     "TypedRunEvent",  # noqa: F822 (built on first use by the module's __getattr__)
+    "UserErrorCause",
     "UserTurn",
     "UserTurnKind",
     "WorldStateRecorded",

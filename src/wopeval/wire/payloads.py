@@ -286,7 +286,7 @@ FailureKind = Literal[
     "final-state",  # the trial's world state is not the one x-wopeval-finalState asserts
     "user-miss",  # the agent told a scripted user something its script does not cover
     "max-turns",  # the agent sent a scripted user more messages than its maxTurns
-    "user-error",  # reserved: a simulated user that failed (the user side, not the agent)
+    "user-error",  # a simulated (LLM) user that failed: the user side's failure, not the agent's
 ]
 
 
@@ -360,16 +360,21 @@ class WorldStateRecorded(ClosedPayload):
     _NULL_KEPT: ClassVar[tuple[str, ...]] = ("state",)  # ``null`` is a state too
 
 
-UserTurnKind = Literal["reply", "stop", "miss", "max-turns", "ended"]
+UserTurnKind = Literal["reply", "stop", "miss", "max-turns", "ended", "error"]
+# Why a simulated user failed (``error`` turns): its model's server failed or timed out, its
+# reply broke the format, it did not stop within its maxTurns, a replayed run's cassette has no
+# recording of its request, or a resumed trial's agent said something else than before.
+UserErrorCause = Literal["model-error", "format", "max-turns", "model-miss", "resume-diverged"]
 
 
 class UserTurn(ClosedPayload):
     """One message the agent sent a simulated user (``x-wopeval-user``) and how it was answered:
     ``reply`` (entry ``replyIndex``), ``stop`` (that entry ended the conversation), ``miss`` (no
     unconsumed entry matched: the trial fails closed), ``max-turns`` (past ``maxTurns``), or
-    ``ended`` (the conversation had already ended: no answer). ``turn`` counts the messages
-    from 0. It carries content (the message, the reply), so it lives only in the tenant's own
-    log and views, like a tool call's arguments (RFC 0244 §H)."""
+    ``ended`` (the conversation had already ended: no answer), or ``error`` (the simulated user
+    itself failed: ``cause`` says how, ``error`` the detail; the trial fails ``user-error``).
+    ``turn`` counts the messages from 0. It carries content (the message, the reply), so it
+    lives only in the tenant's own log and views, like a tool call's arguments (RFC 0244 §H)."""
 
     event_type: ClassVar[str] = USER_TURN
     agentId: str
@@ -378,6 +383,8 @@ class UserTurn(ClosedPayload):
     message: Any = None
     replyIndex: NonNegInt | None = None
     reply: Any = None
+    cause: UserErrorCause | None = None
+    error: str | None = None
 
 
 PAYLOAD_MODELS: dict[str, type[Payload]] = {

@@ -114,7 +114,7 @@ class UserSide(Closed):
     """``x-wopeval-userSide`` (wopeval's own, on a run whose suite has a simulated user): the
     trials that failed on the user side, counted apart from the agent's, and the per-trial pass
     rate with and without them. ``userMiss``: the agent said something the scripted user's
-    script does not cover; ``userError``: the simulated user itself failed (reserved). Counts
+    script does not cover; ``userError``: the simulated (LLM) user itself failed. Counts
     and rates only (RFC 0244 §H)."""
 
     trials: NonNegInt
