@@ -116,6 +116,10 @@ def _start_host(src: Path, directory: Path, store: str, port: int) -> subprocess
     config_file.write_text(json.dumps(config))
     command = [sys.executable, "-m", "wopeval.host", "--port", str(port), "--store", store,
                "--config", str(config_file), "--log-level", "warning"]  # fmt: skip
+    return _spawn(command, src, port)
+
+
+def _spawn(command: list[str], src: Path, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -227,6 +231,24 @@ def measure_host(
             proc.wait()
 
 
+def measure_floor(total: int) -> dict[str, Any]:
+    """The HTTP floor (``bench/http_floor.py``): the same clients against the host's server
+    stack answering ``POST /runs`` with no work behind it."""
+    _settle()
+    port = _free_port()
+    command = [sys.executable, str(ROOT / "bench" / "http_floor.py"), str(port)]
+    proc = _spawn(command, ROOT / "src", port)
+    try:
+        return dict(anyio.run(http_creates, port, proc.pid, total, None)["figures"])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _spread(values: list[float]) -> dict[str, float]:
     return {
         "median": round(statistics.median(values), 3),
@@ -243,7 +265,9 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def measure_store(
     args: argparse.Namespace, trees: dict[str, Path], new_store: Store, directory: Path
 ) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {"peer": [], **{name: [] for name in trees}}
+    runs: dict[str, list[dict[str, Any]]] = {
+        "peer": [], "http_floor": [], **{name: [] for name in trees}
+    }  # fmt: skip
     fanout = None
     for repeat in range(args.repeats):
         order = list(trees) if repeat % 2 == 0 else list(reversed(trees))
@@ -254,6 +278,10 @@ def measure_store(
         finally:
             drop()
         runs["peer"].append(peer)
+        floor = measure_floor(args.creates)
+        floor["ratio_http_vs_in_process"] = round(floor["per_s"] / peer["per_s"], 3)
+        runs["http_floor"].append(floor)
+        _progress(f"repeat {repeat + 1}: http_floor {floor}")
         for name in order:
             with_fanout = args.subscribers if name == "after" and fanout is None else None
             url, drop = new_store()
@@ -264,6 +292,7 @@ def measure_store(
             fanout = fanout or result["fanout"]
             figures = result["figures"]
             figures["ratio_http_vs_in_process"] = round(figures["per_s"] / peer["per_s"], 3)
+            figures["ratio_vs_http_floor"] = round(figures["per_s"] / floor["per_s"], 3)
             runs[name].append(figures)
             _progress(f"repeat {repeat + 1}: {name} {figures}, peer {peer}")
     report: dict[str, Any] = {name: _summary(values) for name, values in runs.items()}
@@ -271,6 +300,8 @@ def measure_store(
     ratio = report["after"]["ratio_http_vs_in_process"]["median"]
     report["goal"] = f"after median ratio >= {GOAL_RATIO} (within 2x of in-process creation)"
     report["met"] = ratio >= GOAL_RATIO
+    floor_ratio = report["http_floor"]["ratio_http_vs_in_process"]["median"]
+    report["goal_reachable_over_this_stack"] = floor_ratio >= GOAL_RATIO
     report["fanout"] = fanout
     return report
 
@@ -278,6 +309,22 @@ def measure_store(
 def _progress(line: str) -> None:
     print(f"host: {time.strftime('%H:%M:%S')} {line} (load {os.getloadavg()[0]:.1f})",
           file=sys.stderr, flush=True)  # fmt: skip
+
+
+def _server_stack() -> dict[str, str]:
+    """What uvicorn's ``auto`` settings pick here (the host and the floor both use them)."""
+    import importlib.metadata as metadata
+    import importlib.util
+
+    def installed(name: str) -> bool:
+        return importlib.util.find_spec(name) is not None
+
+    return {
+        "uvicorn": metadata.version("uvicorn"),
+        "http": "httptools" if installed("httptools") else "h11",
+        "loop": "uvloop" if installed("uvloop") else "asyncio",
+        "client": f"httpx {metadata.version('httpx')}",
+    }
 
 
 def main() -> None:
@@ -325,6 +372,7 @@ def main() -> None:
         "base": None if args.no_before else args.base,
         "clients": CREATE_CLIENTS,
         "creates_per_measurement": args.creates,
+        "server": _server_stack(),
         "repeats": args.repeats,
         "creates": creates,
     }
