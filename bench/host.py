@@ -16,7 +16,14 @@ prints one JSON document:
   second was slower in 10 of 12 pairs, whichever it was). Figures are the median of the repeats
   (4 by default: each tree goes first as often) with min–max; ``met`` is issue 32's goal 3
   (ratio within 2×) on the after median.
-  ``host_cpu_ms_per_create``: the host process's CPU (``/proc``) over the measured creates.
+  ``host_cpu_ms_per_create``: the host process's CPU (``/proc``) over the measured creates;
+  ``client_cpu_ms_per_create``: the clients' (this process's) CPU over them.
+  Two more HTTP measurements per repeat, same clients: ``http_floor`` (``bench/http_floor.py``:
+  the host's uvicorn and FastAPI stack answering ``POST /runs`` with no work behind it; what
+  any create over this stack costs at least; ``goal_reachable_over_this_stack`` is its ratio
+  against the goal) and ``after_held`` (the after tree creating runs of an agent that never
+  returns, ``bench/host_held.py``, in thread isolation: the host executes nothing, like the
+  peer). ``ratio_vs_http_floor`` = a tree's rate / the floor's. ``server`` names the stack used.
 * ``fanout``: on the after tree, once per store (see ``bench/host_fanout.py``).
 
 Usage: ``python3 bench/host.py [--quick] [--pg URL] [--base REF] [--no-before] [--repeats N]
