@@ -25,7 +25,9 @@ size and mtime), so an unknown reference costs a directory walk, never a re-pars
 suite. A parsed suite is kept while its file keeps its identity (device, inode, size, mtime):
 :meth:`SuiteCatalog.cached` answers a repeated reference on the event loop with one ``stat``;
 otherwise the host calls :meth:`find` and :meth:`load` in a worker thread (parsing a big suite
-never stalls the event loop); a lock serializes scans.
+never stalls the event loop); a lock serializes scans. With a parsed suite the catalog keeps
+the document and digests a run of it stores (:func:`~wopeval.service.runs.prepare_suite`),
+made once per parse; a plan takes them only for that very suite object.
 """
 
 from __future__ import annotations
