@@ -16,7 +16,14 @@ prints one JSON document:
   second was slower in 10 of 12 pairs, whichever it was). Figures are the median of the repeats
   (4 by default: each tree goes first as often) with min–max; ``met`` is issue 32's goal 3
   (ratio within 2×) on the after median.
-  ``host_cpu_ms_per_create``: the host process's CPU (``/proc``) over the measured creates.
+  ``host_cpu_ms_per_create``: the host process's CPU (``/proc``) over the measured creates;
+  ``client_cpu_ms_per_create``: the clients' (this process's) CPU over them.
+  Two more HTTP measurements per repeat, same clients: ``http_floor`` (``bench/http_floor.py``:
+  the host's uvicorn and FastAPI stack answering ``POST /runs`` with no work behind it; what
+  any create over this stack costs at least; ``goal_reachable_over_this_stack`` is its ratio
+  against the goal) and ``after_held`` (the after tree creating runs of an agent that never
+  returns, ``bench/host_held.py``, in thread isolation: the host executes nothing, like the
+  peer). ``ratio_vs_http_floor`` = a tree's rate / the floor's. ``server`` names the stack used.
 * ``fanout``: on the after tree, once per store (see ``bench/host_fanout.py``).
 
 Usage: ``python3 bench/host.py [--quick] [--pg URL] [--base REF] [--no-before] [--repeats N]
@@ -46,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from bench.host_fanout import FANOUT_REF, bench_fanout  # noqa: E402
+from bench.host_held import HELD_AGENT_ID, HELD_AGENT_REF  # noqa: E402
 from bench.scale import _before_src, _pg_create, compile_tree  # noqa: E402
 from wopeval.engine.registry import SCRIPTED_AGENT_ID  # noqa: E402
 from wopeval.engine.run import RunSettings  # noqa: E402
@@ -59,6 +67,7 @@ WARM_UP = 40
 GOAL_RATIO = 0.5  # issue 32, goal 3: within 2× of in-process creation
 BASE = "32a78fa"  # main when issue 32's host work started
 SETTLE_S = 2.0
+SMALL_REF = "suite://core.bench.evals.small"
 Store = Callable[[], tuple[str, Callable[[], None]]]
 
 
@@ -101,8 +110,10 @@ def _free_port() -> int:
         return port
 
 
-def _start_host(src: Path, directory: Path, store: str, port: int) -> subprocess.Popen[bytes]:
-    config = {
+def _start_host(
+    src: Path, directory: Path, store: str, port: int, held: bool = False
+) -> subprocess.Popen[bytes]:
+    config: dict[str, Any] = {
         "apiKeys": [{"key": KEY, "tenant": "bench"}],
         "suiteDirectories": [str(directory)],
         "builtinSuites": False,
@@ -112,11 +123,18 @@ def _start_host(src: Path, directory: Path, store: str, port: int) -> subprocess
         "limits": {"activeRunsPerTenant": 100_000, "streamsPerTenant": 10_000},
         "shutdownGraceSeconds": 1,  # the runs still queued at the end are not measured
     }
+    if held:
+        config["agents"] = {HELD_AGENT_ID: HELD_AGENT_REF}
+        config["agentIsolation"] = "thread"  # not a worker process per trial
     config_file = directory.parent / "host.json"
     config_file.write_text(json.dumps(config))
     command = [sys.executable, "-m", "wopeval.host", "--port", str(port), "--store", store,
                "--config", str(config_file), "--log-level", "warning"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    return _spawn(command, src, port)
+
+
+def _spawn(command: list[str], src: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}  # + bench/
     proc = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -138,8 +156,8 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _body(ref: str) -> dict[str, Any]:
-    return {"mode": "eval", "evalSuiteRef": ref, "agentId": SCRIPTED_AGENT_ID}
+def _body(ref: str, agent: str = SCRIPTED_AGENT_ID) -> dict[str, Any]:
+    return {"mode": "eval", "evalSuiteRef": ref, "agentId": agent}
 
 
 async def _clients(total: int, one: Callable[[], Any]) -> tuple[float, list[float]]:
@@ -182,7 +200,9 @@ async def peer_creates(store_url: str, directory: Path, total: int) -> dict[str,
         await store.close()
 
 
-async def http_creates(port: int, pid: int, total: int, subscribers: int | None) -> dict[str, Any]:
+async def http_creates(
+    port: int, pid: int, total: int, subscribers: int | None, agent: str = SCRIPTED_AGENT_ID
+) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=(subscribers or 0) + 20)
     headers = {"Authorization": f"Bearer {KEY}", "OpenWOP-Version": "2.0"}
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=headers,
@@ -192,15 +212,16 @@ async def http_creates(port: int, pid: int, total: int, subscribers: int | None)
             fanout = await bench_fanout(client, subscribers, _body(FANOUT_REF))
 
         async def one() -> None:
-            response = await client.post("/runs", json=_body("suite://core.bench.evals.small"))
+            response = await client.post("/runs", json=_body(SMALL_REF, agent))
             response.raise_for_status()
 
         await _clients(WARM_UP, one)
-        cpu_before = _cpu_seconds(pid)
+        cpu_before, client_before = _cpu_seconds(pid), time.process_time()
         figures: dict[str, Any] = _figures(*await _clients(total, one))
-        cpu_after = _cpu_seconds(pid)
+        cpu_after, client_after = _cpu_seconds(pid), time.process_time()
     if cpu_before is not None and cpu_after is not None:
         figures["host_cpu_ms_per_create"] = round((cpu_after - cpu_before) / total * 1000, 2)
+    figures["client_cpu_ms_per_create"] = round((client_after - client_before) / total * 1000, 2)
     return {"figures": figures, "fanout": fanout}
 
 
@@ -211,17 +232,36 @@ def _settle() -> None:
 
 
 def measure_host(
-    src: Path, directory: Path, store: str, total: int, subscribers: int | None
+    src: Path, directory: Path, store: str, total: int, subscribers: int | None, held: bool = False
 ) -> dict[str, Any]:
     _settle()
     port = _free_port()
-    proc = _start_host(src, directory, store, port)
+    proc = _start_host(src, directory, store, port, held)
+    agent = HELD_AGENT_ID if held else SCRIPTED_AGENT_ID
     try:
-        return anyio.run(http_creates, port, proc.pid, total, subscribers)
+        return anyio.run(http_creates, port, proc.pid, total, subscribers, agent)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def measure_floor(total: int) -> dict[str, Any]:
+    """The HTTP floor (``bench/http_floor.py``): the same clients against the host's server
+    stack answering ``POST /runs`` with no work behind it."""
+    _settle()
+    port = _free_port()
+    command = [sys.executable, str(ROOT / "bench" / "http_floor.py"), str(port)]
+    proc = _spawn(command, ROOT / "src", port)
+    try:
+        return dict(anyio.run(http_creates, port, proc.pid, total, None)["figures"])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -240,10 +280,18 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: _spread([r[k] for r in runs]) for k in keys}
 
 
+def _ratios(figures: dict[str, Any], peer: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
+    figures["ratio_http_vs_in_process"] = round(figures["per_s"] / peer["per_s"], 3)
+    figures["ratio_vs_http_floor"] = round(figures["per_s"] / floor["per_s"], 3)
+    return figures
+
+
 def measure_store(
     args: argparse.Namespace, trees: dict[str, Path], new_store: Store, directory: Path
 ) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {"peer": [], **{name: [] for name in trees}}
+    runs: dict[str, list[dict[str, Any]]] = {
+        "peer": [], "http_floor": [], **{name: [] for name in trees}, "after_held": []
+    }  # fmt: skip
     fanout = None
     for repeat in range(args.repeats):
         order = list(trees) if repeat % 2 == 0 else list(reversed(trees))
@@ -254,6 +302,10 @@ def measure_store(
         finally:
             drop()
         runs["peer"].append(peer)
+        floor = measure_floor(args.creates)
+        floor["ratio_http_vs_in_process"] = round(floor["per_s"] / peer["per_s"], 3)
+        runs["http_floor"].append(floor)
+        _progress(f"repeat {repeat + 1}: http_floor {floor}")
         for name in order:
             with_fanout = args.subscribers if name == "after" and fanout is None else None
             url, drop = new_store()
@@ -262,8 +314,15 @@ def measure_store(
             finally:
                 drop()
             fanout = fanout or result["fanout"]
-            figures = result["figures"]
-            figures["ratio_http_vs_in_process"] = round(figures["per_s"] / peer["per_s"], 3)
+            if name == "after":
+                url, drop = new_store()
+                try:
+                    held = measure_host(trees[name], directory, url, args.creates, None, True)
+                finally:
+                    drop()
+                runs["after_held"].append(_ratios(held["figures"], peer, floor))
+                _progress(f"repeat {repeat + 1}: after_held {held['figures']}")
+            figures = _ratios(result["figures"], peer, floor)
             runs[name].append(figures)
             _progress(f"repeat {repeat + 1}: {name} {figures}, peer {peer}")
     report: dict[str, Any] = {name: _summary(values) for name, values in runs.items()}
@@ -271,6 +330,8 @@ def measure_store(
     ratio = report["after"]["ratio_http_vs_in_process"]["median"]
     report["goal"] = f"after median ratio >= {GOAL_RATIO} (within 2x of in-process creation)"
     report["met"] = ratio >= GOAL_RATIO
+    floor_ratio = report["http_floor"]["ratio_http_vs_in_process"]["median"]
+    report["goal_reachable_over_this_stack"] = floor_ratio >= GOAL_RATIO
     report["fanout"] = fanout
     return report
 
@@ -278,6 +339,22 @@ def measure_store(
 def _progress(line: str) -> None:
     print(f"host: {time.strftime('%H:%M:%S')} {line} (load {os.getloadavg()[0]:.1f})",
           file=sys.stderr, flush=True)  # fmt: skip
+
+
+def _server_stack() -> dict[str, str]:
+    """What uvicorn's ``auto`` settings pick here (the host and the floor both use them)."""
+    import importlib.metadata as metadata
+    import importlib.util
+
+    def installed(name: str) -> bool:
+        return importlib.util.find_spec(name) is not None
+
+    return {
+        "uvicorn": metadata.version("uvicorn"),
+        "http": "httptools" if installed("httptools") else "h11",
+        "loop": "uvloop" if installed("uvloop") else "asyncio",
+        "client": f"httpx {metadata.version('httpx')}",
+    }
 
 
 def main() -> None:
@@ -325,6 +402,7 @@ def main() -> None:
         "base": None if args.no_before else args.base,
         "clients": CREATE_CLIENTS,
         "creates_per_measurement": args.creates,
+        "server": _server_stack(),
         "repeats": args.repeats,
         "creates": creates,
     }

@@ -1,7 +1,8 @@
 """``bench/host.py`` and ``bench/read_cmds.py`` print every row of issue 32's goals 3 and 5.
 
 The real scripts, tiny, this tree only, SQLite only: the JSON's shape, the peer or floors
-beside the figures, ``met`` a bool computed from them. No figure is asserted (no timing).
+(for the host: the in-process peer, the HTTP floor and the held host) beside the figures,
+``met`` a bool computed from them. No figure is asserted (no timing).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ def test_host_bench_prints_rate_latency_and_ratio_with_its_peer() -> None:
     sqlite = report["creates"]["sqlite"]
     assert set(report["creates"]) == {"sqlite"}
     assert isinstance(sqlite["met"], bool)
-    after, peer = sqlite["after"], sqlite["peer"]
-    for figures in (after, peer):
+    after, peer, floor, held = (sqlite[k] for k in ("after", "peer", "http_floor", "after_held"))
+    for figures in (after, peer, floor, held):
         for key in ("per_s", "p50_ms", "p99_ms"):
             spread = figures[key]
             assert spread["min"] <= spread["median"] <= spread["max"]
@@ -39,6 +40,17 @@ def test_host_bench_prints_rate_latency_and_ratio_with_its_peer() -> None:
     assert ratio == round(after["per_s"]["median"] / peer["per_s"]["median"], 3)
     assert sqlite["met"] == (ratio >= 0.5)
     assert len(sqlite["runs"]["after"]) == len(sqlite["runs"]["peer"]) == 1
+    for figures in (after, floor, held):  # every HTTP measurement: both sides' CPU
+        assert figures["host_cpu_ms_per_create"]["median"] > 0
+        assert figures["client_cpu_ms_per_create"]["median"] > 0
+    for name in ("after", "after_held"):
+        (one,) = sqlite["runs"][name]
+        (floor_run,) = sqlite["runs"]["http_floor"]
+        assert one["ratio_vs_http_floor"] == round(one["per_s"] / floor_run["per_s"], 3)
+    floor_ratio = floor["ratio_http_vs_in_process"]["median"]
+    assert floor_ratio == round(floor["per_s"]["median"] / peer["per_s"]["median"], 3)
+    assert sqlite["goal_reachable_over_this_stack"] == (floor_ratio >= 0.5)
+    assert set(report["server"]) == {"uvicorn", "http", "loop", "client"}
 
 
 def test_read_bench_prints_every_reading_command_and_the_floors() -> None:

@@ -322,8 +322,9 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
     )
     try:
         return await state.service.plan(
-            suite, agent_id, settings, tenant=principal.tenant, host=host_request(body)
-        )
+            suite, agent_id, settings, tenant=principal.tenant, host=host_request(body),
+            prepared=state.catalog.prepared(suite),
+        )  # fmt: skip
     except BaselineUnusable as exc:  # one refusal whatever the reason (no existence oracle)
         raise invalid("baselineRunId", UNUSABLE_BASELINE) from exc
     except AdaptiveRefused as exc:  # the host's live tools could be reached

@@ -25,7 +25,9 @@ size and mtime), so an unknown reference costs a directory walk, never a re-pars
 suite. A parsed suite is kept while its file keeps its identity (device, inode, size, mtime):
 :meth:`SuiteCatalog.cached` answers a repeated reference on the event loop with one ``stat``;
 otherwise the host calls :meth:`find` and :meth:`load` in a worker thread (parsing a big suite
-never stalls the event loop); a lock serializes scans.
+never stalls the event loop); a lock serializes scans. With a parsed suite the catalog keeps
+the document and digests a run of it stores (:func:`~wopeval.service.runs.prepare_suite`),
+made once per parse; a plan takes them only for that very suite object.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from importlib import resources
 from pathlib import Path
 
 from wopeval.errors import NotFoundError, UserError
+from wopeval.service.runs import PreparedSuite, prepare_suite
 from wopeval.suite import SuiteError, parse_suite
 from wopeval.suite.load import SUITE_SUFFIXES, read_document
 from wopeval.suite.models import SEMVER_PATTERN, SUITE_ID_PATTERN, AgentEvalSuite
@@ -110,6 +113,8 @@ class SuiteCatalog:
             self.directories.append(builtin)
         self._index: dict[str, dict[str, SuiteFile]] = {}
         self._parsed: dict[Path, tuple[tuple[int, int, int, int], AgentEvalSuite]] = {}
+        # Each parsed suite's document and digests, by the suite object's id (held while parsed)
+        self._prepared: dict[int, PreparedSuite] = {}
         self._declared: dict[Path, tuple[tuple[int, int], SuiteFile | None]] = {}
         self.rejected: dict[Path, str] = {}  # files left out of the index, and why
         self._scanned_at = float("-inf")
@@ -211,8 +216,19 @@ class SuiteCatalog:
             self.scan()
             raise SuiteGone(str(entry.path))
         suite = parse_suite(read_document(entry.path), str(entry.path))
+        prepared = prepare_suite(suite)
+        self._prepared[id(suite)] = prepared
+        replaced = self._parsed.get(entry.path)
         self._parsed[entry.path] = (stamp, suite)
+        if replaced is not None:
+            self._prepared.pop(id(replaced[1]), None)
         return suite
+
+    def prepared(self, suite: AgentEvalSuite) -> PreparedSuite | None:
+        """The document and digests made when :meth:`load` parsed ``suite`` (this very object,
+        still the parse of its file), else None."""
+        prepared = self._prepared.get(id(suite))
+        return prepared if prepared is not None and prepared.suite is suite else None
 
     def cached(self, ref: SuiteRef) -> AgentEvalSuite | None:
         """The suite ``ref`` names if the index has it and :meth:`load` parsed its file as it

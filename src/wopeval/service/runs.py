@@ -65,6 +65,22 @@ class BaselineUnusable(UserError):
 
 
 @dataclass(frozen=True)
+class PreparedSuite:
+    """A parsed suite with its stored document and digests made once, for a caller that plans
+    many runs of one suite object (the host's suite catalog). A plan takes them only for that
+    very object (:attr:`RunPlan.prepared`); the document is shared: do not change it."""
+
+    suite: AgentEvalSuite
+    document: dict[str, Any]
+    digests: DefinitionDigests
+
+
+def prepare_suite(suite: AgentEvalSuite) -> PreparedSuite:
+    document = suite_to_document(suite)
+    return PreparedSuite(suite, document, definition_digests(suite, document))
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """A run that has passed every check and may be created."""
 
@@ -77,15 +93,25 @@ class RunPlan:
     # A forked run (service/fork.py): the prefix its trial serves from the log, and the link
     fork: ForkPrefix | None = None
     forked_from: ForkLink | None = None
+    # The suite's document and digests made beforehand; used only if made of ``suite`` itself.
+    prepared: PreparedSuite | None = None
+
+    def _prepared(self) -> PreparedSuite | None:
+        prepared = self.prepared
+        return prepared if prepared is not None and prepared.suite is self.suite else None
 
     @functools.cached_property
     def document(self) -> dict[str, Any]:
         """The suite document stored with the run (made once: a run's create, its request's
         digests and its execution share it; do not change it)."""
-        return suite_to_document(self.suite)
+        prepared = self._prepared()
+        return prepared.document if prepared is not None else suite_to_document(self.suite)
 
     @functools.cached_property
     def digests(self) -> DefinitionDigests:
+        prepared = self._prepared()
+        if prepared is not None:
+            return prepared.digests
         return definition_digests(self.suite, self.document)
 
     def request(self) -> RunRequest:
@@ -231,8 +257,10 @@ class RunService:
         *,
         tenant: str = LOCAL_TENANT,
         host: HostRequest | None = None,
+        prepared: PreparedSuite | None = None,
     ) -> RunPlan:
-        """Check what a run needs before anything is recorded; raise a :class:`UserError`."""
+        """Check what a run needs before anything is recorded; raise a :class:`UserError`.
+        ``prepared``: ``suite``'s document and digests, when already made."""
         self.registry.resolve(agent_id)
         check_declared_tools(suite, self.registry.agent_object(agent_id))
         check_runnable(suite, self.judge)
@@ -249,7 +277,7 @@ class RunService:
             settings = settings.model_copy(
                 update={"modes": _with_regression(suite, settings.modes)}
             )
-        return RunPlan(suite, agent_id, settings, tenant, host)
+        return RunPlan(suite, agent_id, settings, tenant, host, prepared=prepared)
 
     async def create(self, plan: RunPlan, *, idempotency_key: str | None = None) -> RunRecord:
         """Record a pending eval run, with the exact suite document it will be graded against."""
