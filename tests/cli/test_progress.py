@@ -35,7 +35,9 @@ def _suite(adaptive: bool, count: int = 20) -> Any:
 
 
 def _grade(passed: bool) -> TrialGrade:
-    return TrialGrade(float(passed), passed, False, "pass" if passed else "fail", "deterministic", None)
+    return TrialGrade(
+        float(passed), passed, False, "pass" if passed else "fail", "deterministic", None
+    )
 
 
 def _bar() -> Progress:

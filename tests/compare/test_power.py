@@ -274,3 +274,39 @@ def test_signs_are_the_ups_and_downs_each_method_reads() -> None:
 def test_nothing_regresses_in_a_draw_where_no_task_can_move(method: str) -> None:
     # every task at 1, unshifted: every draw is all passes on both sides, never 'regressed'
     assert simulated_regressed(method, _design(), 8, shifted=False, simulations=10) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("rates", "trials", "mde"), [((1.0, 0.0, 0.0), 2, 0.6), ((0.6, 0.9), 1, 0.5)]
+)
+def test_simulated_plan_is_the_first_size_a_scan_of_its_draws_accepts(
+    rates: tuple[float, ...], trials: int, mde: float
+) -> None:
+    # the normal guess overshoots the first design (24) and undershoots the second (11): the
+    # search halves or doubles, then bisects, and lands where a scan from one task does; the
+    # false-regression rate is the same draws' share with nothing lowered (the search is the
+    # same for both simulated methods; the bootstrap's draws are checked in test_power_rows)
+    method = "paired-t"
+    design = _design(rates, trials=trials, mde=mde)
+    plan = plan_simulated(method, design, simulations=60, seed=2)
+    assert plan.tasks is not None
+    scan = [simulated_regressed(method, design, m, simulations=60, seed=2)
+            for m in range(1, plan.tasks + 1)]  # fmt: skip
+    assert scan[-1] == plan.power
+    assert scan[-1] >= 0.8
+    assert max(scan[:-1]) < 0.8
+    null = simulated_regressed(method, design, plan.tasks, shifted=False, simulations=60, seed=2)
+    assert plan.false_regression == null
+
+
+def test_simulated_mcnemar_reads_the_pass_decisions() -> None:
+    # McNemar over 'mean' at 2 of 3 trials: the simulated share of regressed verdicts through
+    # the method itself agrees with the exact law of the changed pass decisions
+    design = _design(rates=(0.9, 0.7), trials=3, mde=0.3, pass_rule="mean",
+                     pass_score=Fraction(2, 3))  # fmt: skip
+    plan = plan_exact("mcnemar", design)
+    assert plan.tasks is not None
+    assert plan.power is not None
+    simulated = simulated_regressed("mcnemar", design, plan.tasks, simulations=3000, seed=9)
+    # 3000 draws: a standard error of √(0.8·0.2/3000) = 0.0073; four of them
+    assert abs(simulated - plan.power) < 0.03

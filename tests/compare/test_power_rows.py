@@ -54,7 +54,10 @@ def test_paired_t_p_values_of_many_tables_are_paired_t_on_each() -> None:
     cand = rng.binomial(3, 0.5, size=(40, 6)) / 3
     p = paired_t_p_values(cand, base)
     for row in range(40):
-        pairs = [PairedTask("t", b, c, True, True, b, c) for b, c in zip(base[row], cand[row])]
+        pairs = [
+            PairedTask("t", b, c, True, True, b, c)
+            for b, c in zip(base[row], cand[row], strict=True)
+        ]
         expected = paired_t(pairs).p_value
         assert math.isnan(p[row]) if expected is None else p[row] == expected, row
 
@@ -89,7 +92,10 @@ def test_bootstrap_p_values_of_many_tables_are_the_bootstrap_on_each() -> None:
     for row in range(30):
         diffs = cand[row] - base[row]
         means, sds = bootstrap_resamples(diffs, seed=0, resamples=200)
-        pairs = [PairedTask("t", b, c, True, True, b, c) for b, c in zip(base[row], cand[row])]
+        pairs = [
+            PairedTask("t", b, c, True, True, b, c)
+            for b, c in zip(base[row], cand[row], strict=True)
+        ]
         expected = paired_bootstrap(pairs, resamples=200).p_value
         got = float(bootstrap_p_values(diffs, means, sds))
         assert math.isnan(got) if expected is None else got == expected, row
@@ -134,7 +140,8 @@ def test_simulated_counts_share_draws_across_sizes() -> None:
         assert (many[:, :4] == few).all()
     base, cand = small
     assert base.shape == cand.shape == (25, 4)
-    assert base.min() >= 0 and base.max() <= 3
+    assert base.min() >= 0
+    assert base.max() <= 3
     # the candidate is drawn at the lowered rates: on average below the baseline
     more = simulated_counts(design, 2, shifted=True, simulations=2000, seed=3)
     assert more[1].mean() < more[0].mean() - 0.5

@@ -18,7 +18,6 @@ from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
 from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
 from tests.viewer.test_viewer_pages import make_run
 
-
 TABLES = ("suite", "methods", "tasks")
 ONE_LINE = """cells => cells.map(cell => {
   const range = document.createRange();
