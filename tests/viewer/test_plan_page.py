@@ -62,9 +62,9 @@ def test_the_plan_page_reads_on_a_laptop_and_a_phone(
     b.page.screenshot(path=str(site.shots / f"plan-{size}.png"), full_page=True)
     assert b.page.evaluate(NO_SIDEWAYS), size
     # a short name (task id, gate, method) reads on one line, never broken mid-word
-    names = b.page.locator(", ".join(f"#plan-{t} tbody td:first-child" for t in TABLES))
-    assert names.count() == 7
-    assert names.evaluate_all(ONE_LINE) == [True] * 7, size
+    cells = b.page.locator(", ".join(f"#plan-{t} tbody td:first-child" for t in TABLES))
+    assert cells.count() == 7
+    assert cells.evaluate_all(ONE_LINE) == [True] * 7, size
     assert b.page.locator("#plan-suite tbody tr").count() == 2
     methods = b.page.locator("#plan-methods tbody tr")
     names = [methods.nth(i).get_attribute("data-method") for i in range(methods.count())]

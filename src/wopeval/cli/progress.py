@@ -60,7 +60,7 @@ class ProgressView:
 
         plan, outcomes = self.plans[task_id], self.outcomes[task_id]
         outcomes[trial_index] = passed
-        prefix = []
+        prefix: list[bool] = []
         while len(prefix) in outcomes:
             prefix.append(outcomes[len(prefix)])
         stop = first_stop(plan, prefix)
