@@ -312,3 +312,23 @@ def test_simulated_mcnemar_reads_the_pass_decisions() -> None:
     simulated = simulated_regressed("mcnemar", design, plan.tasks, simulations=3000, seed=9)
     # 3000 draws: a standard error of √(0.8·0.2/3000) = 0.0073; four of them
     assert abs(simulated - plan.power) < 0.03
+
+
+@pytest.mark.parametrize(
+    ("rates", "trials", "mde", "seed"),
+    [((0.6, 0.9), 1, 0.5, 4), ((0.9,), 5, 0.4, 0), ((1.0, 0.0, 0.0), 2, 0.6, 3)],
+)
+def test_a_simulated_share_exactly_at_the_power_asked_is_enough(
+    rates: tuple[float, ...], trials: int, mde: float, seed: int
+) -> None:
+    # five draws: shares are fifths, so 4/5 = 0.8 meets power 0.8 exactly, and the search
+    # must take it wherever it meets it. Hand-read from the draws: the first design's guess 11
+    # and its half 5 both have 4/5 (the plan is 5: 2 to 4 tasks have 2/5 or 3/5); the second
+    # doubles its guess 4 (2/5) to 8, exactly 4/5, after 7 at 3/5; the third's first 4/5 is 13
+    design = _design(rates, trials=trials, mde=mde)
+    plan = plan_simulated("paired-t", design, simulations=5, seed=seed)
+    assert plan.tasks is not None
+    scan = [simulated_regressed("paired-t", design, m, simulations=5, seed=seed)
+            for m in range(1, plan.tasks + 1)]  # fmt: skip
+    assert plan.power == scan[-1] == 0.8
+    assert max(scan[:-1]) < 0.8
