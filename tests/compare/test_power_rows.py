@@ -20,7 +20,13 @@ from wopeval.compare.methods import (
     paired_t_p_values,
 )
 from wopeval.compare.pairing import PairedTask
-from wopeval.compare.power import Design, regressed_rows, simulated_counts, verdict_of
+from wopeval.compare.power import (
+    SIMULATION_ROWS,
+    Design,
+    regressed_rows,
+    simulated_counts,
+    verdict_of,
+)
 
 
 def _design(rates: tuple[float, ...], trials: int, mde: float = 0.3) -> Design:
@@ -124,7 +130,9 @@ def test_regressed_rows_below_the_methods_reach_decide_nothing() -> None:
     design = _design((1.0,), 1, mde=0.9)
     base = np.ones((3, 2), dtype=np.int64)
     cand = np.zeros((3, 2), dtype=np.int64)
-    assert regressed_rows("paired-bootstrap", base, cand, design).tolist() == [False] * 3
+    below = regressed_rows("paired-bootstrap", base, cand, design)
+    assert below.tolist() == [False] * 3
+    assert below.dtype == np.bool_
     # and with six tasks (floor 1/32) the same fall is a regression on every row
     base, cand = np.ones((3, 6), dtype=np.int64), np.zeros((3, 6), dtype=np.int64)
     assert regressed_rows("paired-bootstrap", base, cand, design).tolist() == [True] * 3
@@ -145,3 +153,41 @@ def test_simulated_counts_share_draws_across_sizes() -> None:
     # the candidate is drawn at the lowered rates: on average below the baseline
     more = simulated_counts(design, 2, shifted=True, simulations=2000, seed=3)
     assert more[1].mean() < more[0].mean() - 0.5
+
+
+@pytest.mark.parametrize("method", ["paired-t", "paired-bootstrap"])
+def test_0244_F_only_a_significant_fall_is_regressed_row_by_row(method: str) -> None:
+    # six tasks on two trials: a fall of every task from 2 to 0 (mean −1), and a rise from 0 to
+    # 2 on five tasks and 0 to 1 on one (mean +11/12): both significant, only the fall regressed,
+    # whatever the other rows' mean
+    design = Design(rates=(0.5,), trials=2, pass_rule="mean", pass_score=Fraction(1, 2),
+                    mde=0.3, alpha=0.05, power=0.8, resamples=200)  # fmt: skip
+    base = np.array([[2] * 6, [0] * 6, [2] * 6])
+    cand = np.array([[0] * 6, [2] * 5 + [1], [0] * 6])
+    assert regressed_rows(method, base, cand, design).tolist() == [True, False, True]
+
+
+def test_0244_F_a_bootstrap_p_of_exactly_alpha_is_not_a_regression() -> None:
+    # one trial, seven tasks, differences −1, 0, −1, 0, 0, 0, −1 (mean −3/7): with B = 199 the
+    # bootstrap's p is 10/200 = 0.05 exactly, not below alpha 0.05: inconclusive, as the verdict
+    # says; just above (alpha 0.051) it is a regression
+    base, cand = [1, 1, 1, 0, 0, 1, 1], [0, 1, 0, 0, 0, 1, 0]
+    for alpha, regressed in ((0.05, False), (0.051, True)):
+        design = Design(rates=(0.5,), trials=1, pass_rule="all", pass_score=Fraction(1),
+                        mde=0.3, alpha=alpha, power=0.8, resamples=199)  # fmt: skip
+        assert paired_bootstrap(_pairs(base, cand, 1, 1), resamples=199).p_value == 0.05
+        rows = regressed_rows("paired-bootstrap", np.array([base]), np.array([cand]), design)
+        assert rows.tolist() == [regressed]
+        assert (verdict_of("paired-bootstrap", _pairs(base, cand, 1, 1), design) == "regressed"
+                ) is regressed  # fmt: skip
+
+
+def test_regressed_rows_reads_every_row_past_a_slice() -> None:
+    # the bootstrap's resample sums are taken SIMULATION_ROWS draws at a time: 1,001 draws of a
+    # fall on six tasks are all regressed, the last one too
+    design = _design((1.0,), 1, mde=0.9)
+    base = np.ones((SIMULATION_ROWS + 1, 6), dtype=np.int64)
+    cand = np.zeros((SIMULATION_ROWS + 1, 6), dtype=np.int64)
+    rows = regressed_rows("paired-bootstrap", base, cand, design)
+    assert rows.shape == (SIMULATION_ROWS + 1,)
+    assert rows.all()
