@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from wopeval.compare.power import (
+    MAX_TASKS,
     CriticalUps,
     Design,
     MethodPlan,
@@ -19,6 +20,7 @@ from wopeval.compare.power import (
     plan_exact,
     plan_methods,
     plan_simulated,
+    reach_needs,
     regressed_on_counts,
     simulated_regressed,
 )
@@ -332,3 +334,24 @@ def test_a_simulated_share_exactly_at_the_power_asked_is_enough(
             for m in range(1, plan.tasks + 1)]  # fmt: skip
     assert plan.power == scan[-1] == 0.8
     assert max(scan[:-1]) < 0.8
+
+
+def test_reach_needs_reads_the_designs_bootstrap_resamples() -> None:
+    # alpha 0.0005: the bootstrap's floor max(2/2^n, 1/(B + 1)) is 1/1001 > alpha with B = 1,000
+    # on any number of tasks (none decides: the sentinel MAX_TASKS + 1); with B = 10,000 it is
+    # 2/2^12 = 0.000488 < alpha from 12 tasks (2/2^11 = 0.00098 at 11)
+    strict = {"alpha": 0.0005}
+    assert reach_needs("paired-bootstrap", _design(resamples=1000, **strict)) == MAX_TASKS + 1
+    assert reach_needs("paired-bootstrap", _design(resamples=10_000, **strict)) == 12
+
+
+def test_simulated_false_regression_uses_the_plans_own_seed() -> None:
+    # rate 0.5 falling to 0 on one trial, 200 draws from seed 5: paired-t needs 10 tasks; its
+    # false-regression share is seed 5's (11/200), not another seed's (seed 0: 8/200)
+    design = _design(rates=(0.5,))
+    plan = plan_simulated("paired-t", design, simulations=200, seed=5)
+    assert plan.tasks == 10
+    assert plan.false_regression == 0.055
+    assert plan.false_regression == simulated_regressed(
+        "paired-t", design, 10, shifted=False, simulations=200, seed=5
+    )

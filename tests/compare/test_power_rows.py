@@ -148,6 +148,7 @@ def test_simulated_counts_share_draws_across_sizes() -> None:
         assert (many[:, :4] == few).all()
     base, cand = small
     assert base.shape == cand.shape == (25, 4)
+    assert base.dtype == cand.dtype == np.int64  # whole counts, as the exact path reads them
     assert base.min() >= 0
     assert base.max() <= 3
     # the candidate is drawn at the lowered rates: on average below the baseline
