@@ -340,9 +340,10 @@ def test_reach_needs_reads_the_designs_bootstrap_resamples() -> None:
     # alpha 0.0005: the bootstrap's floor max(2/2^n, 1/(B + 1)) is 1/1001 > alpha with B = 1,000
     # on any number of tasks (none decides: the sentinel MAX_TASKS + 1); with B = 10,000 it is
     # 2/2^12 = 0.000488 < alpha from 12 tasks (2/2^11 = 0.00098 at 11)
-    strict = {"alpha": 0.0005}
-    assert reach_needs("paired-bootstrap", _design(resamples=1000, **strict)) == MAX_TASKS + 1
-    assert reach_needs("paired-bootstrap", _design(resamples=10_000, **strict)) == 12
+    few = _design(alpha=0.0005, resamples=1000)
+    many = _design(alpha=0.0005, resamples=10_000)
+    assert reach_needs("paired-bootstrap", few) == MAX_TASKS + 1
+    assert reach_needs("paired-bootstrap", many) == 12
 
 
 def test_simulated_false_regression_uses_the_plans_own_seed() -> None:
