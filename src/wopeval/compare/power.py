@@ -15,7 +15,8 @@ at least ``power``, and its false-regression rate there (the same design, nothin
   on tables of those counts.
 - ``paired-t`` and ``paired-bootstrap`` read the sizes of the differences, whose law has no
   closed form worth trusting on a few tasks: they are simulated, seeded, by drawing each task's
-  counts and running the very same method and verdict on every draw.
+  counts and asking the very same method and verdict about every draw, all draws at once
+  (:func:`regressed_rows`, through the p-value functions the methods themselves call).
 """
 
 from __future__ import annotations
