@@ -439,6 +439,7 @@ __all__ = [
     "DEFAULT_SIMULATIONS",
     "EXACT_METHODS",
     "SIMULATED_METHODS",
+    "SIMULATION_ROWS",
     "CriticalUps",
     "Design",
     "MethodPlan",
@@ -449,6 +450,8 @@ __all__ = [
     "plan_methods",
     "plan_simulated",
     "regressed_on_counts",
+    "regressed_rows",
+    "simulated_counts",
     "simulated_regressed",
     "verdict_of",
 ]
