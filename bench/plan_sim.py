@@ -15,9 +15,10 @@ simulated afresh, with another seed, through the very same method and verdict fu
   total passes meet the gate's threshold, at the rates (within ±3 points of the plan's
   ``P(pass)``) and at the rates lowered by the mde (at most alpha + 1 point).
 
-Monte-Carlo error: the check draws ``--check`` runs (2,000: a standard error of 0.009 at power
-0.8); a simulated method's plan also stands on its own draws (``--simulations``), so its stated
-power carries that error as well.
+Monte-Carlo error: the check draws ``--check`` runs (5,000: a standard error of 0.57 points at
+power 0.8); a simulated method's plan also stands on its own draws (``--simulations``, by
+default the planner's own 5,000), so its stated power carries that error as well: about 0.8
+points for the two together, so ±3 points is some 3.7 standard errors.
 
 Run: ``python3 bench/plan_sim.py`` (many CPU minutes) or ``--quick`` (4 suites, fewer draws).
 """
@@ -34,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from wopeval.compare.power import Design, simulated_regressed
+from wopeval.compare.power import DEFAULT_SIMULATIONS, Design, simulated_regressed
 from wopeval.grading.planning import lowered, suite_minimum
 from wopeval.service.plan import METHODS, PLAN_RESAMPLES, PlanSettings, TaskRate, plan_suite
 from wopeval.suite import parse_suite
@@ -140,8 +141,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 suites, 300 draws")
     parser.add_argument("--suites", type=int, default=20)
-    parser.add_argument("--simulations", type=int, default=2000, help="draws in each plan")
-    parser.add_argument("--check", type=int, default=2000, help="draws in each check")
+    parser.add_argument(
+        "--simulations", type=int, default=DEFAULT_SIMULATIONS, help="draws in each plan"
+    )
+    parser.add_argument("--check", type=int, default=5000, help="draws in each check")
     args = parser.parse_args()
     suites, simulations, check = args.suites, args.simulations, args.check
     if args.quick:

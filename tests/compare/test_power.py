@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from wopeval.compare.power import (
+    MAX_TASKS,
     CriticalUps,
     Design,
     MethodPlan,
@@ -19,6 +20,7 @@ from wopeval.compare.power import (
     plan_exact,
     plan_methods,
     plan_simulated,
+    reach_needs,
     regressed_on_counts,
     simulated_regressed,
 )
@@ -274,3 +276,83 @@ def test_signs_are_the_ups_and_downs_each_method_reads() -> None:
 def test_nothing_regresses_in_a_draw_where_no_task_can_move(method: str) -> None:
     # every task at 1, unshifted: every draw is all passes on both sides, never 'regressed'
     assert simulated_regressed(method, _design(), 8, shifted=False, simulations=10) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("rates", "trials", "mde"),
+    [((1.0, 0.0, 0.0), 2, 0.6), ((0.6, 0.9), 1, 0.5), ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), 1, 0.99)],
+)
+def test_simulated_plan_is_the_first_size_a_scan_of_its_draws_accepts(
+    rates: tuple[float, ...], trials: int, mde: float
+) -> None:
+    # the normal guess overshoots the first design (24), undershoots the second (11) and is
+    # twice the plan and more in the third (40; one task in six moves): the search halves or
+    # doubles, then bisects, and lands where a scan from one task does; the
+    # false-regression rate is the same draws' share with nothing lowered (the search is the
+    # same for both simulated methods; the bootstrap's draws are checked in test_power_rows)
+    method = "paired-t"
+    design = _design(rates, trials=trials, mde=mde)
+    plan = plan_simulated(method, design, simulations=60, seed=2)
+    assert plan.tasks is not None
+    scan = [simulated_regressed(method, design, m, simulations=60, seed=2)
+            for m in range(1, plan.tasks + 1)]  # fmt: skip
+    assert scan[-1] == plan.power
+    assert scan[-1] >= 0.8
+    assert max(scan[:-1]) < 0.8
+    null = simulated_regressed(method, design, plan.tasks, shifted=False, simulations=60, seed=2)
+    assert plan.false_regression == null
+
+
+def test_simulated_mcnemar_reads_the_pass_decisions() -> None:
+    # McNemar over 'mean' at 2 of 3 trials: the simulated share of regressed verdicts through
+    # the method itself agrees with the exact law of the changed pass decisions
+    design = _design(rates=(0.9, 0.7), trials=3, mde=0.3, pass_rule="mean",
+                     pass_score=Fraction(2, 3))  # fmt: skip
+    plan = plan_exact("mcnemar", design)
+    assert plan.tasks is not None
+    assert plan.power is not None
+    simulated = simulated_regressed("mcnemar", design, plan.tasks, simulations=3000, seed=9)
+    # 3000 draws: a standard error of √(0.8·0.2/3000) = 0.0073; four of them
+    assert abs(simulated - plan.power) < 0.03
+
+
+@pytest.mark.parametrize(
+    ("rates", "trials", "mde", "seed"),
+    [((0.6, 0.9), 1, 0.5, 4), ((0.9,), 5, 0.4, 0), ((1.0, 0.0, 0.0), 2, 0.6, 3)],
+)
+def test_a_simulated_share_exactly_at_the_power_asked_is_enough(
+    rates: tuple[float, ...], trials: int, mde: float, seed: int
+) -> None:
+    # five draws: shares are fifths, so 4/5 = 0.8 meets power 0.8 exactly, and the search
+    # must take it wherever it meets it. Hand-read from the draws: the first design's guess 11
+    # and its half 5 both have 4/5 (the plan is 5: 2 to 4 tasks have 2/5 or 3/5); the second
+    # doubles its guess 4 (2/5) to 8, exactly 4/5, after 7 at 3/5; the third's first 4/5 is 13
+    design = _design(rates, trials=trials, mde=mde)
+    plan = plan_simulated("paired-t", design, simulations=5, seed=seed)
+    assert plan.tasks is not None
+    scan = [simulated_regressed("paired-t", design, m, simulations=5, seed=seed)
+            for m in range(1, plan.tasks + 1)]  # fmt: skip
+    assert plan.power == scan[-1] == 0.8
+    assert max(scan[:-1]) < 0.8
+
+
+def test_reach_needs_reads_the_designs_bootstrap_resamples() -> None:
+    # alpha 0.0005: the bootstrap's floor max(2/2^n, 1/(B + 1)) is 1/1001 > alpha with B = 1,000
+    # on any number of tasks (none decides: the sentinel MAX_TASKS + 1); with B = 10,000 it is
+    # 2/2^12 = 0.000488 < alpha from 12 tasks (2/2^11 = 0.00098 at 11)
+    few = _design(alpha=0.0005, resamples=1000)
+    many = _design(alpha=0.0005, resamples=10_000)
+    assert reach_needs("paired-bootstrap", few) == MAX_TASKS + 1
+    assert reach_needs("paired-bootstrap", many) == 12
+
+
+def test_simulated_false_regression_uses_the_plans_own_seed() -> None:
+    # rate 0.5 falling to 0 on one trial, 200 draws from seed 5: paired-t needs 10 tasks; its
+    # false-regression share is seed 5's (11/200), not another seed's (seed 0: 8/200)
+    design = _design(rates=(0.5,))
+    plan = plan_simulated("paired-t", design, simulations=200, seed=5)
+    assert plan.tasks == 10
+    assert plan.false_regression == 0.055
+    assert plan.false_regression == simulated_regressed(
+        "paired-t", design, 10, shifted=False, simulations=200, seed=5
+    )

@@ -382,3 +382,23 @@ def test_tasks_for_bound_reads_the_mean_to_nine_digits() -> None:
     # 0.025^(1/6) = 0.5407), so it takes 7
     assert tasks_for_bound(0.999, Fraction(54, 100), 0.95) == 7
     assert tasks_for_bound(1.0, Fraction(54, 100), 0.95) == 6
+
+
+def test_0244_B_task_gate_search_starts_at_one_trial() -> None:
+    # rate 1 falling to 0.04: one trial decides ('all' passes with 1 ≥ 0.8, and with 0.04 ≤ 0.05)
+    plan = plan_task_gate(1.0, 0.96, "all", Fraction(1), **ODDS)
+    assert plan.trials == 1
+    assert plan.pass_at_lowered == pytest.approx(0.04)
+
+
+def test_0244_B_task_gate_search_ends_at_exactly_max_task_trials() -> None:
+    # 'all' from rate 1 needs (1 − mde)^n ≤ 0.05: n ≥ ln 0.05 / ln(1 − mde).
+    # mde 0.002993: 999.41 → 1000 = MAX_TASK_TRIALS, the last count searched (0.997007^999 =
+    # 0.05006 > 0.05, ^1000 = 0.04991); mde 0.00299: 1000.42 → 1001, one past it: none
+    assert MAX_TASK_TRIALS == 1000
+    last = plan_task_gate(1.0, 0.002993, "all", Fraction(1), **ODDS)
+    assert last.trials == 1000
+    assert last.pass_at_lowered == pytest.approx(0.997007**1000, rel=1e-9)
+    past = plan_task_gate(1.0, 0.00299, "all", Fraction(1), **ODDS)
+    assert past.trials is None
+    assert past.reason == "no trial count up to 1000 passes 'all' as asked"

@@ -18,6 +18,14 @@ from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
 from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
 from tests.viewer.test_viewer_pages import make_run
 
+TABLES = ("suite", "methods", "tasks")
+ONE_LINE = """cells => cells.map(cell => {
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+  return tops.size === 1;
+})"""
+
 
 @dataclass
 class Site:
@@ -53,6 +61,10 @@ def test_the_plan_page_reads_on_a_laptop_and_a_phone(
     b.page.wait_for_url("**/plan?**")
     b.page.screenshot(path=str(site.shots / f"plan-{size}.png"), full_page=True)
     assert b.page.evaluate(NO_SIDEWAYS), size
+    # a short name (task id, gate, method) reads on one line, never broken mid-word
+    cells = b.page.locator(", ".join(f"#plan-{t} tbody td:first-child" for t in TABLES))
+    assert cells.count() == 7
+    assert cells.evaluate_all(ONE_LINE) == [True] * 7, size
     assert b.page.locator("#plan-suite tbody tr").count() == 2
     methods = b.page.locator("#plan-methods tbody tr")
     names = [methods.nth(i).get_attribute("data-method") for i in range(methods.count())]

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from wopeval.cli.common import EXIT_OK, fail_input, opened_store, store_option
 from wopeval.cli.run_cmds import load_suite_file
+from wopeval.compare.power import DEFAULT_SIMULATIONS
 from wopeval.exports.textsafe import terminal_text
 from wopeval.service.plan import (
     METHODS,
@@ -187,7 +188,7 @@ def plan(
     ] = None,
     simulations: Annotated[
         int, typer.Option("--simulations", help="Draws per simulated power.")
-    ] = 500,
+    ] = DEFAULT_SIMULATIONS,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the simulations.")] = 0,
     store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = False,

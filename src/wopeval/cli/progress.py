@@ -8,25 +8,66 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from wopeval.grading.trial import TrialGrade
+    from wopeval.suite.adaptive import AdaptivePlan
+    from wopeval.suite.models import AgentEvalSuite
 
 __all__ = ["ProgressView", "progress_bar"]
 
 
 class ProgressView:
-    """A progress bar: trials done / total and the pass rate so far."""
+    """A progress bar: trials done / total and the pass rate so far.
 
-    def __init__(self, progress: Progress | None, total: int) -> None:
+    ``total`` counts every planned trial, an adaptive task's at its maximum. With the run's
+    ``suite``, an adaptive task's outcomes are read by the sequential test the engine applies
+    (:func:`~wopeval.grading.adaptive.first_stop` over its trials in order): when it decides
+    early, the trials it will not run leave the total and are counted as saved, so the bar ends
+    full and says how many trials the stops saved.
+    """
+
+    def __init__(
+        self, progress: Progress | None, total: int, suite: AgentEvalSuite | None = None
+    ) -> None:
         self.progress = progress
+        self.total = total
         self.done = 0
         self.passed = 0
+        self.saved = 0
+        self.plans: dict[str, AdaptivePlan] = {}
+        if suite is not None:
+            from wopeval.engine.adaptive import adaptive_plans
+
+            self.plans = {suite.tasks[i].taskId: p for i, p in adaptive_plans(suite).items()}
+        self.outcomes: dict[str, dict[int, bool]] = {task_id: {} for task_id in self.plans}
         self.task = progress.add_task("trials", total=total, rate="-") if progress else None
 
     def __call__(self, task_id: str, trial_index: int, grade: TrialGrade | None) -> None:
         self.done += 1
-        self.passed += 1 if grade is not None and grade.passed else 0
+        passed = grade is not None and grade.passed
+        self.passed += passed
+        if task_id in self.plans:
+            self._adaptive(task_id, trial_index, passed)
         if self.progress is not None and self.task is not None:
-            rate = f"{self.passed / self.done:.0%} passing"
-            self.progress.update(self.task, advance=1, rate=rate)
+            self.progress.update(self.task, advance=1, total=self.total, rate=self.text)
+
+    @property
+    def text(self) -> str:
+        """The pass rate so far, and the trials saved by adaptive stops when there are any."""
+        rate = f"{self.passed / self.done:.0%} passing" if self.done else "-"
+        return f"{rate}, {self.saved} saved" if self.saved else rate
+
+    def _adaptive(self, task_id: str, trial_index: int, passed: bool) -> None:
+        from wopeval.grading.adaptive import first_stop
+
+        plan, outcomes = self.plans[task_id], self.outcomes[task_id]
+        outcomes[trial_index] = passed
+        prefix: list[bool] = []
+        while len(prefix) in outcomes:
+            prefix.append(outcomes[len(prefix)])
+        stop = first_stop(plan, prefix)
+        if stop.decision is not None:
+            del self.plans[task_id]  # stopped: its later callbacks count as plain trials
+            self.saved += plan.max_trials - stop.trials
+            self.total -= plan.max_trials - stop.trials
 
 
 def progress_bar(enabled: bool) -> Progress | None:

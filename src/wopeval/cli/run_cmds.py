@@ -359,7 +359,7 @@ async def _execute(
         except UserError as exc:
             fail_input(str(exc).replace("baselineRunId:", "--baseline:", 1))
         progress = progress_bar(show_progress)
-        view = ProgressView(progress, total)
+        view = ProgressView(progress, total, suite)
         if sharded is not None:
             from wopeval.cli.merge_cmd import shard_plan
             from wopeval.cli.resume_cmd import continue_shard

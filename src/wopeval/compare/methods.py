@@ -12,7 +12,8 @@ numpy and scipy are imported inside the functions that need them, so importing t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
 
 ZERO_TOLERANCE = 1e-12
 """Two per-task means closer than this are equal (guards float noise in host-computed means)."""
@@ -63,12 +65,40 @@ def _constant(diffs: FloatArray) -> bool:
     return diffs.size > 0 and float(np.ptp(diffs)) <= ZERO_TOLERANCE
 
 
+def paired_t_p_values(candidate: FloatArray, baseline: FloatArray) -> FloatArray:
+    """The two-sided p-value of :func:`paired_t` for every table at once: the last axis holds a
+    table's tasks, any axes before it index tables (the planner's simulated runs).
+
+    ``scipy.stats.ttest_rel`` along the last axis, with :func:`paired_t`'s limits: NaN (undefined)
+    with fewer than two tasks or when every difference is zero; 0.0 when every difference is the
+    same non-zero number (t = ±∞). Such tables are handed to scipy as a stand-in table with a
+    spread (and their answer replaced), so it never divides by a zero spread.
+    """
+    import numpy as np
+    from scipy import stats
+
+    diffs = candidate - baseline
+    if diffs.shape[-1] < 2:
+        return np.full(diffs.shape[:-1], np.nan)
+    constant = np.ptp(diffs, axis=-1) <= ZERO_TOLERANCE
+    if not constant.any():
+        return np.asarray(stats.ttest_rel(candidate, baseline, axis=-1).pvalue, dtype=np.float64)
+    stand_in = np.zeros(diffs.shape[-1])
+    stand_in[0] = 1.0
+    spread = np.where(constant[..., None], stand_in, candidate)
+    p_values = np.asarray(stats.ttest_rel(spread, np.where(constant[..., None], 0.0, baseline),
+                                          axis=-1).pvalue, dtype=np.float64)  # fmt: skip
+    zero = np.abs(diffs.mean(axis=-1)) <= ZERO_TOLERANCE
+    return np.where(constant, np.where(zero, np.nan, 0.0), p_values)
+
+
 def paired_t(pairs: Sequence[PairedTask], *, confidence: float = 0.95) -> MethodResult:
     """Paired t-test on per-task mean scores (Student 1908; ``scipy.stats.ttest_rel``).
 
     Reads the per-task mean difference d = candidate − baseline over all n pairs. ``estimate`` is
-    mean(d); the test is t = mean(d) / (sd(d)/√n) on n − 1 degrees of freedom, two-sided; the
-    interval is the Student-t interval for mean(d) at ``confidence``.
+    mean(d); the test is t = mean(d) / (sd(d)/√n) on n − 1 degrees of freedom, two-sided
+    (:func:`paired_t_p_values`); the interval is the Student-t interval for mean(d) at
+    ``confidence``.
 
     Undefined (``p_value=None``) with fewer than two pairs, or when every difference is zero.
     When every difference is the same non-zero number, sd(d) = 0 and t = ±∞: the limit is taken,
@@ -88,15 +118,10 @@ def paired_t(pairs: Sequence[PairedTask], *, confidence: float = 0.95) -> Method
 
     candidate = np.array([pair.candidate_mean for pair in pairs], dtype=np.float64)
     baseline = np.array([pair.baseline_mean for pair in pairs], dtype=np.float64)
-    result = stats.ttest_rel(candidate, baseline, alternative="two-sided")
-    interval = result.confidence_interval(confidence_level=confidence)
+    p_value = float(paired_t_p_values(candidate, baseline))
+    interval = stats.ttest_rel(candidate, baseline).confidence_interval(confidence_level=confidence)
     return MethodResult(
-        name,
-        estimate,
-        float(result.pvalue),
-        float(interval.low),
-        float(interval.high),
-        int(diffs.size),
+        name, estimate, p_value, float(interval.low), float(interval.high), int(diffs.size)
     )
 
 
@@ -173,6 +198,17 @@ def mcnemar(pairs: Sequence[PairedTask]) -> MethodResult:
     return MethodResult(name, estimate, float(result.pvalue), None, None, b + c)
 
 
+def _bootstrap_indices(n: int, *, seed: int, resamples: int) -> Iterator[IntArray]:
+    """The resamples' task indices, in slices of about ``_CHUNK_ELEMENTS``: each row draws n
+    indices from ``np.random.default_rng(seed)``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    for start in range(0, resamples, rows):
+        yield rng.integers(0, n, size=(min(rows, resamples - start), n))
+
+
 def bootstrap_resamples(
     diffs: FloatArray, *, seed: int, resamples: int
 ) -> tuple[FloatArray, FloatArray]:
@@ -186,15 +222,27 @@ def bootstrap_resamples(
     import numpy as np
 
     n = int(diffs.size)
-    rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_ELEMENTS // max(n, 1))
     means: list[FloatArray] = []
     sds: list[FloatArray] = []
-    for start in range(0, resamples, rows):
-        sample = diffs[rng.integers(0, n, size=(min(rows, resamples - start), n))]
+    for indices in _bootstrap_indices(n, seed=seed, resamples=resamples):
+        sample = diffs[indices]
         means.append(sample.mean(axis=1))
         sds.append(sample.std(axis=1, ddof=1) if n > 1 else np.zeros(sample.shape[0]))
     return np.concatenate(means), np.concatenate(sds)
+
+
+def bootstrap_counts(n: int, *, seed: int, resamples: int) -> FloatArray:
+    """How often each of n tasks is drawn in each of the ``resamples`` resamples
+    :func:`bootstrap_resamples` draws with ``seed`` (a B × n matrix of whole numbers): the same
+    resamples for every table of n tasks, so many tables' resample sums are one matrix product."""
+    import numpy as np
+
+    chunks = []
+    for indices in _bootstrap_indices(n, seed=seed, resamples=resamples):
+        offsets = indices + n * np.arange(indices.shape[0])[:, None]
+        drawn = np.bincount(offsets.ravel(), minlength=indices.size)
+        chunks.append(drawn.reshape(indices.shape).astype(np.float64))
+    return np.concatenate(chunks)
 
 
 def sign_flip_floor(n: int) -> float:
@@ -218,8 +266,10 @@ def bootstrap_floor(n: int, resamples: int) -> float:
     return 1.0 if n < 2 else max(sign_flip_floor(n), 1.0 / (resamples + 1))
 
 
-def _studentized_p(diffs: FloatArray, means: FloatArray, sds: FloatArray) -> float:
-    """Symmetric bootstrap-t p-value for H0: mean(d) = 0 (Hall & Wilson 1991).
+def _studentized_p(diffs: FloatArray, means: FloatArray, sds: FloatArray) -> FloatArray:
+    """Symmetric bootstrap-t p-value for H0: mean(d) = 0 (Hall & Wilson 1991), for every table
+    along the leading axes (the last axis of ``diffs`` holds its tasks, of ``means`` and ``sds``
+    its resamples).
 
     With t = mean(d)/se and t*_b = (mean*_b − mean(d))/se*_b (the resamples centred on the
     observed mean, i.e. drawn under H0), p = (1 + #{|t*_b| ≥ |t|}) / (1 + B') (Davison & Hinkley
@@ -229,25 +279,42 @@ def _studentized_p(diffs: FloatArray, means: FloatArray, sds: FloatArray) -> flo
     """
     import numpy as np
 
-    se = float(diffs.std(ddof=1))
+    se = diffs.std(axis=-1, ddof=1)[..., None]
+    mean = diffs.mean(axis=-1)[..., None]
     defined = sds > ZERO_TOLERANCE
-    observed = abs(float(diffs.mean())) * sds[defined]
-    deviation = np.abs(means[defined] - float(diffs.mean())) * se
-    extreme = int(np.count_nonzero(deviation >= observed * (1.0 - 1e-9)))
-    return (1 + extreme) / (1 + int(np.count_nonzero(defined)))
+    observed = np.abs(mean) * sds
+    deviation = np.abs(means - mean) * se
+    extreme = np.count_nonzero(defined & (deviation >= observed * (1.0 - 1e-9)), axis=-1)
+    return np.asarray((1 + extreme) / (1 + np.count_nonzero(defined, axis=-1)), dtype=np.float64)
 
 
-def _centred_p(diffs: FloatArray, means: FloatArray) -> float:
-    """Centred bootstrap p-value for H0: mean(d) = 0 (Efron & Tibshirani 1993, §16.4).
+def _centred_p(diffs: FloatArray, means: FloatArray) -> FloatArray:
+    """Centred bootstrap p-value for H0: mean(d) = 0 (Efron & Tibshirani 1993, §16.4), for every
+    table along the leading axes as in :func:`_studentized_p`.
 
     The resample means shifted by the observed mean are drawn under H0; p = (1 + #{|mean*_b −
     mean(d)| ≥ |mean(d)|}) / (B + 1). It reads no resample's spread.
     """
     import numpy as np
 
-    mean = float(diffs.mean())
-    extreme = int(np.count_nonzero(np.abs(means - mean) >= abs(mean) * (1.0 - 1e-9)))
-    return (1 + extreme) / (means.size + 1)
+    mean = diffs.mean(axis=-1)[..., None]
+    extreme = np.count_nonzero(np.abs(means - mean) >= np.abs(mean) * (1.0 - 1e-9), axis=-1)
+    return np.asarray((1 + extreme) / (means.shape[-1] + 1), dtype=np.float64)
+
+
+def bootstrap_p_values(diffs: FloatArray, means: FloatArray, sds: FloatArray) -> FloatArray:
+    """The two-sided p-value of :func:`paired_bootstrap` for every table along the leading axes
+    (the last axis of ``diffs`` holds a table's tasks, of ``means`` and ``sds`` its resamples'
+    means and spreads): the larger of :func:`bootstrap_floor`, :func:`_studentized_p` and
+    :func:`_centred_p`; with one difference on every task, NaN (undefined) when it is zero, else
+    the floor. Needs at least two tasks."""
+    import numpy as np
+
+    floor = bootstrap_floor(diffs.shape[-1], means.shape[-1])
+    constant = np.ptp(diffs, axis=-1) <= ZERO_TOLERANCE
+    zero = np.abs(diffs.mean(axis=-1)) <= ZERO_TOLERANCE
+    tested = np.maximum(_studentized_p(diffs, means, sds), _centred_p(diffs, means))
+    return np.where(constant, np.where(zero, np.nan, floor), np.maximum(floor, tested))
 
 
 def paired_bootstrap(
@@ -284,11 +351,8 @@ def paired_bootstrap(
         return MethodResult(name, estimate, None, None, None, int(diffs.size))
     means, sds = bootstrap_resamples(diffs, seed=seed, resamples=resamples)
     low, high = np.quantile(means, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
-    floor = bootstrap_floor(int(diffs.size), resamples)
-    if _constant(diffs):
-        p_value = None if abs(estimate) <= ZERO_TOLERANCE else floor
-    else:
-        p_value = max(floor, _studentized_p(diffs, means, sds), _centred_p(diffs, means))
+    p = float(bootstrap_p_values(diffs, means, sds))
+    p_value = None if math.isnan(p) else p
     return MethodResult(name, estimate, p_value, float(low), float(high), int(diffs.size))
 
 

@@ -15,7 +15,8 @@ at least ``power``, and its false-regression rate there (the same design, nothin
   on tables of those counts.
 - ``paired-t`` and ``paired-bootstrap`` read the sizes of the differences, whose law has no
   closed form worth trusting on a few tasks: they are simulated, seeded, by drawing each task's
-  counts and running the very same method and verdict on every draw.
+  counts and asking the very same method and verdict about every draw, all draws at once
+  (:func:`regressed_rows`, through the p-value functions the methods themselves call).
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from wopeval.compare.methods import DEFAULT_RESAMPLES
+from wopeval.compare.methods import (
+    DEFAULT_RESAMPLES,
+    bootstrap_counts,
+    bootstrap_p_values,
+    paired_t_p_values,
+)
 from wopeval.compare.pairing import PairedTask
 from wopeval.compare.verdict import decide, identical_on_pairs, reach, run_method
 from wopeval.grading.planning import check_errors, lowered, rule_minimum, tail
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     FloatArray = npt.NDArray[np.float64]
+    IntArray = npt.NDArray[np.int64]
+    BoolArray = npt.NDArray[np.bool_]
 
 EXACT_METHODS = ("sign-test", "mcnemar")
 SIMULATED_METHODS = ("paired-t", "paired-bootstrap")
@@ -45,7 +53,7 @@ MAX_TASKS = 1000
 """Paired tasks searched for an exact method; beyond it the plan says none is enough."""
 MAX_SIMULATED_TASKS = 500
 """Paired tasks searched for a simulated method."""
-DEFAULT_SIMULATIONS = 500
+DEFAULT_SIMULATIONS = 5000
 DEFAULT_SEED = 0
 
 
@@ -238,18 +246,13 @@ def plan_exact(method: str, design: Design, most: int = MAX_TASKS) -> MethodPlan
     )  # fmt: skip
 
 
-def simulated_regressed(
-    method: str,
-    design: Design,
-    m: int,
-    *,
-    shifted: bool = True,
-    simulations: int = DEFAULT_SIMULATIONS,
-    seed: int = DEFAULT_SEED,
-) -> float:
-    """The share of ``simulations`` seeded draws of m paired tasks on which ``method``'s verdict
-    is ``regressed``. Task j's counts come from its own stream ``default_rng([seed, j, s])``, so
-    a draw of m tasks is the first m tasks of a draw of more (common random numbers)."""
+def simulated_counts(
+    design: Design, m: int, *, shifted: bool, simulations: int, seed: int
+) -> tuple[IntArray, IntArray]:
+    """Passing-trial counts of m paired tasks in ``simulations`` seeded draws (rows: draws),
+    baseline and candidate. Task j's counts come from its own stream ``default_rng([seed, j,
+    shifted])``, so a draw of m tasks is the first m tasks of a draw of more: the power at every
+    size of the search is read off the same draws (common random numbers)."""
     import numpy as np
 
     n = design.trials
@@ -260,6 +263,59 @@ def simulated_regressed(
         rate = design.rate(j)
         base[:, j] = rng.binomial(n, rate, size=simulations)
         cand[:, j] = rng.binomial(n, lowered(rate, design.mde) if shifted else rate, simulations)
+    return base, cand
+
+
+SIMULATION_ROWS = 1000
+"""Draws whose bootstrap resamples are held in memory at once (rows × B floats, a few times)."""
+
+
+def regressed_rows(method: str, base: IntArray, cand: IntArray, design: Design) -> BoolArray:
+    """For each row of counts (a draw of m paired tasks), whether ``method``'s verdict is
+    ``regressed`` (:func:`verdict_of`), the simulated methods for all rows at once: below the
+    method's reach nothing decides; else the p-value of :func:`~wopeval.compare.methods.
+    paired_t_p_values` or :func:`~wopeval.compare.methods.bootstrap_p_values` (the bootstrap's
+    resamples summed from :func:`~wopeval.compare.methods.bootstrap_counts`, the very resamples
+    the method draws, in whole numbers so a resample's zero spread stays exactly zero) below
+    alpha, with the mean difference negative. A table with every difference zero has no p."""
+    import numpy as np
+
+    n, m = design.trials, base.shape[1]
+    if m < reach_needs(method, design):
+        return np.zeros(base.shape[0], dtype=np.bool_)
+    diffs = cand / n - base / n
+    if method == "paired-t":
+        p_values = paired_t_p_values(cand / n, base / n)
+    else:
+        counts = bootstrap_counts(m, seed=0, resamples=design.resamples).T
+        parts = []
+        for start in range(0, base.shape[0], SIMULATION_ROWS):
+            steps = (cand - base)[start : start + SIMULATION_ROWS].astype(np.float64)
+            sums, squares = steps @ counts, (steps * steps) @ counts
+            spread = np.maximum(m * squares - sums * sums, 0.0) / (m * (m - 1))
+            parts.append(bootstrap_p_values(
+                diffs[start : start + SIMULATION_ROWS], sums / (m * n), np.sqrt(spread) / n
+            ))  # fmt: skip
+        p_values = np.concatenate(parts)
+    return np.asarray((p_values < design.alpha) & (diffs.mean(axis=1) < 0.0), dtype=np.bool_)
+
+
+def simulated_regressed(
+    method: str,
+    design: Design,
+    m: int,
+    *,
+    shifted: bool = True,
+    simulations: int = DEFAULT_SIMULATIONS,
+    seed: int = DEFAULT_SEED,
+) -> float:
+    """The share of ``simulations`` seeded draws of m paired tasks (:func:`simulated_counts`) on
+    which ``method``'s verdict is ``regressed``: the simulated methods by :func:`regressed_rows`,
+    the exact ones by running the method on each distinct count of ups and downs."""
+    base, cand = simulated_counts(design, m, shifted=shifted, simulations=simulations, seed=seed)
+    if method in SIMULATED_METHODS:
+        return float(regressed_rows(method, base, cand, design).mean())
+    n = design.trials
     minimum = design.minimum
     seen: dict[tuple[int, int], bool] = {}
     regressed = 0
@@ -383,6 +439,7 @@ __all__ = [
     "DEFAULT_SIMULATIONS",
     "EXACT_METHODS",
     "SIMULATED_METHODS",
+    "SIMULATION_ROWS",
     "CriticalUps",
     "Design",
     "MethodPlan",
@@ -393,6 +450,8 @@ __all__ = [
     "plan_methods",
     "plan_simulated",
     "regressed_on_counts",
+    "regressed_rows",
+    "simulated_counts",
     "simulated_regressed",
     "verdict_of",
 ]

@@ -22,8 +22,8 @@ from wopeval.service.plan import (
 )
 from wopeval.suite import parse_suite
 
-VIEW_SIMULATIONS = 200
-"""Draws per simulated power on the page (the CLI's default is 500): the page answers in
+VIEW_SIMULATIONS = 1000
+"""Draws per simulated power on the page (the CLI's default is 5,000): the page answers in
 seconds; ``wopeval plan`` gives the finer figure."""
 
 
