@@ -22,14 +22,14 @@ async def test_regrade_reads_the_log_in_pages(
     tasks = [scripted_task(f"t{i}", {"output": "ok" if i else "no"}, OK) for i in range(4)]
     ran = await run_suite(store, make_suite(tasks, trials={"count": 2}))
     limits: list[Any] = []
-    real = store.events
+    real = store.logged_events
 
     async def spy(run_id: str, after: int = -1, limit: int | None = None) -> Any:
         limits.append(limit)
         return await real(run_id, after, limit)
 
     monkeypatch.setattr(service_runs, "LOG_PAGE", 3)
-    monkeypatch.setattr(store, "events", spy)
+    monkeypatch.setattr(store, "logged_events", spy)
     regraded = await service_runs.regrade(store, ran.run_id)
     assert regraded.reproduces_stored
     assert len(limits) == len(ran.events) // 3 + 1 + (len(ran.events) % 3 > 0)
@@ -63,7 +63,7 @@ async def test_regrade_is_the_stored_summary_byte_for_byte_at_every_page_size(
     assert stored is not None
     assert stored.summary is not None
     pages: list[tuple[int | None, int]] = []
-    real = store.events
+    real = store.logged_events
 
     async def spy(run_id: str, after: int = -1, limit: int | None = None) -> Any:
         found = await real(run_id, after, limit)
@@ -71,7 +71,7 @@ async def test_regrade_is_the_stored_summary_byte_for_byte_at_every_page_size(
         return found
 
     monkeypatch.setattr(service_runs, "LOG_PAGE", page)
-    monkeypatch.setattr(store, "events", spy)
+    monkeypatch.setattr(store, "logged_events", spy)
     regraded = await service_runs.regrade(store, ran.run_id)
     expected = EvalSummary.model_validate(stored.summary).to_json()
     assert regraded.summary.to_json() == expected

@@ -18,6 +18,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from wopeval.grading.log_event import LogEvent
 from wopeval.grading.trajectory import ObservedCall
 from wopeval.wire.events import (
     Decided,
@@ -28,7 +29,6 @@ from wopeval.wire.events import (
     Payload,
     ProviderUsage,
     RetryMark,
-    RunEvent,
     ToolCalled,
     ToolReturned,
     TrialFailed,
@@ -120,13 +120,13 @@ def _parse_ts(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialView]:
+def collect_trials(events: Iterable[LogEvent]) -> dict[tuple[str, int], TrialView]:
     """Group a run's events by ``(taskId, trialIndex)``. Pure; order of the log is kept.
 
     wopeval's own logs attribute by ``causationId`` (trials interleave). A log from another
     host without wopeval's markers is read by position (RFC 0081 order): a top-level bracket
     owns every event until it closes, and belongs to the next unattributed ``eval.scored``.
-    Payloads are read through their typed models (:attr:`RunEvent.typed`). Every view is kept;
+    Payloads are read through their typed models (:attr:`LogEvent.typed`). Every view is kept;
     :class:`TrialCollector` with ``on_close`` hands them over one at a time instead.
     """
     collector = TrialCollector()
@@ -174,7 +174,7 @@ class TrialCollector:
         self._planned = {task: bytearray(count) for task, count in (planned or {}).items()}
         self._closed_other: set[tuple[str, int]] = set()
 
-    def feed(self, event: RunEvent) -> None:
+    def feed(self, event: LogEvent) -> None:
         if event.type == INVOCATION_STARTED and _has_key(event, X_TASK_ID):
             started = _as(event, InvocationStarted)
             key = (started.task_id or "", started.trial_index or 0)
@@ -246,11 +246,11 @@ class TrialCollector:
             return marks[key[1]] == 1
         return key in self._closed_other
 
-    def _touch(self, key: tuple[str, int], event: RunEvent) -> None:
+    def _touch(self, key: tuple[str, int], event: LogEvent) -> None:
         if self._closing and self._is_closed(key):
             self._flag(event, f"{event.type} for the closed trial {key}")
 
-    def _flag(self, event: RunEvent, why: str) -> None:
+    def _flag(self, event: LogEvent, why: str) -> None:
         if self.anomaly is None:
             self.anomaly = f"event {event.sequence}: {why}"
 
@@ -258,7 +258,7 @@ class TrialCollector:
 _P = TypeVar("_P", bound=Payload)
 
 
-def _as(event: RunEvent, model: type[_P]) -> _P:
+def _as(event: LogEvent, model: type[_P]) -> _P:
     """The event's typed payload (``event.type`` selects ``model``)."""
     payload = event.typed
     if not isinstance(payload, model):  # pragma: no cover - PAYLOAD_MODELS maps type → model
@@ -266,11 +266,11 @@ def _as(event: RunEvent, model: type[_P]) -> _P:
     return payload
 
 
-def _has_key(event: RunEvent, key: str) -> bool:
+def _has_key(event: LogEvent, key: str) -> bool:
     return isinstance(event.payload, dict) and key in event.payload
 
 
-def _open(view: TrialView, event: RunEvent, started: InvocationStarted) -> None:
+def _open(view: TrialView, event: LogEvent, started: InvocationStarted) -> None:
     view.root_event_id = event.eventId
     view.root_agent_id = started.agentId
     view.root_invocation_id = started.invocationId
@@ -284,7 +284,7 @@ class _Positional:
     current: TrialView | None = None
     pending: list[TrialView] = field(default_factory=list)
 
-    def feed(self, event: RunEvent) -> None:
+    def feed(self, event: LogEvent) -> None:
         if self.current is None:
             if event.type == INVOCATION_STARTED:
                 started = _as(event, InvocationStarted)
@@ -307,7 +307,7 @@ def _retried(superseded: TrialView | None) -> tuple[str, ...]:
     return superseded.retries + ((mark.cause,) if mark is not None else ())
 
 
-def _apply(view: TrialView, event: RunEvent) -> None:
+def _apply(view: TrialView, event: LogEvent) -> None:
     payload = event.typed
     if isinstance(payload, ToolCalled):
         view.open_calls[payload.callId] = len(view.calls)
