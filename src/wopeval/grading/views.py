@@ -36,11 +36,17 @@ from wopeval.wire.events import (
     WorldStateRecorded,
 )
 from wopeval.wire.vocab import (
+    DECIDED,
     EVAL_SCORED,
     INVOCATION_COMPLETED,
     INVOCATION_STARTED,
+    PROVIDER_USAGE,
+    TOOL_CALLED,
+    TOOL_RETURNED,
     TRIAL_FAILED,
+    USER_TURN,
     VENDOR_PREFIXES,
+    WORLD_STATE,
     X_ERROR,
     X_TASK_ID,
 )
@@ -175,6 +181,18 @@ class TrialCollector:
         self._closed_other: set[tuple[str, int]] = set()
 
     def feed(self, event: LogEvent) -> None:
+        type_ = event.type
+        cause = event.causationId
+        if cause is not None and type_ not in _KEYED:
+            view = self._by_root.get(cause)
+            if view is not None:  # the common case: an event of an open trial
+                _apply(view, event)
+                if type_ == INVOCATION_COMPLETED:
+                    self._maybe_close((view.task_id, view.trial_index), view)
+                return
+        self._feed_keyed(event)
+
+    def _feed_keyed(self, event: LogEvent) -> None:
         if event.type == INVOCATION_STARTED and _has_key(event, X_TASK_ID):
             started = _as(event, InvocationStarted)
             key = (started.task_id or "", started.trial_index or 0)
@@ -308,43 +326,83 @@ def _retried(superseded: TrialView | None) -> tuple[str, ...]:
 
 
 def _apply(view: TrialView, event: LogEvent) -> None:
-    payload = event.typed
-    if isinstance(payload, ToolCalled):
-        view.open_calls[payload.callId] = len(view.calls)
-        view.calls.append(ObservedCall(payload.toolName, payload.inputs, payload.agentId))
-    elif isinstance(payload, ToolReturned):
-        position = view.open_calls.pop(payload.callId, None)
-        if payload.fixture in ("miss-failed", "miss-live"):
-            view.fixture_misses += 1
-            view.missed_tools.append(payload.toolName)
-            view.miss_served.append(len(view.fixture_indexes))
-            view.miss_calls.append(position)
-        if payload.fixture == "miss-failed":
-            view.failed_closed = True
-        if payload.fixture_index is not None:
-            view.fixture_indexes.append(payload.fixture_index)
-    elif isinstance(payload, WorldStateRecorded):
-        view.world_state = payload.state
-        view.has_world_state = True
-    elif isinstance(payload, UserTurn):
-        _user_turn(view, payload)
-    elif isinstance(payload, ProviderUsage):
-        view.model_call_count += 1
-        view.input_tokens += payload.inputTokens
-        view.output_tokens += payload.outputTokens
-        view.cost_usd += payload.costEstimateUsd or 0.0
-    elif isinstance(payload, Decided) and payload.agentId == view.root_agent_id:
-        view.output = payload.decision
+    """Add one event of the trial to its view; an event type grading does not read is not
+    decoded at all (its payload's model is checked only where it is read)."""
+    apply = _APPLY.get(event.type)
+    if apply is not None:
+        apply(view, event.typed, event)
+
+
+def _tool_called(view: TrialView, payload: Any, _: LogEvent) -> None:
+    call: ToolCalled = payload
+    view.open_calls[call.callId] = len(view.calls)
+    view.calls.append(ObservedCall(call.toolName, call.inputs, call.agentId))
+
+
+def _tool_returned(view: TrialView, payload: Any, _: LogEvent) -> None:
+    returned: ToolReturned = payload
+    position = view.open_calls.pop(returned.callId, None)
+    fixture = returned.fixture
+    if fixture in ("miss-failed", "miss-live"):
+        view.fixture_misses += 1
+        view.missed_tools.append(returned.toolName)
+        view.miss_served.append(len(view.fixture_indexes))
+        view.miss_calls.append(position)
+    if fixture == "miss-failed":
+        view.failed_closed = True
+    if returned.fixture_index is not None:
+        view.fixture_indexes.append(returned.fixture_index)
+
+
+def _world_state(view: TrialView, payload: Any, _: LogEvent) -> None:
+    recorded: WorldStateRecorded = payload
+    view.world_state = recorded.state
+    view.has_world_state = True
+
+
+def _user_turn_event(view: TrialView, payload: Any, _: LogEvent) -> None:
+    _user_turn(view, payload)
+
+
+def _provider_usage(view: TrialView, payload: Any, _: LogEvent) -> None:
+    usage: ProviderUsage = payload
+    view.model_call_count += 1
+    view.input_tokens += usage.inputTokens
+    view.output_tokens += usage.outputTokens
+    view.cost_usd += usage.costEstimateUsd or 0.0
+
+
+def _decided(view: TrialView, payload: Any, _: LogEvent) -> None:
+    decided: Decided = payload
+    if decided.agentId == view.root_agent_id:
+        view.output = decided.decision
         view.has_output = True
-    elif (
-        isinstance(payload, InvocationCompleted) and payload.invocationId == view.root_invocation_id
-    ):
-        view.outcome = payload.outcome
-        view.completed_at = event.timestamp
-        view.error_label = payload.error_label
-        view.failure = payload.failure
-        view.retry = payload.retry
-        view.replayed_latency_ms = payload.replayed_latency_ms
+
+
+def _completed(view: TrialView, payload: Any, event: LogEvent) -> None:
+    completed: InvocationCompleted = payload
+    if completed.invocationId != view.root_invocation_id:
+        return
+    view.outcome = completed.outcome
+    view.completed_at = event.timestamp
+    view.error_label = completed.error_label
+    view.failure = completed.failure
+    view.retry = completed.retry
+    view.replayed_latency_ms = completed.replayed_latency_ms
+
+
+# The types that name their trial's key (a root's started only when it carries the task id).
+_KEYED = frozenset({INVOCATION_STARTED, EVAL_SCORED, TRIAL_FAILED})
+# Each event type a trial's view reads, and how (its payload is that type's model).
+_APPLY: dict[str, Callable[[TrialView, Any, LogEvent], None]] = {
+    TOOL_CALLED: _tool_called,
+    TOOL_RETURNED: _tool_returned,
+    WORLD_STATE: _world_state,
+    USER_TURN: _user_turn_event,
+    PROVIDER_USAGE: _provider_usage,
+    DECIDED: _decided,
+    INVOCATION_COMPLETED: _completed,
+}
 
 
 def _user_turn(view: TrialView, turn: UserTurn) -> None:
