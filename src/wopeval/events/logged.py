@@ -78,7 +78,14 @@ class LoggedEvent:
         typed = self._typed
         if typed is _UNREAD:
             model = PAYLOAD_MODELS.get(self.type)
-            typed = self._typed = None if model is None else self._validate(model)
+            if model is None:
+                typed = None
+            else:
+                try:
+                    typed = model.__pydantic_validator__.validate_json(self._text)
+                except ValueError:
+                    typed = self._revalidate(model)
+            self._typed = typed
         return typed
 
     @property
@@ -89,7 +96,10 @@ class LoggedEvent:
             payload = self._payload = loads_json(self._text)
         return payload
 
-    def _validate(self, model: type[Payload]) -> Payload:
+    def _revalidate(self, model: type[Payload]) -> Payload:
+        """The payload that model's JSON validator refused: read by the json module when
+        pydantic-core's parser cannot (a lone surrogate's escape) and validated from those
+        values, as ``RunEvent.typed`` would; else refused naming the event."""
         validator = model.__pydantic_validator__
         try:
             try:
@@ -97,8 +107,6 @@ class LoggedEvent:
             except ValidationError as exc:
                 if not _unparsed(exc.errors()):
                     raise
-            # Text pydantic-core's parser refuses (a lone surrogate's escape) but the json
-            # module reads: validated from those values, as RunEvent.typed would.
             return validator.validate_python(self.payload)  # type: ignore[no-any-return]
         except ValueError as exc:  # a ValidationError, or text that is no JSON at all
             raise MalformedEventError(
