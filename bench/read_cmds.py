@@ -4,14 +4,16 @@ wall time from spawn to exit, before and after in one invocation, against floors
 Each command is a fresh ``python -m wopeval …`` process on a store holding one completed
 one-task run (made once, by the after tree). Rows: ``runs``, ``runs --json``, ``show RUN``,
 ``show RUN --json``, and ``--help`` (kept fast too). Floors, same invocation: ``python -c pass``
-(the interpreter) and ``python -c "import sqlalchemy.ext.asyncio, aiosqlite, pydantic, typer"``
+(the interpreter), ``python -c "import sqlalchemy.ext.asyncio, aiosqlite, pydantic, typer"``
 (what any command reading the store imports before wopeval's own code; each reading row's
-``wall_vs_store_floor`` is its median over that floor's). Each repeat runs
+``wall_vs_store_floor`` and ``cpu_vs_store_floor`` are its medians over that floor's), and the
+same with ``from pydantic import BaseModel`` (pydantic's model machinery, which ``import
+pydantic`` alone defers and any typed record needs). Each repeat runs
 every row for every tree, the trees in alternating order; figures are the median of the
 repeats with min–max, wall seconds and CPU seconds (user + system, ``RUSAGE_CHILDREN``: less
 moved by other work on the machine than wall time). ``met``: the after tree's median wall of
 every ``runs``/``show`` row under 0.5 s; read it against ``machine.loadBefore``: the goal is
-for an idle machine.
+for an idle machine. ``metCpu``: the same for CPU seconds, which a loaded machine still measures.
 
 Usage: ``python3 bench/read_cmds.py [--repeats N] [--base REF] [--no-before]``.
 """
@@ -39,6 +41,9 @@ BASE = "32a78fa"  # main when issue 32's start-up work started
 GOAL_S = 0.5
 SCRIPTED = "core.conformance.agents.scripted"
 STORE_FLOOR = "import sqlalchemy.ext.asyncio, aiosqlite, pydantic, typer"
+# ``import pydantic`` defers its models' machinery until a model is first made; a command that
+# reads a typed record cannot, so this floor adds it.
+MODELS_FLOOR = f"{STORE_FLOOR}; from pydantic import BaseModel"
 
 
 def _timed(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
@@ -108,7 +113,8 @@ def main() -> None:
             compile_tree(tree)
         store, run_id = _stored_run(trees["after"], tmp)
         rows = _rows(store, run_id)
-        floors = {"python -c pass": ["-c", "pass"], "store imports": ["-c", STORE_FLOOR]}
+        floors = {"python -c pass": ["-c", "pass"], "store imports": ["-c", STORE_FLOOR],
+                  "store and models imports": ["-c", MODELS_FLOOR]}  # fmt: skip
         samples: dict[str, dict[str, list[dict[str, float]]]] = {
             name: {row: [] for row in rows} for name in trees
         }
@@ -132,10 +138,12 @@ def main() -> None:
     after = report["after"]
     reading = [row for row in rows if row != "--help"]
     floors_summary = {row: summary(runs) for row, runs in floor_samples.items()}
-    floor = floors_summary["store imports"]["wall_s"]["median"]
+    floor = floors_summary["store imports"]
     for by_row in report.values():  # above the store's own imports: wopeval's part
         for row in reading:
-            by_row[row]["wall_vs_store_floor"] = round(by_row[row]["wall_s"]["median"] / floor, 2)
+            for key in ("wall_s", "cpu_s"):
+                ratio = by_row[row][key]["median"] / floor[key]["median"]
+                by_row[row][f"{key.split('_')[0]}_vs_store_floor"] = round(ratio, 2)
     machine = {"cpus": os.cpu_count(), "loadBefore": load_before, "loadAfter": os.getloadavg()}
     result = {
         "benchmark": "reading commands start-up (issue 32, goal 5)",
@@ -146,6 +154,9 @@ def main() -> None:
         **report,
         "goal": f"after median wall of {', '.join(reading)} < {GOAL_S} s on an idle machine",
         "met": all(after[row]["wall_s"]["median"] < GOAL_S for row in reading),
+        # CPU seconds are what an idle machine's wall time comes down to (one thread, local
+        # files): the check that a loaded machine can still make.
+        "metCpu": all(after[row]["cpu_s"]["median"] < GOAL_S for row in reading),
     }
     print(json.dumps(result, indent=2))
 

@@ -45,9 +45,13 @@ def test_read_bench_prints_every_reading_command_and_the_floors() -> None:
     report = _run("read_cmds.py", "--repeats", "1", "--no-before")
     rows = ["runs", "runs --json", "show RUN", "show RUN --json", "--help"]
     assert list(report["after"]) == rows
-    assert set(report["floors"]) == {"python -c pass", "store imports"}
+    assert set(report["floors"]) == {"python -c pass", "store imports", "store and models imports"}
     assert "before" not in report
     walls = [report["after"][row]["wall_s"]["median"] for row in rows[:-1]]
     assert report["met"] == all(wall < 0.5 for wall in walls)
     floor = report["floors"]["store imports"]["wall_s"]["median"]
     assert report["after"]["runs"]["wall_vs_store_floor"] == round(walls[0] / floor, 2)
+    cpus = [report["after"][row]["cpu_s"]["median"] for row in rows[:-1]]
+    assert report["metCpu"] == all(cpu < 0.5 for cpu in cpus)
+    cpu_floor = report["floors"]["store imports"]["cpu_s"]["median"]
+    assert report["after"]["show RUN"]["cpu_vs_store_floor"] == round(cpus[2] / cpu_floor, 2)

@@ -28,10 +28,14 @@ HEAVY = (
 )  # fmt: skip
 # Needed only where a log is folded, paged or re-graded.
 ENGINE = ("wopeval.service.runs", "wopeval.engine.run")
+# Needed only by a command that prints a run's detail as text (``show``, ``grade``): a listing
+# and the JSON documents render no table; a listing reads no judge's spend either.
+TEXT = ("rich", "wopeval.cli.render", "wopeval.grading.detail")
+JUDGE = ("wopeval.engine", "wopeval.engine.judge")
 
 
 def _probe(args: list[str], cwd: Path) -> tuple[int, str, list[str]]:
-    watched = HEAVY + ENGINE
+    watched = HEAVY + ENGINE + TEXT + JUDGE
     probe = (
         "import contextlib, io, json, sys\n"
         f"sys.argv = ['wopeval', *{args!r}]\n"
@@ -72,7 +76,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
 
 
 @pytest.mark.parametrize("as_json", [False, True])
-def test_runs_imports_no_heavy_module_nor_the_engine(
+def test_runs_imports_no_heavy_module_nor_the_engine_nor_a_renderer(
     stored: tuple[Path, str, str], as_json: bool
 ) -> None:
     tmp, store, run_id = stored
@@ -83,11 +87,13 @@ def test_runs_imports_no_heavy_module_nor_the_engine(
 
 
 def test_show_json_imports_no_heavy_module_nor_the_engine(stored: tuple[Path, str, str]) -> None:
+    """A JSON document renders no table; the judge's spend is read (the engine's package with
+    it), the run service and the engine's run loop are not."""
     tmp, store, run_id = stored
     code, out, loaded = _probe(["show", run_id, "--store", store, "--json"], tmp)
     assert code == 0
     assert json.loads(out)["status"] == "completed"
-    assert loaded == []
+    assert [m for m in loaded if m not in JUDGE] == []
 
 
 @pytest.mark.parametrize("extra", [[], ["--events"]])
@@ -98,3 +104,4 @@ def test_show_imports_no_heavy_module(stored: tuple[Path, str, str], extra: list
     assert f"run {run_id}" in out
     assert "run.completed" in out if extra else "passed" in out.lower()
     assert [m for m in loaded if m in HEAVY] == []
+    assert "rich" in loaded  # the probe sees what a text command does import

@@ -4,7 +4,7 @@ when it would not), and a shard or merged run says its group."""
 from __future__ import annotations
 
 from tests.events.helpers import run_record
-from wopeval.cli.render import runs_lines
+from wopeval.cli.render_runs import runs_lines
 
 
 def test_runs_fit_80_columns_and_name_their_group() -> None:

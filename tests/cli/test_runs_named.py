@@ -17,7 +17,7 @@ from wopeval.agents.build import model_server
 from wopeval.agents.definition import parse_definition
 from wopeval.agents.scripted_openai import Reply, ScriptedOpenAI
 from wopeval.cli.app import app
-from wopeval.cli.render import runs_lines
+from wopeval.cli.render_runs import runs_lines
 from wopeval.events.store import EventStore
 
 

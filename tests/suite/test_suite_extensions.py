@@ -22,7 +22,7 @@ from wopeval.suite.extensions import (
 )
 from wopeval.suite.json_schemas import suite_json_schema
 from wopeval.suite.load import validate_suite
-from wopeval.suite.models import Task
+from wopeval.suite.models import ExpectedCall, Task
 
 GOLDEN: dict[str, Any] = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 SPRT: dict[str, Any] = {"rule": "sprt", "alpha": 0.05, "threshold": 0.8, "minTrials": 1}
@@ -52,7 +52,7 @@ def errors_of(data: dict[str, Any]) -> list[str]:
 
 def test_registry_and_models_declare_the_same_members() -> None:
     # A member on a model is registered for that scope, and a registered scope has its field.
-    for scope, model in (("suite", AgentEvalSuite), ("task", Task)):
+    for scope, model in (("suite", AgentEvalSuite), ("task", Task), ("call", ExpectedCall)):
         on_model = {
             info.alias
             for info in model.model_fields.values()
@@ -294,6 +294,7 @@ def test_schema_describes_each_extension_where_it_may_appear() -> None:
         places = {
             "suite": schema["properties"],
             "task": schema["$defs"]["Task"]["properties"],
+            "call": schema["$defs"]["ExpectedCall"]["properties"],
         }
         for scope in ext.scopes:
             entry = places[scope][ext.name]

@@ -1,7 +1,8 @@
 """``wopeval grade``, ``runs`` and ``show``: read stored runs (the log in pages).
 
 Reading commands start fast: the run service (and with it the engine) is imported where a log
-is folded, paged or re-graded, not by ``runs`` or ``show --json``;
+is folded, paged or re-graded, not by ``runs`` or ``show --json``, and what only one command's
+output needs (the table renderer, the judge's spend) by that command;
 ``tests/cli/test_read_imports.py`` keeps the heavy modules out of all three.
 """
 
@@ -24,11 +25,7 @@ from wopeval.cli.gate_opts import (
     chosen_level,
     run_passed,
 )
-from wopeval.cli.judge_out import judge_json, judge_lines
-from wopeval.engine.judge import stored_judge_spend
 from wopeval.errors import RunNotFound
-from wopeval.events.ids import utc_now
-from wopeval.events.owners import held
 from wopeval.grading.gate import DEFAULT_GATE, decide, suite_bounds
 from wopeval.suite import parse_suite
 from wopeval.wire.summary import EvalSummary
@@ -103,7 +100,7 @@ def runs(
         async with opened_store(store, must_exist=True) as opened:
             return await opened.list_runs(limit=limit)
 
-    from wopeval.cli.render import runs_lines
+    from wopeval.cli.render_runs import runs_lines
 
     records = anyio.run(go)
     if as_json:
@@ -178,6 +175,9 @@ async def _show_json(
     }
     if (link := record.run_request.forked_from) is not None:  # wopeval fork's new run
         doc["forkedFrom"] = link.model_dump(exclude_none=True)
+    from wopeval.cli.judge_out import judge_json
+    from wopeval.engine.judge import stored_judge_spend
+
     spend = await stored_judge_spend(store, record.run_id)
     if spend.calls:  # the judge's usage, apart from the agent's efficiency (RFC 0244 §C)
         doc["judge"] = judge_json(spend)
@@ -216,7 +216,11 @@ async def _show_text(
     from rich.console import Console
     from rich.markup import escape
 
+    from wopeval.cli.judge_out import judge_lines
     from wopeval.cli.render import print_summary
+    from wopeval.engine.judge import stored_judge_spend
+    from wopeval.events.ids import utc_now
+    from wopeval.events.owners import held
     from wopeval.grading.detail import run_detail
     from wopeval.service.runs import fold_log, grading_options
 

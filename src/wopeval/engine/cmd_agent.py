@@ -14,6 +14,8 @@ Per trial, :class:`CommandAgent`
 4. stops the process and the endpoint with the trial (its timeout and cancellation included).
 
 The process may report its model usage to ``WOPEVAL_USAGE_URL`` (:mod:`wopeval.engine.cmd_usage`).
+On a task with a simulated user it converses through the endpoint's ``ask_user`` tool, or
+``POST`` to ``WOPEVAL_USER_URL`` (:mod:`wopeval.engine.cmd_user`); its stdout is the final answer.
 
 The command runs in its own session (a new process group): when it exits, or when its trial
 ends first, whatever is left of the group (the processes it started, which may hold its stdout)
@@ -43,6 +45,18 @@ from anyio.abc import Process, TaskGroup
 
 from wopeval.engine.agent import AgentContext, ToolResult, ToolSpec
 from wopeval.engine.cmd_usage import USAGE_ENV, USAGE_PATH, CommandSpend, usage_route
+from wopeval.engine.cmd_user import (
+    ASK_USER_DESCRIPTION,
+    ASK_USER_SCHEMA,
+    ASK_USER_TOOL,
+    USER_ENV,
+    USER_PATH,
+    missing_message,
+    offers_ask_user,
+    take_turn,
+    turn_to_mcp,
+    user_route,
+)
 from wopeval.errors import InfrastructureError, RunError, UserError, require_extra
 
 if TYPE_CHECKING:
@@ -89,12 +103,22 @@ def gateway_server(ctx: AgentContext) -> Any:
     from mcp_types import ListToolsResult, Tool
 
     specs = {spec.name: spec for spec in ctx.tools()}
+    listed = [_mcp_tool(Tool, spec) for spec in specs.values()]
+    converses = offers_ask_user(ctx, specs)
+    if converses:  # the user's turns (engine/cmd_user.py), never a call of the task
+        ask = ToolSpec(ASK_USER_TOOL, ASK_USER_DESCRIPTION, ASK_USER_SCHEMA)
+        listed.append(_mcp_tool(Tool, ask))
 
     async def list_tools(_: Any, __: Any) -> Any:
-        return ListToolsResult(tools=[_mcp_tool(Tool, spec) for spec in specs.values()])
+        return ListToolsResult(tools=listed)
 
     async def call_tool(_: Any, params: Any) -> Any:
-        result = await ctx.call_tool(params.name, dict(params.arguments or {}))
+        arguments = dict(params.arguments or {})
+        if converses and params.name == ASK_USER_TOOL:
+            if "message" not in arguments:
+                return missing_message()
+            return turn_to_mcp(await take_turn(ctx, arguments["message"]))
+        result = await ctx.call_tool(params.name, arguments)
         return tool_result_to_mcp(result)
 
     return Server("wopeval-trial", on_list_tools=list_tools, on_call_tool=call_tool)
@@ -153,6 +177,8 @@ async def trial_endpoint(
     app = gateway_server(ctx).streamable_http_app(stateless_http=True, json_response=True)
     if spend is not None:
         app = usage_route(app, spend)
+    if getattr(ctx, "has_user", False):
+        app = user_route(app, ctx)
     config = uvicorn.Config(
         token_guard(app, token),
         host="127.0.0.1",
@@ -213,6 +239,8 @@ class CommandAgent:
         async with trial_endpoint(ctx, spend) as (url, token):
             usage_url = url.removesuffix("/mcp") + USAGE_PATH
             env = {**os.environ, URL_ENV: url, TOKEN_ENV: token, USAGE_ENV: usage_url}
+            if getattr(ctx, "has_user", False):
+                env[USER_ENV] = url.removesuffix("/mcp") + USER_PATH
             stdin = json.dumps(task_input).encode("utf-8")
             try:
                 process = await anyio.open_process(self.argv, env=env, start_new_session=True)

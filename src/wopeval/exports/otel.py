@@ -9,7 +9,10 @@ One trace per run::
 and one log-based event ``gen_ai.evaluation.result`` per ``eval.scored`` (the GenAI semantic
 conventions' evaluation event, an event-named log record in the trial span's context; span
 events are being deprecated). The trial spans carry ``openwop.eval.task_id`` and
-``openwop.eval.trial_index`` — the names ``wopeval import-otlp`` reads back.
+``openwop.eval.trial_index`` — the names ``wopeval import-otlp`` reads back. A trial's
+simulated-user turns (``wopeval.user_turn``) and where its world's final state was recorded
+(``wopeval.world_state``) are span events on its span, not log records: they are part of the
+trace ``import-otlp`` rebuilds the log from, and travel with it through a traces-only pipeline.
 
 :func:`write_otlp_json_lines` writes OTLP/JSON as the OpenTelemetry SDK encodes it (its
 ``otlp-json-common`` encoder): ``ExportTraceServiceRequest`` and ``ExportLogsServiceRequest``
@@ -67,9 +70,19 @@ from wopeval.wire.vocab import (
     OTEL_SUPERSEDED,
     OTEL_TOOL_FIXTURE,
     OTEL_TOOL_FIXTURE_INDEX,
+    OTEL_TOOL_WORLD_RULE,
+    OTEL_USER_CALLS_BEFORE,
+    OTEL_USER_KIND,
+    OTEL_USER_REPLY_INDEX,
+    OTEL_USER_TURN,
+    OTEL_USER_TURN_EVENT,
+    OTEL_WORLD_STATE_EVENT,
+    USER_TURN,
+    WORLD_STATE,
     X_ERROR,
     X_FIXTURE,
     X_RETRY,
+    X_WORLD_RULE,
 )
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -115,6 +128,7 @@ class _Exporter:
         self.invocations: dict[str, str] = {}
         self.attempts: dict[tuple[str, int], str] = {}  # unscored trial spans, by (task, index)
         self.retried: set[str] = set()  # root event ids of attempts a retry supersedes
+        self.called: dict[str, int] = {}  # tool calls so far, by trial root event id
         self.on_result = on_result  # (timestamp, attributes, the span the event is in)
 
     def run(self, events: Iterable[RunEvent]) -> None:
@@ -168,7 +182,14 @@ class _Exporter:
                     parent.set_attribute(OTEL_AGENT_ERROR, payload[X_ERROR])
                 if isinstance(payload.get(X_RETRY), dict):  # a retry supersedes this attempt
                     self.retried.add(event.causationId or "")
+        elif event.type == USER_TURN and parent is not None:
+            before = self.called.get(event.causationId or "", 0)
+            parent.add_event(OTEL_USER_TURN_EVENT, _turn(payload, before), timestamp=at)
+        elif event.type == WORLD_STATE and parent is not None:
+            parent.add_event(OTEL_WORLD_STATE_EVENT, timestamp=at)  # that it was, not what
         elif event.type == TOOL_CALLED and parent is not None:
+            root_id = event.causationId or ""
+            self.called[root_id] = self.called.get(root_id, 0) + 1
             self.tools[str(payload["callId"])] = self.tracer.start_span(
                 f"execute_tool {payload['toolName']}",
                 context=trace.set_span_in_context(parent),
@@ -192,6 +213,7 @@ class _Exporter:
             if parent is not None and event.causationId is not None:
                 parent.end(end_time=at)  # a trial span covers its run and its scoring
                 del self.trials[event.causationId]  # written; later events of it are ignored
+                self.called.pop(event.causationId, None)
                 self.invocations.pop(event.causationId, None)
                 self.attempts.pop(
                     (str(payload.get("taskId")), payload.get("trialIndex") or 0), None
@@ -219,13 +241,27 @@ class _Exporter:
         tool.set_attribute("openwop.tool.status", status)
         if isinstance(payload.get(X_FIXTURE), str):
             tool.set_attribute(OTEL_TOOL_FIXTURE, payload[X_FIXTURE])
-        index = payload.get("x-wopeval-fixtureIndex")
-        if isinstance(index, int) and not isinstance(index, bool):
-            tool.set_attribute(OTEL_TOOL_FIXTURE_INDEX, index)
+        for key, name in (("x-wopeval-fixtureIndex", OTEL_TOOL_FIXTURE_INDEX),
+                          (X_WORLD_RULE, OTEL_TOOL_WORLD_RULE)):  # fmt: skip
+            index = payload.get(key)
+            if isinstance(index, int) and not isinstance(index, bool):
+                tool.set_attribute(name, index)
         if status != "ok":
             code = (payload.get("error") or {}).get("code", status)
             tool.set_status(Status(StatusCode.ERROR, str(code)))
         tool.end(end_time=at)
+
+
+def _turn(payload: dict[str, Any], calls_before: int) -> dict[str, Any]:
+    """A user turn's span event attributes: content-free (never the message or the reply)."""
+    attrs: dict[str, Any] = {
+        OTEL_USER_TURN: int(payload.get("turn", 0)),
+        OTEL_USER_KIND: str(payload.get("kind")),
+        OTEL_USER_CALLS_BEFORE: calls_before,
+    }
+    if isinstance(payload.get("replyIndex"), int):
+        attrs[OTEL_USER_REPLY_INDEX] = payload["replyIndex"]
+    return attrs
 
 
 def _add_usage(span: Span, payload: dict[str, Any]) -> None:

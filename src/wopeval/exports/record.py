@@ -11,7 +11,11 @@ trial made them, as ``fixtures.toolResponses`` under ``onMiss: "fail"`` (RFC 024
   back as the same tool error (:data:`~wopeval.engine.gateway.FIXTURE_ERROR_KEY`);
 - a call no tool answered (a fail-closed miss, no live tool registered, arguments that were
   not a JSON object, no ``tool-returned``) is not recorded, so the replay misses it too and
-  fails closed, as the source did.
+  fails closed, as the source did;
+- a call the task's world (``x-wopeval-world``) answered is not recorded either: the world,
+  kept in the suite, answers it again and changes the state as it did (a fixture would be
+  served before the world and leave the state untouched). The scripted user is kept too, so a
+  replayed conversation says and hears what the source did.
 
 The source is typically a run that called live tools (unfixtured, or ``onMiss: "live"`` misses);
 calls a fixture served are recorded as served. The trial used is the one asked for, or each
@@ -110,9 +114,12 @@ def _calls_of(
 
 def answer_of(called: ToolCalled, returned: ToolReturned) -> RecordedCall | None:
     """The fixture that replays one answered call, or None when no tool answered it (a
-    fail-closed miss, no live tool, arguments that were not an object): the replay misses it."""
+    fail-closed miss, no live tool, arguments that were not an object: the replay misses it)
+    or the task's world did (the replay's world answers it)."""
     if returned.fixture == "miss-failed":
         return None  # no tool answered: the replay misses it too
+    if returned.world_rule is not None:
+        return None  # the world answers it again, and changes its state as it did
     if returned.status == "ok":
         return RecordedCall(called.toolName, called.inputs, response=returned.outcome)
     error = returned.error

@@ -12,7 +12,8 @@ payload listing each reason that holds, in this order:
    output; or the judge's or grader's error;
 4. the rest of a failed trajectory (:mod:`wopeval.grading.trajectory_diff`): a call whose tool
    matched but whose arguments did not (the differing key paths, expected against observed),
-   the calls missing or unexpected, or the order;
+   the calls missing or unexpected, or the order; an expected call pinned to a turn
+   (``x-wopeval-pin``) not made in it (:mod:`wopeval.grading.turn_pins`);
 5. the final world state (``x-wopeval-finalState``): the first JSON Pointer where it differs,
    expected against got (the rest in ``details``), or that no state was recorded;
 6. the output: a mismatch (expected against got) or a judge score below ``passScore``, also
@@ -39,7 +40,7 @@ from typing import Any
 
 from wopeval.grading.argdiff import ArgDifference, arg_differences, shown
 from wopeval.grading.output import match_output
-from wopeval.grading.trajectory import ObservedCall
+from wopeval.grading.trajectory import ObservedCall, grade_trajectory, observed_trajectory
 from wopeval.grading.trajectory_diff import (
     MAX_LISTED,
     TrajectoryDiff,
@@ -47,6 +48,7 @@ from wopeval.grading.trajectory_diff import (
     trajectory_diff,
     trajectory_reasons,
 )
+from wopeval.grading.turn_pins import pin_reasons
 from wopeval.grading.user_reasons import user_reasons
 from wopeval.grading.views import TrialView
 from wopeval.grading.world_state import final_state_matched, state_differences
@@ -97,6 +99,10 @@ def explain(
     forbidden = trajectory.forbidden if trajectory is not None else []
     failure = _failure(task, view, verdict, grader_error)
     rest = trajectory.others if trajectory is not None else []
+    pins = _pins(task, view, verdict, target_agent_id)
+    if pins and _matched_but_pins(task, view, target_agent_id):
+        rest = []  # §A itself matched: its diff has no other reason to give
+    rest = [*rest, *pins]
     output = _output(task, view, verdict) if _output_graded(task, view, failure) else []
     miss = [_fixture_miss(task, view)] if view.failed_closed else []
     if miss and _diverged(view):  # the miss is the divergence: one reason, in its words
@@ -171,6 +177,20 @@ def _trajectory(
     if expectation is None or verdict.trajectory_matched is not False:
         return None
     return trajectory_reasons(trajectory_diff(expectation, view.calls, target))
+
+
+def _pins(task: Task, view: TrialView, verdict: Verdict, target: str) -> list[FailureReason]:
+    """The expected calls pinned to a turn (``x-wopeval-pin``) not made in it."""
+    expectation = task.expected.trajectory
+    if expectation is None or verdict.trajectory_matched is not False:
+        return []
+    return pin_reasons(expectation, observed_trajectory(expectation, view.calls, target))
+
+
+def _matched_but_pins(task: Task, view: TrialView, target: str) -> bool:
+    expectation = task.expected.trajectory
+    assert expectation is not None  # _pins found some
+    return grade_trajectory(expectation, view.calls, target, pins=False).matched
 
 
 def _failure(

@@ -16,7 +16,9 @@ Modes (RFC 0244 §A table):
 * ``subset``: every observed call matches some expected call (repeats allowed).
 
 Any observed call to a ``forbidden`` tool makes the trajectory unmatched whatever the mode;
-``forbiddenCount`` counts those calls.
+``forbiddenCount`` counts those calls. An expected call pinned to an agent turn (wopeval's
+``x-wopeval-pin``) must also be made in that turn (:mod:`wopeval.grading.turn_pins`); a plain
+expectation is graded as above and nothing more.
 
 ``matchedCount`` is mode-independent: the size of a maximum one-to-one matching between
 expected and observed calls, ignoring order. Calls are grouped into classes with multiplicities
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 from wopeval.grading.class_matching import class_matching
 from wopeval.grading.classgraph import ClassGraph, build, build_graph
 from wopeval.grading.patterns import ExpectationMemo, Patterns, cached, compiled, uncompiled_matches
+from wopeval.grading.turn_pins import pins_hold
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 from wopeval.wire.summary import TrajectoryBlock
 
@@ -53,11 +56,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ObservedCall:
-    """One ``agent.tool-called`` event: ``toolName``, ``inputs`` and the calling ``agentId``."""
+    """One ``agent.tool-called`` event: ``toolName``, ``inputs`` and the calling ``agentId``;
+    ``turn``: the agent turn it was made in (the messages to a scripted user answered before it,
+    :mod:`wopeval.suite.pins`; 0 without a user)."""
 
     tool: str
     inputs: object
     agent_id: str
+    turn: int = 0
 
 
 def observed_trajectory(
@@ -162,11 +168,16 @@ def _every_observed_matchable(graph: ClassGraph) -> bool:
 
 
 def grade_trajectory(
-    expectation: TrajectoryExpectation, observed: Sequence[ObservedCall], target_agent_id: str
+    expectation: TrajectoryExpectation,
+    observed: Sequence[ObservedCall],
+    target_agent_id: str,
+    *,
+    pins: bool = True,
 ) -> TrajectoryBlock:
     """Grade one trial's observed calls against ``expected.trajectory`` (RFC 0244 §A).
 
     Returns the content-free reporting block: mode, verdict and counts, never tool names.
+    ``pins=False``: §A alone, the expected calls' turn pins ignored.
     """
     calls = observed_trajectory(expectation, observed, target_agent_id)
     expected = expectation.calls
@@ -174,7 +185,8 @@ def grade_trajectory(
     forbidden_count = sum(1 for call in calls if call.tool in forbidden) if forbidden else 0
     mode = expectation.match
     if mode == "exact" and _pairwise(expectation, cached(expectation), calls):
-        return _block(expectation, len(calls), True, len(calls), forbidden_count)
+        held = not pins or pins_hold(expectation, calls)
+        return _block(expectation, len(calls), held, len(calls), forbidden_count)
     graph = build(compiled(expectation), calls)
     matched_count = class_matching(graph)[0]
     if mode == "exact":
@@ -185,6 +197,7 @@ def grade_trajectory(
         matched = matched_count == len(expected)
     else:
         matched = _every_observed_matchable(graph)
+    matched = matched and (not pins or pins_hold(expectation, calls))
     return _block(expectation, len(calls), matched, matched_count, forbidden_count)
 
 

@@ -336,7 +336,7 @@ def _apply(view: TrialView, event: LogEvent) -> None:
 def _tool_called(view: TrialView, payload: Any, _: LogEvent) -> None:
     call: ToolCalled = payload
     view.open_calls[call.callId] = len(view.calls)
-    view.calls.append(ObservedCall(call.toolName, call.inputs, call.agentId))
+    view.calls.append(ObservedCall(call.toolName, call.inputs, call.agentId, view.user_turns))
 
 
 def _tool_returned(view: TrialView, payload: Any, _: LogEvent) -> None:

@@ -23,6 +23,7 @@ STATUS_ERROR = 2  # STATUS_CODE_ERROR
 __all__ = [
     "STATUS_ERROR",
     "OtlpError",
+    "OtlpEvent",
     "OtlpFile",
     "OtlpInput",
     "OtlpSpan",
@@ -33,6 +34,15 @@ __all__ = [
 
 class OtlpError(UserError):
     """Input that is not OTLP traces; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class OtlpEvent:
+    """A span event wopeval's export writes (``wopeval.*``); others' are not kept."""
+
+    name: str
+    time_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,7 @@ class OtlpSpan:
     resource: dict[str, Any] = field(default_factory=dict)
     status_code: int = 0
     status_message: str = ""
+    events: tuple[OtlpEvent, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -95,7 +106,21 @@ def spans_of(request: dict[str, Any]) -> Iterator[OtlpSpan]:
                     resource=resource,
                     status_code=_status_code(status.get("code")),
                     status_message=str(status.get("message", "")),
+                    events=_events(span.get("events")),
                 )
+
+
+def _events(rows: Any) -> tuple[OtlpEvent, ...]:
+    """A span's ``wopeval.*`` events (a trace's other events, often many, are not held)."""
+    return tuple(
+        OtlpEvent(
+            str(row["name"]),
+            int(row.get("timeUnixNano") or 0),
+            _attributes(row.get("attributes", [])),
+        )
+        for row in rows or ()
+        if isinstance(row, dict) and str(row.get("name", "")).startswith("wopeval.")
+    )
 
 
 def _status_code(code: Any) -> int:

@@ -71,6 +71,7 @@ from wopeval.service.otlp_plan import (
 )
 from wopeval.service.otlp_read import OtlpSpan
 from wopeval.service.otlp_score import Gaps, score_trial
+from wopeval.service.otlp_turns import TurnsBack
 from wopeval.suite.models import AgentEvalSuite
 from wopeval.wire.events import (
     Decided,
@@ -91,6 +92,7 @@ from wopeval.wire.vocab import (
     OTEL_SUPERSEDED,
     OTEL_TOOL_FIXTURE,
     OTEL_TOOL_FIXTURE_INDEX,
+    OTEL_TOOL_WORLD_RULE,
     FixtureOutcome,
 )
 
@@ -191,8 +193,11 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
     issued = coverage.left
     schemas = cache(partial(tool_schemas, trial.spans))  # only a bare argument needs them
     models = 0
+    turns = TurnsBack(trial.root, target)
+    add = partial(_add_caused, log, root)
     for number, span in enumerate(in_issue_order(trial.spans, tools, coverage)):
         kind = kinds[id(span)]
+        turns.due(log.events, add)
         if kind == "tool":
             _emit_tool(log, trial, span, target, root, schemas)
         elif kind == "model":
@@ -207,6 +212,8 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
         trial.root.attributes if trial.root else {}, ("final_result", "output.value")
     )
     end = max(s.end_ns for s in trial.spans)
+    turns.due(log.events, add)
+    turns.rest(add)
     if found:
         log.add(Decided(agentId=target, decision=output), end, root)
     failed = trial.root is not None and trial.root.failed
@@ -218,6 +225,10 @@ def _emit_trial(log: _Log, trial: ImportedTrial, target: str) -> None:
         error_label=(label if label in ERROR_LABELS else "agent-error") if failed else None,
     )
     log.add(completed, end, root)
+
+
+def _add_caused(log: _Log, root: str, payload: Payload, ns: int) -> None:
+    log.add(payload, ns, root)
 
 
 def _dangling(spans: Sequence[OtlpSpan]) -> int:
@@ -283,11 +294,14 @@ def _emit_tool(
 def _served(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """How wopeval's export says the call was served (a fixture, a miss), if it says so."""
     served: dict[str, Any] = {}
-    fixture, index = attrs.get(OTEL_TOOL_FIXTURE), attrs.get(OTEL_TOOL_FIXTURE_INDEX)
+    fixture = attrs.get(OTEL_TOOL_FIXTURE)
     if fixture in get_args(FixtureOutcome):
         served["fixture"] = fixture
-    if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
-        served["fixture_index"] = index
+    for name, key in ((OTEL_TOOL_FIXTURE_INDEX, "fixture_index"),
+                      (OTEL_TOOL_WORLD_RULE, "world_rule")):  # fmt: skip
+        index = attrs.get(name)
+        if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+            served[key] = index
     return served
 
 

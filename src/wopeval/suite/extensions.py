@@ -9,9 +9,11 @@ member (the RFC 0244 §G rule, applied to wopeval's own features). An upstream h
 schema is closed, refuses such a suite the same way.
 
 Registering an extension is one entry in :data:`EXTENSIONS`: its member name, the closed pydantic
-model of its value, where it may appear (``suite``: the suite root; ``task``: each task) and its
+model of its value, where it may appear (``suite``: the suite root; ``task``: each task;
+``call``: each expected trajectory call) and its
 cross-field rules; plus the model's field, under that alias, on :class:`~wopeval.suite.models.
-AgentEvalSuite` and/or :class:`~wopeval.suite.models.Task` (a test keeps the two in step).
+AgentEvalSuite`, :class:`~wopeval.suite.models.Task` or :class:`~wopeval.suite.models.ExpectedCall`
+(a test keeps the two in step).
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from wopeval.suite.adaptive import ADAPTIVE_KEY, AdaptiveTrials
 from wopeval.suite.adaptive_rules import adaptive_rules
 from wopeval.suite.errors import FieldError
 from wopeval.suite.fields import SuiteObject
-from wopeval.suite.models import AgentEvalSuite, Task
+from wopeval.suite.models import AgentEvalSuite, ExpectedCall, Task
+from wopeval.suite.pins import PIN_KEY, TurnPin, pin_rules_of
 from wopeval.suite.user import USER_KEY, ScriptedUser, user_rules_of
 from wopeval.suite.world import WORLD_KEY, World
 from wopeval.suite.world_rules import suite_world_rules
 
-Scope = Literal["suite", "task"]
+Scope = Literal["suite", "task", "call"]
 # The vendor member of ``agents.evalSuite`` that lists the advertised extensions.
 ADVERTISEMENT_KEY = "x-wopeval-extensions"
 PREFIX = "x-wopeval-"
@@ -47,6 +50,17 @@ def _user_rules(suite: AgentEvalSuite) -> list[FieldError]:
     for index, task in enumerate(suite.tasks):
         if task.x_wopeval_user is not None:
             errors += user_rules_of(f"tasks[{index}].{USER_KEY}", task.x_wopeval_user)
+    return errors
+
+
+def _pin_rules(suite: AgentEvalSuite) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for index, task in enumerate(suite.tasks):
+        trajectory = task.expected.trajectory
+        calls = trajectory.calls if trajectory is not None else []
+        pins = [(at, call.pin) for at, call in enumerate(calls) if call.pin is not None]
+        if pins:
+            errors += pin_rules_of(f"tasks[{index}]", pins, task.x_wopeval_user)
     return errors
 
 
@@ -114,6 +128,19 @@ EXTENSIONS: tuple[Extension, ...] = (
         rules=_user_rules,
         advertised={"kinds": ["scripted"], "order": ["in-order", "keyed"]},
     ),
+    Extension(
+        name=PIN_KEY,
+        model=TurnPin,
+        scopes=("call",),
+        summary=(
+            "An expected trajectory call pinned to an agent turn of a conversation with the "
+            "task's x-wopeval-user: turn N is what the agent does after N of its messages to "
+            "the user were answered and before its next one (turn 0: before the first). The "
+            "trajectory matches only if each pinned call is also made in its turn."
+        ),
+        rules=_pin_rules,
+        advertised={"pins": ["turn"]},
+    ),
 )
 
 
@@ -132,7 +159,7 @@ def _attributes(model: type[BaseModel]) -> dict[str, str]:
     }
 
 
-def member(obj: AgentEvalSuite | Task, name: str) -> SuiteObject | None:
+def member(obj: AgentEvalSuite | Task | ExpectedCall, name: str) -> SuiteObject | None:
     """The value of member ``name`` on a suite or task, ``None`` when absent."""
     attr = _attributes(type(obj)).get(name)
     value = getattr(obj, attr) if attr is not None else None
@@ -148,7 +175,8 @@ class ExtensionUse:
 
 
 def used_extensions(suite: AgentEvalSuite) -> list[ExtensionUse]:
-    """Every extension the suite uses: tasks in order (each in registry order), then the root."""
+    """Every extension the suite uses: tasks in order (each in registry order, then its expected
+    calls'), then the root."""
     uses: list[ExtensionUse] = []
     for index, task in enumerate(suite.tasks):
         uses += [
@@ -156,12 +184,25 @@ def used_extensions(suite: AgentEvalSuite) -> list[ExtensionUse]:
             for ext in EXTENSIONS
             if "task" in ext.scopes and member(task, ext.name) is not None
         ]
+        uses += _call_uses(f"tasks[{index}].expected.trajectory", task)
     uses += [
         ExtensionUse(ext.name, ext.name)
         for ext in EXTENSIONS
         if "suite" in ext.scopes and member(suite, ext.name) is not None
     ]
     return uses
+
+
+def _call_uses(path: str, task: Task) -> list[ExtensionUse]:
+    trajectory = task.expected.trajectory
+    if trajectory is None:
+        return []
+    return [
+        ExtensionUse(ext.name, f"{path}.calls[{at}].{ext.name}")
+        for at, call in enumerate(trajectory.calls)
+        for ext in EXTENSIONS
+        if "call" in ext.scopes and member(call, ext.name) is not None
+    ]
 
 
 def check_extensions(suite: AgentEvalSuite, advertised: Collection[str]) -> list[FieldError]:

@@ -62,7 +62,11 @@ def suite_json_schema() -> dict[str, object]:
     defs = schema["$defs"]
     assert isinstance(defs, dict)
     for ext in EXTENSIONS:
-        scopes = {"suite": properties, "task": defs["Task"]["properties"]}
+        scopes = {
+            "suite": properties,
+            "task": defs["Task"]["properties"],
+            "call": defs["ExpectedCall"]["properties"],
+        }
         for scope in ext.scopes:
             scopes[scope][ext.name]["description"] = ext.summary
     return schema

@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field
 
 from wopeval.suite.adaptive import ADAPTIVE_KEY, AdaptiveTrials
 from wopeval.suite.fields import DOCUMENT, Integral, JsonData, Omittable, SuiteObject
+from wopeval.suite.pins import PIN_KEY, TurnPin
 from wopeval.suite.user import USER_KEY, ScriptedUser
 from wopeval.suite.world import FINAL_STATE_KEY, WORLD_KEY, FinalState, World
 from wopeval.wire.vocab import (
@@ -91,11 +92,17 @@ class RubricCriterion(SuiteObject):
 
 
 class ExpectedCall(SuiteObject):
-    """One expected tool call (RFC 0244 §A). ``argsMatch`` absent means ``ignore``."""
+    """One expected tool call (RFC 0244 §A). ``argsMatch`` absent means ``ignore``;
+    ``x-wopeval-pin`` is wopeval's: the agent turn it must be made in (:mod:`wopeval.suite.pins`).
+    """
+
+    model_config = ConfigDict(serialize_by_alias=True)
 
     tool: Annotated[str, Field(min_length=1)]
     args: JsonData = None
     argsMatch: Omittable[ArgsMatch] = None
+    # wopeval's own member (:mod:`wopeval.suite.extensions` lists it, with its scope).
+    pin: Omittable[TurnPin] = Field(None, alias=PIN_KEY)
 
     @property
     def args_match(self) -> ArgsMatch:

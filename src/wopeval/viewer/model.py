@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -34,6 +35,7 @@ from wopeval.service.runs import fold_log, grading_options
 from wopeval.suite import parse_suite
 from wopeval.suite.models import Task, Thresholds, Trials
 from wopeval.viewer.bands import Band, suite_bands, task_bands
+from wopeval.viewer.conversation import Conversation, StateDiff, conversation_of, state_diff_of
 from wopeval.viewer.queries import Outcome, Reason, Scored, all_events, outcomes, trial_events
 from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -51,6 +53,7 @@ class Cell:
     score: float | None
     message: str | None
     gated: bool = False  # counts 0 for the pass decisions (RFC 0246): path missed, failed closed
+    kind: str | None = None  # the recorded reason's kind (user-miss, final-state, …)
 
     @property
     def gating_score(self) -> float:
@@ -127,6 +130,21 @@ class RunPage:
     gating_aggregate: float | None = None  # RFC 0246: what the suite's pass decision reads
     intervals: SuiteIntervals | None = None  # of the summary, at the default level
     suite_bands: list[Band] = field(default_factory=list)  # k, the curves' intervals
+    kinds: dict[str, int] = field(default_factory=dict)  # failure reason kind → trials
+
+    @property
+    def failure_labels(self) -> list[tuple[str, int]]:
+        """Each reason kind of the run's trials that did not pass, with its count; on a suite
+        with a simulated user ``user-miss`` and ``user-error`` are listed even at 0 (the user
+        side counted apart), on one with a final state ``final-state`` too."""
+        shown = dict(self.kinds)
+        summary = self.summary
+        if summary is not None and summary.user_side is not None:
+            shown.setdefault("user-miss", summary.user_side.userMiss)
+            shown.setdefault("user-error", summary.user_side.userError)
+        if summary is not None and any(t.final_state is not None for t in summary.tasks):
+            shown.setdefault("final-state", 0)
+        return sorted(shown.items(), key=lambda item: (-item[1], item[0]))
 
 
 def status_of(outcome: Outcome | None, terminal: bool) -> str | None:
@@ -151,7 +169,7 @@ def cell_of(index: int, outcome: Outcome | None, terminal: bool) -> Cell | None:
     score = outcome.scored.score if outcome is not None and outcome.scored else None
     message = outcome.reason.message if outcome is not None and outcome.reason else None
     kind = outcome.reason.kind if outcome is not None and outcome.reason else None
-    return Cell(index, status, score, message, gated=kind in GATING_KINDS)
+    return Cell(index, status, score, message, gated=kind in GATING_KINDS, kind=kind)
 
 
 @lru_cache(maxsize=4096)
@@ -223,9 +241,10 @@ async def run_page(store: EventStore, record: RunRecord, task_page: int = 1) -> 
     if record.terminal and tasks and all(row.cells for row in tasks):
         means = [math.fsum(c.gating_score for c in row.cells) / len(row.cells) for row in tasks]
         gating = math.fsum(means) / len(means)
+    kinds = Counter(c.kind for row in tasks for c in row.cells if c.kind is not None)
     return RunPage(
         record, outline, summary, shown, page, pages, offset, finished, last, curve, gating,
-        intervals, bands,
+        intervals, bands, dict(kinds),
     )  # fmt: skip
 
 
@@ -244,7 +263,8 @@ async def _graded_rows(store: EventStore, record: RunRecord) -> list[TaskRow]:
     return [
         TaskRow(t.task_id, [Cell(c.trial_index, c.status, c.score,
                                  reason_line(c.reason, c.status) if c.reason else None,
-                                 gated=c.reason is not None and c.reason.kind in GATING_KINDS)
+                                 gated=c.reason is not None and c.reason.kind in GATING_KINDS,
+                                 kind=c.reason.kind if c.reason else None)
                             for c in t.cells])
         for t in detail.tasks
     ]  # fmt: skip
@@ -261,6 +281,8 @@ class TrialPage:
     status: str
     diff: TrajectoryDiff | None
     task_input: Any
+    conversation: Conversation | None = None
+    state: StateDiff | None = None
 
     @property
     def reason_texts(self) -> list[str]:
@@ -291,7 +313,11 @@ async def trial_page(
     diff = None
     if task.expected.trajectory is not None and view is not None and view.ran:
         diff = trajectory_diff(task.expected.trajectory, view.calls, target)
-    return TrialPage(record, task_id, trial_index, log, view, reason, status, diff, task.input)
+    talk = conversation_of(log, view)
+    state = state_diff_of(task, view)
+    return TrialPage(
+        record, task_id, trial_index, log, view, reason, status, diff, task.input, talk, state
+    )
 
 
 def _reason(

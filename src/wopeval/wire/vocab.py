@@ -117,6 +117,19 @@ OTEL_COST_USD = "openwop.usage.cost_usd"
 OTEL_TOOL_FIXTURE = "openwop.tool.fixture"
 OTEL_TOOL_FIXTURE_INDEX = "openwop.tool.fixture_index"
 OTEL_AGENT_ERROR = "openwop.agent.error_label"
+# Which rule of the task's world served a tool call (``x-wopeval-worldRule``), on its span.
+OTEL_TOOL_WORLD_RULE = "openwop.tool.world_rule"
+# A message to a simulated user (``wopeval.user-turn``): a span event on the trial's agent span,
+# content-free (its number, how it was answered, the reply entry's index, and how many of the
+# trial's tool calls came before it, which places it among them exactly on import).
+OTEL_USER_TURN_EVENT = "wopeval.user_turn"
+OTEL_USER_TURN = "openwop.user.turn"
+OTEL_USER_KIND = "openwop.user.kind"
+OTEL_USER_REPLY_INDEX = "openwop.user.reply_index"
+OTEL_USER_CALLS_BEFORE = "openwop.user.calls_before"
+# Where a trial's final world state was recorded (``wopeval.world-state``): a span event that
+# says a state was recorded, never what it is (the state is content).
+OTEL_WORLD_STATE_EVENT = "wopeval.world_state"
 # The labels a failed invocation carries (``x-wopeval-error``), the only ones read back.
 # ``infrastructure``: a component the agent depends on failed (its model server unreachable or
 # failing, an MCP server or agent process that died), so the trial says nothing of the agent.

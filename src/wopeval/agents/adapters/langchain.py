@@ -14,6 +14,11 @@ streamed (``stream_mode`` updates and values): each new AI message with ``usage_
 ceilings are checked once tools have run, before the next model call. Needs
 ``langchain``/``langgraph`` (``wopeval[langchain]``).
 
+On a task with a simulated user the graph converses (:mod:`wopeval.agents.conversing`): one
+run per model turn over the state's ``messages`` plus the user's reply; a graph that declares
+:func:`final_answer_tool` may end the conversation with it (the stream stops before the graph's
+next step).
+
 A model cassette is refused for a graph (:meth:`LangChainAdapter.check_cassette`): its nodes call
 LangChain chat models of any provider, which wopeval cannot give a client of its own.
 """
@@ -21,30 +26,77 @@ LangChain chat models of any provider, which wopeval cannot give a client of its
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 from contextvars import ContextVar
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from wopeval.agents.adapters.cassette_client import refuse
 from wopeval.agents.adapters.common import TrialSpend, prompt_of, refuse_malformed, untrusted
 from wopeval.agents.cassette import Cassette
+from wopeval.agents.conversing import (
+    FINAL_ANSWER_DESCRIPTION,
+    FINAL_ANSWER_PARAMETERS,
+    FINAL_ANSWER_TOOL,
+    FinalAnswer,
+    converses,
+    user_reply,
+)
 from wopeval.agents.definition import Price
 from wopeval.engine.agent import AgentContext, ToolSpec
 
 PROVIDER = "langchain"
 UNNAMED = "unnamed-tool"  # an invalid call whose name did not parse either
-_TRIAL: ContextVar[AgentContext | None] = ContextVar("wopeval_trial", default=None)
 _MARK = "_wopeval_gateway_installed"
 Execute = Callable[[Any], Awaitable[Any]]
+# What the model is told of its final answer, and of a call after it (it never reads either:
+# the graph stops before its next step).
+ANSWER_TAKEN = "final answer taken"
+NOT_MADE = '{"error": "not made: the conversation ended with the final answer"}'
 
 
-async def _through_gateway(ctx: AgentContext, request: Any) -> ToolMessage:
-    call = request.tool_call
-    result = await ctx.call_tool(call["name"], dict(call.get("args") or {}))
+@dataclass(frozen=True)
+class _Trial:
+    """The trial a graph runs for, and its final answer on a conversational task."""
+
+    ctx: AgentContext
+    final: FinalAnswer | None = None
+
+
+_TRIAL: ContextVar[_Trial | None] = ContextVar("wopeval_trial", default=None)
+
+
+def final_answer_tool() -> BaseTool:
+    """:data:`~wopeval.agents.conversing.FINAL_ANSWER_TOOL` as a LangChain tool, for a graph
+    that converses: a graph's tools are fixed when it is built, so it declares this one itself
+    (``create_agent(model, tools=[..., final_answer_tool()])``). In a conversational trial its
+    call ends the conversation with its ``answer``; outside one it returns the answer."""
+
+    def final_answer(answer: Any) -> Any:
+        return answer
+
+    return StructuredTool.from_function(
+        final_answer,
+        name=FINAL_ANSWER_TOOL,
+        description=FINAL_ANSWER_DESCRIPTION,
+        args_schema=FINAL_ANSWER_PARAMETERS,
+    )
+
+
+async def _through_gateway(trial: _Trial, request: Any) -> ToolMessage:
+    call, final = request.tool_call, trial.final
+    if final is not None and final.given:  # after the final answer: not made
+        return ToolMessage(content=NOT_MADE, tool_call_id=call["id"], name=call["name"])
+    if final is not None and call["name"] == FINAL_ANSWER_TOOL:  # never a task call
+        final.give(call.get("args"))
+        return ToolMessage(content=ANSWER_TAKEN, tool_call_id=call["id"], name=call["name"])
+    result = await trial.ctx.call_tool(call["name"], dict(call.get("args") or {}))
     content = json.dumps(untrusted(result), ensure_ascii=False)
     status = "success" if result.ok else "error"
     return ToolMessage(content=content, tool_call_id=call["id"], name=call["name"], status=status)
@@ -57,12 +109,12 @@ def _install(node: ToolNode) -> None:
     original = node._awrap_tool_call
 
     async def wrapper(request: Any, execute: Execute) -> Any:
-        ctx = _TRIAL.get()
-        if ctx is None:  # not inside a wopeval trial: the graph as it was
+        trial = _TRIAL.get()
+        if trial is None:  # not inside a wopeval trial: the graph as it was
             return await (original(request, execute) if original else execute(request))
 
         async def gateway(req: Any) -> Any:
-            return await _through_gateway(ctx, req)
+            return await _through_gateway(trial, req)
 
         return await (original(request, gateway) if original else gateway(request))
 
@@ -113,19 +165,46 @@ class LangChainAdapter:
 
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
         spend = TrialSpend(ctx, PROVIDER, self.price, self.max_cost_usd)
-        prompt = {"messages": [{"role": "user", "content": prompt_of(task_input)}]}
-        state: Any = None
-        token = _TRIAL.set(ctx)
+        messages: list[Any] = [{"role": "user", "content": prompt_of(task_input)}]
+        final = FinalAnswer() if converses(ctx) else None
+        # The final answer is the graph's own tool, honoured on conversational tasks only.
+        declared = any(FINAL_ANSWER_TOOL in node.tools_by_name for node in self.nodes)
+        token = _TRIAL.set(_Trial(ctx, final if declared else None))
         try:
-            async for mode, chunk in self.graph.astream(prompt, stream_mode=["updates", "values"]):
+            state = await self._stream(spend, messages, final)
+            if final is None:
+                return _answer(state["messages"][-1])
+            while not final.given:  # the conversation (wopeval.agents.conversing)
+                said = _answer(state["messages"][-1])
+                answered = await user_reply(ctx, said)
+                if answered is None:
+                    return said
+                messages = [*state["messages"], HumanMessage(answered.text)]
+                state = await self._stream(spend, messages, final)
+            return final.value
+        finally:
+            _TRIAL.reset(token)
+
+    async def _stream(
+        self, spend: TrialSpend, messages: list[Any], final: FinalAnswer | None
+    ) -> Any:
+        """One run of the graph over ``messages`` (the state's history): the last state; it
+        stops once a final answer is given, before the graph's next step."""
+        state: Any = None
+        stream = cast(
+            AsyncGenerator[Any, None],
+            self.graph.astream({"messages": messages}, stream_mode=["updates", "values"]),
+        )
+        async with aclosing(stream) as chunks:
+            async for mode, chunk in chunks:
                 if mode == "values":
                     state = chunk
                     continue
                 for message in _new_messages(chunk):
                     await _observe(spend, message)
-        finally:
-            _TRIAL.reset(token)
-        return _answer(state["messages"][-1])
+                if final is not None and final.given:
+                    break
+        return state
 
 
 def _new_messages(update: Any) -> list[Any]:

@@ -10,6 +10,11 @@ response is one ``provider.usage`` as it arrives (its ``RequestUsage``, priced w
 definition's ``price``), and the cost ceilings are checked before each model request. Needs
 ``pydantic-ai-slim`` (the ``wopeval[pydantic-ai]`` extra), imported when an adapter is built.
 
+On a task with a simulated user the agent converses (:mod:`wopeval.agents.conversing`): one
+run per model turn, the reply as its prompt and the last run's ``all_messages()`` as its
+``message_history``; the gateway toolset lists ``final_answer`` as a barrier tool
+(``sequential``), and a run in which it was called stops before its next model request.
+
 Under a model cassette the agent's model is overridden by the same OpenAI model over a client
 whose HTTP transport is the cassette's (:mod:`~wopeval.agents.adapters.cassette_client`): a model
 named ``openai:…`` (``openai-chat:``, ``openai-responses:``) gets a client made from the
@@ -26,7 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import Agent, RunContext
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
+from pydantic_core import SchemaValidator, core_schema
 
 from wopeval.agents.adapters.cassette_client import (
     cassette_http,
@@ -42,12 +49,25 @@ from wopeval.agents.adapters.common import (
     untrusted,
 )
 from wopeval.agents.cassette import Cassette, active_cassette
+from wopeval.agents.conversing import (
+    FINAL_ANSWER_DESCRIPTION,
+    FINAL_ANSWER_PARAMETERS,
+    FINAL_ANSWER_TOOL,
+    FinalAnswer,
+    converses,
+    offers_final_answer,
+    user_reply,
+)
 from wopeval.agents.definition import Price
 from wopeval.agents.openai_compat import InvalidToolArguments, parse_arguments
 from wopeval.engine.agent import MALFORMED_ARGUMENTS, AgentContext, ToolSpec
 
 PROVIDER = "pydantic-ai"
 OPENAI_PREFIXES = ("openai", "openai-chat", "openai-responses")  # a model named "<prefix>:…"
+# What the model is told of its final answer, and of a call after it (it never reads either:
+# the run stops before its next request).
+ANSWER_TAKEN = "final answer taken"
+NOT_MADE = {"error": "not made: the conversation ended with the final answer"}
 
 
 def _marked(args: Any) -> str | None:
@@ -91,16 +111,44 @@ def _unless_marked(check: Callable[..., Any]) -> Callable[..., Any]:
 
 @dataclass
 class GatewayToolset(WrapperToolset[Any]):
-    """The agent's tools, listed as declared, called through the trial's gateway."""
+    """The agent's tools, listed as declared, called through the trial's gateway; on a
+    conversational task (``final`` set) with :data:`FINAL_ANSWER_TOOL` beside them."""
 
     ctx: AgentContext | None = None
+    final: FinalAnswer | None = None
+    _offered: bool = False
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools = await super().get_tools(ctx)
-        return {name: _readable(tool) for name, tool in tools.items()}
+        listed = {name: _readable(tool) for name, tool in tools.items()}
+        assert self.ctx is not None
+        self._offered = self.final is not None and offers_final_answer(self.ctx, listed)
+        if self._offered:
+            listed[FINAL_ANSWER_TOOL] = self._final_tool()
+        return listed
+
+    def _final_tool(self) -> ToolsetTool[Any]:
+        # A barrier (``sequential``): the calls before it in a response are made first, those
+        # after it start after it, see the answer given and are not made.
+        definition = ToolDefinition(
+            name=FINAL_ANSWER_TOOL,
+            description=FINAL_ANSWER_DESCRIPTION,
+            parameters_json_schema=FINAL_ANSWER_PARAMETERS,
+            sequential=True,
+        )
+        validator = SchemaValidator(core_schema.dict_schema())
+        return ToolsetTool(
+            toolset=self, tool_def=definition, max_retries=1, args_validator=_Readable(validator)
+        )
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
         assert self.ctx is not None
+        if self.final is not None and self._offered:
+            if self.final.given:
+                return NOT_MADE
+            if name == FINAL_ANSWER_TOOL:
+                self.final.give(tool_args)
+                return ANSWER_TAKEN
         text = _marked(tool_args)
         if text is not None:
             return untrusted(await refuse_malformed(self.ctx, name, text))
@@ -183,29 +231,58 @@ class PydanticAIAdapter:
 
     async def __call__(self, task_input: Any, ctx: AgentContext) -> Any:
         own: AbstractToolset[Any] = CombinedToolset(list(self.agent.toolsets))
-        gateway = GatewayToolset(wrapped=own, ctx=ctx)
+        final = FinalAnswer() if converses(ctx) else None
+        gateway = GatewayToolset(wrapped=own, ctx=ctx, final=final)
         spend = TrialSpend(ctx, PROVIDER, self.price, self.max_cost_usd)
         async with self._model() as override:
-            result = await self._run(task_input, gateway, spend, override)
-        return jsonable_output(result.output)
+            run = _Runs(self.agent, gateway, spend, override)
+            if final is None:
+                result = await run(prompt_of(task_input))
+                assert result is not None  # no final answer without a user
+                return jsonable_output(result.output)
+            return await run.converse(ctx, prompt_of(task_input), final)
 
-    async def _run(
-        self,
-        task_input: Any,
-        gateway: GatewayToolset,
-        spend: TrialSpend,
-        override: dict[str, Any],
+
+@dataclass
+class _Runs:
+    """One trial's runs of the agent: one on a single-turn task, one per model turn with the
+    user (``message_history`` carries the conversation: the previous run's ``all_messages``)."""
+
+    agent: Agent[Any, Any]
+    gateway: GatewayToolset
+    spend: TrialSpend
+    override: dict[str, Any]
+
+    async def converse(self, ctx: AgentContext, prompt: str, final: FinalAnswer) -> Any:
+        """The conversation (:mod:`wopeval.agents.conversing`): until the user stops or the
+        model gives its final answer; a miss or ``maxTurns`` raises out of it."""
+        history: list[Any] | None = None
+        while True:
+            result = await self(prompt, history, final)
+            if result is None:
+                return final.value
+            said = jsonable_output(result.output)
+            answered = await user_reply(ctx, said)
+            if answered is None:
+                return said
+            prompt, history = answered.text, result.all_messages()
+
+    async def __call__(
+        self, prompt: str, history: list[Any] | None = None, final: FinalAnswer | None = None
     ) -> Any:
-        with self.agent.override(toolsets=[gateway], tools=[], **override):
-            async with self.agent.iter(prompt_of(task_input)) as run:
+        """The agent's run on ``prompt``; ``None`` when it ended with a final answer."""
+        with self.agent.override(toolsets=[self.gateway], tools=[], **self.override):
+            async with self.agent.iter(prompt, message_history=history) as run:
                 async for node in run:
                     if Agent.is_model_request_node(node):
-                        spend.check()
+                        if final is not None and final.given:
+                            return None  # the final answer ends the run: no model request
+                        self.spend.check()
                     elif Agent.is_call_tools_node(node):
                         response = node.model_response
                         usage = response.usage
                         model = response.model_name or "unknown"
-                        await spend.report(model, usage.input_tokens, usage.output_tokens)
+                        await self.spend.report(model, usage.input_tokens, usage.output_tokens)
                 result = run.result
         assert result is not None  # the run reached its End node
         return result

@@ -1,0 +1,177 @@
+"""The trial page's conversation and state-diff views in a real browser (Debian's chromium via
+Playwright) over a real socket, on a laptop and on a phone.
+
+A real run of the scripted agent (`data/conversation.yaml`): a conversation with a world that
+passes, a user miss whose message is hostile text, a final state that differs after a long
+reply, and a conversation without a world. Screenshots go to ``$WOPEVAL_SHOTS`` when it is set
+(to look at them), else the test's output folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
+from tests.viewer.browsing import NO_SIDEWAYS, shots_dir
+from tests.viewer.test_viewer_pages import DATA, make_run
+
+pytestmark = pytest.mark.slow
+VIEWPORTS = {"laptop": (1280, 800), "phone": (375, 812)}
+
+
+def open_page(chromium_browser: Any, size: str) -> Any:
+    """A page ``size`` wide, signed in by API key."""
+    width, height = VIEWPORTS[size]
+    context = chromium_browser.new_context(
+        viewport={"width": width, "height": height},
+        extra_http_headers={"Authorization": f"Bearer {KEY_A}"},
+    )
+    return context.new_page()
+
+
+@dataclass
+class Site:
+    url: str
+    run: str
+    shots: Path
+
+    def trial(self, task: str, index: int = 0) -> str:
+        return f"{self.url}/trial?run={self.run}&task={task}&i={index}"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("viewer-conversation")
+    store = str(folder / "viewer.db")
+    run = anyio.run(make_run, store, DATA / "conversation.yaml", TENANT_A)
+    with serving(store, host_config()) as server:
+        yield Site(server.base_url + "/view", run, shots_dir(folder))
+
+
+def _turns(page: Any) -> list[tuple[str, str]]:
+    return [
+        (str(t.get_attribute("data-turn")), str(t.get_attribute("data-kind") or ""))
+        for t in page.locator("#conversation > li.turn").all()
+    ]
+
+
+def _open(site: Site, chromium_browser: Any, size: str, task: str, shot: str) -> Any:
+    page = open_page(chromium_browser, size)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    answer = page.goto(site.trial(task))
+    assert answer is not None
+    assert answer.status == 200
+    page.screenshot(path=str(site.shots / f"{shot}-{size}.png"), full_page=True)
+    assert page.evaluate(NO_SIDEWAYS), (shot, size, "scrolls sideways")
+    assert errors == []
+    return page
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_33_2_conversation_turns_in_order_with_their_calls(
+    site: Site, chromium_browser: Any, size: str
+) -> None:
+    page = _open(site, chromium_browser, size, "cancel", "conversation-pass")
+    assert _turns(page) == [("0", "reply"), ("1", "stop"), ("end", "")]
+    first, second, end = page.locator("#conversation > li.turn").all()
+    assert first.locator(".step").count() == 0  # it asked before it called anything
+    assert [s.get_attribute("data-tool") for s in second.locator(".step").all()] == [
+        "get_booking",
+        "cancel_booking",
+    ]
+    assert "What is your booking reference?" in first.locator(".msg-agent").inner_text()
+    assert "ABC123" in first.locator(".msg-user").inner_text()
+    assert "stop" in second.locator(".msg-user").inner_text()
+    assert end.locator(".msg-final").inner_text().endswith("done")
+    assert "holds what is asserted" in page.locator("#state-verdict").inner_text()
+    # The state diff stands beside the trajectory diff on a laptop, under it on a phone.
+    trajectory = page.locator("#trajectory-side").bounding_box()
+    state = page.locator("#state-side").bounding_box()
+    assert trajectory is not None
+    assert state is not None
+    if size == "laptop":
+        assert state["x"] > trajectory["x"] + trajectory["width"] - 1
+        assert abs(state["y"] - trajectory["y"]) < 2
+    else:
+        assert state["y"] >= trajectory["y"] + trajectory["height"] - 1
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_33_2_user_miss_named_and_hostile_text_shown_as_text(
+    site: Site, chromium_browser: Any, size: str
+) -> None:
+    page = _open(site, chromium_browser, size, "unscripted", "conversation-miss")
+    # The miss is the last message answered; what the agent did after it ends the list.
+    assert _turns(page) == [("0", "reply"), ("1", "miss"), ("end", "")]
+    miss = page.locator("#conversation li[data-kind=miss]")
+    assert "user miss" in miss.locator("[data-end=miss]").inner_text()
+    said = miss.locator(".msg-agent .said").inner_text()
+    # Markup is text, not markup; the bidi override and ESC are shown as their escapes.
+    assert "<script>document.title='pwned'</script>" in said
+    assert "\\u202eevil\\x1b[31m" in said
+    assert "\u202e" not in said
+    assert page.locator("#conversation script").count() == 0
+    assert page.title() != "pwned"
+    assert page.locator("#reason").get_attribute("data-kind") == "user-miss"
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_33_3_state_diff_names_the_first_differing_path(
+    site: Site, chromium_browser: Any, size: str
+) -> None:
+    page = _open(site, chromium_browser, size, "unconfirmed", "state-diff")
+    rows = page.locator("#state-diff tbody tr").all()
+    assert [r.get_attribute("data-pointer") for r in rows] == [
+        "/bookings/ABC123/status",
+        "/bookings/ABC123/refunds",
+    ]
+    assert rows[0].get_attribute("class") == "first"
+    assert rows[1].get_attribute("class") == ""
+    assert '"cancelled"' in rows[0].inner_text()
+    assert '"confirmed"' in rows[0].inner_text()
+    # A final state that differs fails the trial (final-state), whatever the output says.
+    assert page.locator("#reason").get_attribute("data-kind") == "final-state"
+    assert page.locator("#reasons").inner_text().count("/bookings/ABC123/status") >= 1
+    # The long reply is shortened; one click shows all of it.
+    long = page.locator("#conversation details.long")
+    assert long.count() == 1
+    assert not long.get_attribute("open")
+    assert "Please confirm when it is done." not in long.inner_text()
+    long.locator("summary").click()
+    assert "Please confirm when it is done." in long.locator("div.said").inner_text()
+
+
+def test_33_2_conversation_without_a_world_has_no_state_diff(
+    site: Site, chromium_browser: Any
+) -> None:
+    page = _open(site, chromium_browser, "phone", "chat-only", "conversation-plain")
+    assert _turns(page) == [("0", "reply"), ("end", "")]
+    assert page.locator("#diffs").count() == 0
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_33_2_run_page_labels_user_side_and_final_state(
+    site: Site, chromium_browser: Any, size: str
+) -> None:
+    page = open_page(chromium_browser, size)
+    answer = page.goto(f"{site.url}/run?id={site.run}")
+    assert answer is not None
+    assert answer.status == 200
+    page.screenshot(path=str(site.shots / f"conversation-run-{size}.png"), full_page=True)
+    assert page.evaluate(NO_SIDEWAYS)
+    labels = {
+        str(s.get_attribute("data-kind")): s.inner_text()
+        for s in page.locator("#failure-labels .label").all()
+    }
+    assert labels["user-miss"].endswith("1")
+    assert labels["user-error"].endswith("0")
+    assert labels["final-state"].endswith("1")
+    assert page.locator("#grid a.cell[data-kind=user-miss]").count() == 1
+    assert "1 user-miss, 0 user-error" in page.locator("#user-side").inner_text()
