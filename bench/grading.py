@@ -332,10 +332,20 @@ def cpu_matrix(n: int = MATRIX_CALLS, cold: bool = False) -> dict[str, dict[str,
 
 
 def _log(observed: Sequence[ObservedCall], agent: str) -> list[Any]:
-    """A trial's events as the store reads them back (payloads decoded from JSON)."""
+    """A trial's events as the store reads them back for grading: ``LoggedEvent`` rows (the
+    payload's stored text) on a tree that has them, else ``RunEvent``s with decoded payloads."""
     from wopeval.wire.events import RunEvent
 
+    try:
+        from wopeval.events.logged import LoggedEvent
+    except ImportError:  # a tree from before the grading read path
+        LoggedEvent = None  # type: ignore[assignment,misc]
+
     def event(seq: int, type_: str, payload: dict[str, Any], root: bool = False) -> Any:
+        if LoggedEvent is not None:
+            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            cause = None if root else "e0"
+            return LoggedEvent(seq, f"e{seq}", type_, text, "2026-12-01T09:00:00Z", cause)
         return RunEvent.model_construct(
             eventId=f"e{seq}",
             runId="run-bench",

@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.grading import fold_logs, reference_grading
+from wopeval.events.logged import LoggedEvent
+from wopeval.events.tables import dumps_json
 from wopeval.grading import views as views_module
 from wopeval.grading.detail import run_detail
 from wopeval.grading.summary import GradingOptions, build_summary, grade_run
@@ -42,6 +44,17 @@ def test_folded_summary_is_the_full_view_summary_byte_for_byte(seed: int, style:
     assert build_summary(suite, log, OPTIONS).to_json() == expected
     # A one-shot iterator is read once, keeping every view: the same summary.
     assert build_summary(suite, iter(log), OPTIONS).to_json() == expected
+    # The log as a re-grade reads it from the store (LoggedEvent rows): the same summary.
+    assert build_summary(suite, _logged(log), OPTIONS).to_json() == expected
+
+
+def _logged(log: list[RunEvent]) -> list[LoggedEvent]:
+    return [
+        LoggedEvent(
+            e.sequence, e.eventId, e.type, dumps_json(e.payload), e.timestamp, e.causationId
+        )
+        for e in log
+    ]
 
 
 @settings(max_examples=80, deadline=None)

@@ -10,21 +10,18 @@ from collections.abc import Sequence
 import pytest
 
 from wopeval.grading.classgraph import build_graph
+from wopeval.grading.expectation_memo import ExpectationMemo
 from wopeval.grading.jsonmatch import canonical_json, json_key, matches
-from wopeval.grading.patterns import (
+from wopeval.grading.pattern_terms import (
     OBJECT,
-    ExactPatterns,
-    ExpectationMemo,
     Term,
     _terms,
-    cached,
-    compile_patterns,
-    compiled,
     guards_hold,
     has_terms,
     leaf_key,
     uncompiled_matches,
 )
+from wopeval.grading.patterns import ExactPatterns, cached, compile_patterns, compiled
 from wopeval.grading.trajectory import ObservedCall
 from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 

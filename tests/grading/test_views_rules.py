@@ -463,3 +463,24 @@ def test_0244_B_a_score_before_its_bracket_completes_closes_at_the_completion() 
     collector.feed(log.events[-1])
     assert handed == [("t0", 0)]
     assert collector.views == {}
+
+
+def test_a_keyed_root_caused_by_an_open_trial_starts_its_own_trial() -> None:
+    # A root started event carrying x-wopeval-taskId opens its trial even when its causationId
+    # names another open trial's root: it is not an event of that trial.
+    log = Log()
+    first = _start(log, "t", 0, inv="inv-1")
+    second = log.add(
+        INVOCATION_STARTED,
+        {"invocationId": "inv-2", "agentId": AGENT, "source": "run-api", X_TASK_ID: "t",
+         "x-wopeval-trialIndex": 1},
+        0,
+        first,
+    )  # fmt: skip
+    _call(log, second, "c-2", q=2)
+    _call(log, first, "c-1", q=1)
+    views = collect_trials(log.events)
+    assert sorted(views) == [("t", 0), ("t", 1)]
+    assert [c.inputs for c in views[("t", 0)].calls] == [{"q": 1}]
+    assert [c.inputs for c in views[("t", 1)].calls] == [{"q": 2}]
+    assert views[("t", 1)].root_invocation_id == "inv-2"

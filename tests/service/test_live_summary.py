@@ -40,17 +40,20 @@ SUITE = make_suite(
 
 
 class CountingReads:
-    """Counts the store's log reads (``events``) while the run executes."""
+    """Counts the store's log reads (``events``, and ``logged_events``: grading's) while the
+    run executes."""
 
     def __init__(self, store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
         self.pages = 0
-        original = store.events
+        for name in ("events", "logged_events"):
+            monkeypatch.setattr(store, name, self._counting(getattr(store, name)))
 
-        async def events(*args: Any, **kwargs: Any) -> Any:
+    def _counting(self, original: Any) -> Any:
+        async def read(*args: Any, **kwargs: Any) -> Any:
             self.pages += 1
             return await original(*args, **kwargs)
 
-        monkeypatch.setattr(store, "events", events)
+        return read
 
 
 async def test_rfc0244_a_run_is_summarised_live_as_grade_reproduces(

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from itertools import starmap
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Row, func, select
 
+from wopeval.events.logged import LOGGED_COLUMNS, LoggedEvent
 from wopeval.events.notify import LogNotifier
 from wopeval.events.tables import events, row_event
 from wopeval.events.writes import run_to_completion
@@ -49,6 +51,20 @@ class LogReads:
         if limit is not None:
             stmt = stmt.limit(limit)
         return [row_event(row) for row in await self._read(stmt)]
+
+    async def logged_events(
+        self, run_id: str, after_sequence: int = -1, limit: int | None = None
+    ) -> list[LoggedEvent]:
+        """:meth:`events` as grading reads them: only the columns the fold needs, each payload
+        left as its stored text until read (:mod:`wopeval.events.logged`)."""
+        stmt = (
+            select(*LOGGED_COLUMNS)
+            .where(events.c.run_id == run_id, events.c.sequence > after_sequence)
+            .order_by(events.c.sequence)
+        )
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        return list(starmap(LoggedEvent, await self._read(stmt)))
 
     async def last_sequence(self, run_id: str) -> int:
         """The highest stored sequence of the run, or -1 when its log is empty."""

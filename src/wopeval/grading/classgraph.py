@@ -32,16 +32,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from wopeval.grading.jsonmatch import canonical_json
-from wopeval.grading.patterns import (
-    _FEW,
-    _MISSING,
-    IndexNode,
-    Patterns,
-    ToolPatterns,
-    compile_patterns,
-    has_terms,
-    leaf_key,
-)
+from wopeval.grading.pattern_terms import _MISSING, has_terms, leaf_key
+from wopeval.grading.patterns import _FEW, IndexNode, Patterns, ToolPatterns, compile_patterns
 from wopeval.suite.models import ExpectedCall
 
 __all__ = ["Call", "ClassGraph", "build", "build_graph"]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from wopeval.grading.adaptive import first_stop
 from wopeval.grading.exact import ExactTotal
+from wopeval.grading.log_event import LogEvent
 from wopeval.grading.stats import OutcomeTally, TrialOutcome
 from wopeval.grading.trial import (
     LABEL_SKIPPED,
@@ -34,7 +35,7 @@ from wopeval.grading.world_state import final_state_matched
 from wopeval.suite.adaptive import AdaptivePlan
 from wopeval.suite.adaptive_rules import adaptive_plan
 from wopeval.suite.models import AgentEvalSuite, Task
-from wopeval.wire.events import PROVIDER_USAGE, ProviderUsage, RunEvent
+from wopeval.wire.events import PROVIDER_USAGE, ProviderUsage
 from wopeval.wire.summary import Efficiency, FinalStateBlock, TrajectoryBlock
 
 MISSING = TrialOutcome(score=0.0, passed=False, gated=True)
@@ -195,13 +196,13 @@ class RunFold:
         planned = {task_id: count for task_id in self._by_id}
         self.collector = TrialCollector(self._close, planned, closing=closing)
 
-    def feed(self, events: Iterable[RunEvent]) -> None:
+    def feed(self, events: Iterable[LogEvent]) -> None:
         """Fold the whole log, then :meth:`close`."""
         for event in events:
             self.feed_one(event)
         self.close()
 
-    def feed_one(self, event: RunEvent) -> None:
+    def feed_one(self, event: LogEvent) -> None:
         """Fold the log's next event (a live run feeds each as it is committed)."""
         if event.type == PROVIDER_USAGE and isinstance(usage := event.typed, ProviderUsage):
             cost = usage.costEstimateUsd or 0.0

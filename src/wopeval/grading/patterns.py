@@ -34,17 +34,29 @@ from __future__ import annotations
 
 import itertools
 import marshal
-import math
-import operator
-import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
 
-from wopeval.grading.jsonmatch import canonical_json, json_key
+from wopeval.grading.expectation_memo import ExpectationMemo
+from wopeval.grading.jsonmatch import canonical_json
+from wopeval.grading.pattern_terms import (
+    _MISSING,
+    OBJECT,
+    Guard,
+    Path,
+    Term,
+    _guards,
+    _terms,
+    guards_hold,
+    has_terms,
+    leaf_key,
+    uncompiled_matches,
+)
 from wopeval.suite.models import ArgsMatch, ExpectedCall, TrajectoryExpectation
 
+# The terms and guards (.pattern_terms) and the memo (.expectation_memo) have modules of their
+# own; the names other modules used to import from here still resolve.
 __all__ = [
     "OBJECT",
     "ExpectationMemo",
@@ -56,25 +68,16 @@ __all__ = [
     "guards_hold",
     "has_terms",
     "leaf_key",
+    "uncompiled_matches",
 ]
 
-OBJECT: Hashable = object()  # the leaf marker of "an object is here" in a term
-_MISSING = object()
 _ALONE = object()  # marks the identity of an exact object pattern alone in its bucket
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _FEW = 4  # at most this many bucket candidates are compared with ``==``
 _PIVOT_SAMPLE = 256  # classes per tool looked at to choose its lookup field
 _PIVOT_CALLS = 1024  # calls looked at to choose each tool's bucket field
 
-Path = tuple[str, ...]
-Term = tuple[Path, Hashable]
-Guard = tuple[tuple[str | int, ...], bool]  # (path to a leaf, the leaf must be a bool)
 Plain = tuple[object, tuple[Guard, ...]]  # an exact object pattern of exact JSON types, guards
-
-
-def leaf_key(value: object) -> Hashable:
-    """:func:`~wopeval.grading.jsonmatch.json_key`, with str and int as themselves."""
-    return value if type(value) is str or type(value) is int else json_key(value)
 
 
 class IndexNode:
@@ -195,83 +198,6 @@ class Patterns:
         if terms is not None:
             return has_terms(inputs, terms)
         return canonical_json(inputs) == self.key(slot)
-
-
-def guards_hold(value: object, guards: tuple[Guard, ...]) -> bool:
-    """After ``pattern == value``: the leaves at the pattern's booleans are booleans and those
-    at its numbers exact ints or floats, so Python equality was JSON equality."""
-    for path, boolean in guards:
-        leaf = value
-        for name in path:
-            leaf = leaf[name]  # type: ignore[index]  # the structure equals the pattern's
-        kind = type(leaf)
-        if (kind is not bool) if boolean else (kind is not int and kind is not float):
-            return False
-    return True
-
-
-def has_terms(value: object, terms: Sequence[Term]) -> bool:
-    """Whether ``value`` holds every term: :func:`~wopeval.grading.jsonmatch.json_subset`."""
-    for path, key in terms:
-        leaf = value
-        for name in path:
-            if not isinstance(leaf, dict):
-                return False
-            leaf = leaf.get(name, _MISSING)
-            if leaf is _MISSING:
-                return False
-        if key is OBJECT:
-            if not isinstance(leaf, dict):
-                return False
-        elif isinstance(leaf, dict) or leaf_key(leaf) != key:
-            return False
-    return True
-
-
-def _terms(
-    pattern: dict[str, object], path: Path, out: list[Term], paths: dict[Path, Path] | None = None
-) -> None:
-    """Append the terms of ``pattern`` under ``path``; with ``paths``, equal key paths are one
-    tuple (kept there), so many patterns of one shape hold few objects."""
-    if not pattern:
-        out.append((path, OBJECT))
-    for name, item in pattern.items():
-        if type(name) is not str and not isinstance(name, str):
-            raise TypeError(f"not a JSON object key: {name!r}")
-        inner = (*path, name)
-        if paths is not None:
-            inner = paths.setdefault(inner, inner)
-        kind = type(item)
-        if kind is str or kind is int:
-            out.append((inner, item))
-        elif kind is dict or isinstance(item, dict):
-            _terms(item, inner, out, paths)  # type: ignore[arg-type]
-        else:
-            out.append((inner, json_key(item)))
-
-
-def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:
-    """Collect the guards of a container made of exact JSON types with string keys (False:
-    some other type or key, so no guards vouch for it)."""
-    keyed = type(value) is dict
-    for name, item in value.items() if keyed else enumerate(value):
-        if keyed and type(name) is not str:
-            return False
-        kind = type(item)
-        if kind is str or item is None:
-            continue
-        if kind is int or kind is bool:
-            out.append(((*path, name), kind is bool))
-        elif kind is float:
-            if not math.isfinite(item):
-                return False
-            out.append(((*path, name), False))
-        elif kind is dict or kind is list:
-            if not _guards(item, (*path, name), out):
-                return False
-        else:
-            return False
-    return True
 
 
 def _pivots(calls: Sequence[ExpectedCall]) -> dict[str, str]:
@@ -470,49 +396,6 @@ def compile_patterns(calls: Sequence[ExpectedCall]) -> Patterns:
     return patterns
 
 
-_V = TypeVar("_V")
-
-
-class ExpectationMemo(Generic[_V]):
-    """What ``make`` builds from an expectation's calls, kept while the expectation lives.
-
-    Suites are frozen models; their calls are checked by identity on every use, so a list
-    changed in place is made again (args mutated in place inside a call are not seen).
-    ``entries``: id of the expectation → (a weak reference to it, its calls then, the value).
-    """
-
-    def __init__(self, make: Callable[[Sequence[ExpectedCall]], _V]) -> None:
-        self._make = make
-        self.entries: dict[
-            int, tuple[weakref.ref[TrajectoryExpectation], list[ExpectedCall], _V]
-        ] = {}
-
-    def peek(self, expectation: TrajectoryExpectation) -> _V | None:
-        """The kept value, or None when there is none for these very calls."""
-        entry = self.entries.get(id(expectation))
-        if entry is None or entry[0]() is not expectation:
-            return None
-        kept, calls = entry[1], expectation.calls
-        if len(kept) != len(calls) or not all(map(operator.is_, kept, calls)):
-            return None
-        return entry[2]
-
-    def get(self, expectation: TrajectoryExpectation) -> _V:
-        """The kept value, made (and kept) first when there is none."""
-        found = self.peek(expectation)
-        if found is not None:
-            return found
-        key, entries = id(expectation), self.entries
-        value = self._make(expectation.calls)
-
-        def forget(ref: weakref.ref[TrajectoryExpectation]) -> None:
-            if entries.get(key, (None,))[0] is ref:
-                del entries[key]
-
-        entries[key] = (weakref.ref(expectation, forget), list(expectation.calls), value)
-        return value
-
-
 _PATTERNS: ExpectationMemo[Patterns] = ExpectationMemo(compile_patterns)
 _CACHE = _PATTERNS.entries
 
@@ -520,29 +403,6 @@ _CACHE = _PATTERNS.entries
 def cached(expectation: TrajectoryExpectation) -> Patterns | None:
     """:func:`compiled` when ``expectation`` has been compiled already, else None."""
     return _PATTERNS.peek(expectation)
-
-
-def uncompiled_matches(want: ExpectedCall, tool: str, inputs: object) -> bool:
-    """:func:`~wopeval.grading.jsonmatch.matches` for one expected call, by the compiled
-    path's means without compiling anything: ``==`` and equal ``marshal`` bytes, else the
-    canonical keys (``exact``) or the terms (``subset``). Only the trajectory grader's first
-    pass over an expectation uses it; a differential test holds it to ``matches``."""
-    if want.tool != tool:
-        return False
-    mode, args = want.argsMatch, want.args
-    if mode is None or mode == "ignore":
-        return True
-    if mode == "subset" and isinstance(args, dict):
-        terms: list[Term] = []
-        _terms(args, (), terms)
-        return has_terms(inputs, terms)
-    if mode == "exact" and type(args) is dict and args == inputs:
-        try:
-            if marshal.dumps(args, 2) == marshal.dumps(inputs, 2):
-                return True
-        except ValueError:  # a type marshal does not write: the canonical keys decide
-            pass
-    return canonical_json(args) == canonical_json(inputs)
 
 
 def compiled(expectation: TrajectoryExpectation) -> Patterns:

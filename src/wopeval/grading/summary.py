@@ -28,9 +28,9 @@ from fractions import Fraction
 
 from wopeval.grading.exact import ExactTotal, at_least, exact_mean
 from wopeval.grading.fold import MISSING, RunFold, TaskFold, TrialHook
+from wopeval.grading.log_event import LogEvent
 from wopeval.grading.stats import TaskTrialResult, mean_or_zero, trial_stats
 from wopeval.suite.models import AgentEvalSuite, PassRule
-from wopeval.wire.events import RunEvent
 from wopeval.wire.summary import EvalSummary, TaskSummary, UserSide
 
 __all__ = [
@@ -88,7 +88,7 @@ class Graded:
 
 def grade_run(
     suite: AgentEvalSuite,
-    events: Iterable[RunEvent],
+    events: Iterable[LogEvent],
     options: GradingOptions,
     *,
     on_trial: TrialHook | None = None,
@@ -128,7 +128,7 @@ def graded_of(suite: AgentEvalSuite, options: GradingOptions, fold: RunFold) -> 
 
 
 def build_summary(
-    suite: AgentEvalSuite, events: Iterable[RunEvent], options: GradingOptions
+    suite: AgentEvalSuite, events: Iterable[LogEvent], options: GradingOptions
 ) -> EvalSummary:
     """The run's summary from its whole log (pure)."""
     return summary_of(suite, grade_run(suite, events, options))

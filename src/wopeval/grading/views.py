@@ -18,6 +18,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from wopeval.grading.log_event import LogEvent
 from wopeval.grading.trajectory import ObservedCall
 from wopeval.wire.events import (
     Decided,
@@ -28,7 +29,6 @@ from wopeval.wire.events import (
     Payload,
     ProviderUsage,
     RetryMark,
-    RunEvent,
     ToolCalled,
     ToolReturned,
     TrialFailed,
@@ -36,11 +36,17 @@ from wopeval.wire.events import (
     WorldStateRecorded,
 )
 from wopeval.wire.vocab import (
+    DECIDED,
     EVAL_SCORED,
     INVOCATION_COMPLETED,
     INVOCATION_STARTED,
+    PROVIDER_USAGE,
+    TOOL_CALLED,
+    TOOL_RETURNED,
     TRIAL_FAILED,
+    USER_TURN,
     VENDOR_PREFIXES,
+    WORLD_STATE,
     X_ERROR,
     X_TASK_ID,
 )
@@ -122,13 +128,13 @@ def _parse_ts(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-def collect_trials(events: Iterable[RunEvent]) -> dict[tuple[str, int], TrialView]:
+def collect_trials(events: Iterable[LogEvent]) -> dict[tuple[str, int], TrialView]:
     """Group a run's events by ``(taskId, trialIndex)``. Pure; order of the log is kept.
 
     wopeval's own logs attribute by ``causationId`` (trials interleave). A log from another
     host without wopeval's markers is read by position (RFC 0081 order): a top-level bracket
     owns every event until it closes, and belongs to the next unattributed ``eval.scored``.
-    Payloads are read through their typed models (:attr:`RunEvent.typed`). Every view is kept;
+    Payloads are read through their typed models (:attr:`LogEvent.typed`). Every view is kept;
     :class:`TrialCollector` with ``on_close`` hands them over one at a time instead.
     """
     collector = TrialCollector()
@@ -176,7 +182,19 @@ class TrialCollector:
         self._planned = {task: bytearray(count) for task, count in (planned or {}).items()}
         self._closed_other: set[tuple[str, int]] = set()
 
-    def feed(self, event: RunEvent) -> None:
+    def feed(self, event: LogEvent) -> None:
+        type_ = event.type
+        cause = event.causationId
+        if cause is not None and type_ not in _KEYED:
+            view = self._by_root.get(cause)
+            if view is not None:  # the common case: an event of an open trial
+                _apply(view, event)
+                if type_ == INVOCATION_COMPLETED:
+                    self._maybe_close((view.task_id, view.trial_index), view)
+                return
+        self._feed_keyed(event)
+
+    def _feed_keyed(self, event: LogEvent) -> None:
         if event.type == INVOCATION_STARTED and _has_key(event, X_TASK_ID):
             started = _as(event, InvocationStarted)
             key = (started.task_id or "", started.trial_index or 0)
@@ -248,11 +266,11 @@ class TrialCollector:
             return marks[key[1]] == 1
         return key in self._closed_other
 
-    def _touch(self, key: tuple[str, int], event: RunEvent) -> None:
+    def _touch(self, key: tuple[str, int], event: LogEvent) -> None:
         if self._closing and self._is_closed(key):
             self._flag(event, f"{event.type} for the closed trial {key}")
 
-    def _flag(self, event: RunEvent, why: str) -> None:
+    def _flag(self, event: LogEvent, why: str) -> None:
         if self.anomaly is None:
             self.anomaly = f"event {event.sequence}: {why}"
 
@@ -260,7 +278,7 @@ class TrialCollector:
 _P = TypeVar("_P", bound=Payload)
 
 
-def _as(event: RunEvent, model: type[_P]) -> _P:
+def _as(event: LogEvent, model: type[_P]) -> _P:
     """The event's typed payload (``event.type`` selects ``model``)."""
     payload = event.typed
     if not isinstance(payload, model):  # pragma: no cover - PAYLOAD_MODELS maps type → model
@@ -268,11 +286,11 @@ def _as(event: RunEvent, model: type[_P]) -> _P:
     return payload
 
 
-def _has_key(event: RunEvent, key: str) -> bool:
+def _has_key(event: LogEvent, key: str) -> bool:
     return isinstance(event.payload, dict) and key in event.payload
 
 
-def _open(view: TrialView, event: RunEvent, started: InvocationStarted) -> None:
+def _open(view: TrialView, event: LogEvent, started: InvocationStarted) -> None:
     view.root_event_id = event.eventId
     view.root_agent_id = started.agentId
     view.root_invocation_id = started.invocationId
@@ -286,7 +304,7 @@ class _Positional:
     current: TrialView | None = None
     pending: list[TrialView] = field(default_factory=list)
 
-    def feed(self, event: RunEvent) -> None:
+    def feed(self, event: LogEvent) -> None:
         if self.current is None:
             if event.type == INVOCATION_STARTED:
                 started = _as(event, InvocationStarted)
@@ -309,45 +327,84 @@ def _retried(superseded: TrialView | None) -> tuple[str, ...]:
     return superseded.retries + ((mark.cause,) if mark is not None else ())
 
 
-def _apply(view: TrialView, event: RunEvent) -> None:
-    payload = event.typed
-    if isinstance(payload, ToolCalled):
-        view.open_calls[payload.callId] = len(view.calls)
-        call = ObservedCall(payload.toolName, payload.inputs, payload.agentId, view.user_turns)
-        view.calls.append(call)
-    elif isinstance(payload, ToolReturned):
-        position = view.open_calls.pop(payload.callId, None)
-        if payload.fixture in ("miss-failed", "miss-live"):
-            view.fixture_misses += 1
-            view.missed_tools.append(payload.toolName)
-            view.miss_served.append(len(view.fixture_indexes))
-            view.miss_calls.append(position)
-        if payload.fixture == "miss-failed":
-            view.failed_closed = True
-        if payload.fixture_index is not None:
-            view.fixture_indexes.append(payload.fixture_index)
-    elif isinstance(payload, WorldStateRecorded):
-        view.world_state = payload.state
-        view.has_world_state = True
-    elif isinstance(payload, UserTurn):
-        _user_turn(view, payload)
-    elif isinstance(payload, ProviderUsage):
-        view.model_call_count += 1
-        view.input_tokens += payload.inputTokens
-        view.output_tokens += payload.outputTokens
-        view.cost_usd += payload.costEstimateUsd or 0.0
-    elif isinstance(payload, Decided) and payload.agentId == view.root_agent_id:
-        view.output = payload.decision
+def _apply(view: TrialView, event: LogEvent) -> None:
+    """Add one event of the trial to its view; an event type grading does not read is not
+    decoded at all (its payload's model is checked only where it is read)."""
+    apply = _APPLY.get(event.type)
+    if apply is not None:
+        apply(view, event.typed, event)
+
+
+def _tool_called(view: TrialView, payload: Any, _: LogEvent) -> None:
+    call: ToolCalled = payload
+    view.open_calls[call.callId] = len(view.calls)
+    view.calls.append(ObservedCall(call.toolName, call.inputs, call.agentId, view.user_turns))
+
+
+def _tool_returned(view: TrialView, payload: Any, _: LogEvent) -> None:
+    returned: ToolReturned = payload
+    position = view.open_calls.pop(returned.callId, None)
+    fixture = returned.fixture
+    if fixture in ("miss-failed", "miss-live"):
+        view.fixture_misses += 1
+        view.missed_tools.append(returned.toolName)
+        view.miss_served.append(len(view.fixture_indexes))
+        view.miss_calls.append(position)
+    if fixture == "miss-failed":
+        view.failed_closed = True
+    if returned.fixture_index is not None:
+        view.fixture_indexes.append(returned.fixture_index)
+
+
+def _world_state(view: TrialView, payload: Any, _: LogEvent) -> None:
+    recorded: WorldStateRecorded = payload
+    view.world_state = recorded.state
+    view.has_world_state = True
+
+
+def _user_turn_event(view: TrialView, payload: Any, _: LogEvent) -> None:
+    _user_turn(view, payload)
+
+
+def _provider_usage(view: TrialView, payload: Any, _: LogEvent) -> None:
+    usage: ProviderUsage = payload
+    view.model_call_count += 1
+    view.input_tokens += usage.inputTokens
+    view.output_tokens += usage.outputTokens
+    view.cost_usd += usage.costEstimateUsd or 0.0
+
+
+def _decided(view: TrialView, payload: Any, _: LogEvent) -> None:
+    decided: Decided = payload
+    if decided.agentId == view.root_agent_id:
+        view.output = decided.decision
         view.has_output = True
-    elif (
-        isinstance(payload, InvocationCompleted) and payload.invocationId == view.root_invocation_id
-    ):
-        view.outcome = payload.outcome
-        view.completed_at = event.timestamp
-        view.error_label = payload.error_label
-        view.failure = payload.failure
-        view.retry = payload.retry
-        view.replayed_latency_ms = payload.replayed_latency_ms
+
+
+def _completed(view: TrialView, payload: Any, event: LogEvent) -> None:
+    completed: InvocationCompleted = payload
+    if completed.invocationId != view.root_invocation_id:
+        return
+    view.outcome = completed.outcome
+    view.completed_at = event.timestamp
+    view.error_label = completed.error_label
+    view.failure = completed.failure
+    view.retry = completed.retry
+    view.replayed_latency_ms = completed.replayed_latency_ms
+
+
+# The types that name their trial's key (a root's started only when it carries the task id).
+_KEYED = frozenset({INVOCATION_STARTED, EVAL_SCORED, TRIAL_FAILED})
+# Each event type a trial's view reads, and how (its payload is that type's model).
+_APPLY: dict[str, Callable[[TrialView, Any, LogEvent], None]] = {
+    TOOL_CALLED: _tool_called,
+    TOOL_RETURNED: _tool_returned,
+    WORLD_STATE: _world_state,
+    USER_TURN: _user_turn_event,
+    PROVIDER_USAGE: _provider_usage,
+    DECIDED: _decided,
+    INVOCATION_COMPLETED: _completed,
+}
 
 
 def _user_turn(view: TrialView, turn: UserTurn) -> None:

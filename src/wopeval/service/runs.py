@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -35,6 +35,7 @@ from wopeval.engine.run import ProgressFn, RunHandle, RunSettings, check_runnabl
 from wopeval.engine.toolspec import check_declared_tools
 from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
+from wopeval.events.logged import LoggedEvent
 from wopeval.events.store import EventStore, RunRecord
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.live import LiveFold
@@ -168,7 +169,9 @@ async def usable_baseline(
 
 LOG_PAGE = 2000
 _T = TypeVar("_T")
+_E = TypeVar("_E", RunEvent, LoggedEvent)
 Fold: TypeAlias = Callable[[Iterable[RunEvent]], _T]
+LoggedFold: TypeAlias = Callable[[Iterable[LoggedEvent]], _T]
 
 
 async def fold_log(store: EventStore, run_id: str, fold: Fold[_T]) -> _T:
@@ -176,15 +179,35 @@ async def fold_log(store: EventStore, run_id: str, fold: Fold[_T]) -> _T:
     at once): the pure fold runs in a worker thread that fetches each page from this loop.
     The log it is given can be iterated again (each pass pages from the start), so grading
     can read an anomalous log a second time (:func:`wopeval.grading.summary.grade_run`)."""
+    return await _fold_pages(store.events, run_id, fold)
 
-    class Paged:
-        def __iter__(self) -> Iterator[RunEvent]:
-            after = -1
-            while page := anyio.from_thread.run(store.events, run_id, after, LOG_PAGE):
-                yield from page
-                after = page[-1].sequence
 
-    return await anyio.to_thread.run_sync(lambda: fold(Paged()))
+async def fold_logged(store: EventStore, run_id: str, fold: LoggedFold[_T]) -> _T:
+    """:func:`fold_log` over the log as grading reads it (:meth:`EventStore.logged_events`:
+    the columns the fold needs, each payload decoded only when read)."""
+    return await _fold_pages(store.logged_events, run_id, fold)
+
+
+_Read: TypeAlias = Callable[[str, int, int], Coroutine[Any, Any, list[_E]]]
+
+
+class _Paged(Generic[_E]):
+    """A run's log, paged from the loop by a worker thread; each pass starts over."""
+
+    def __init__(self, read: _Read[_E], run_id: str) -> None:
+        self._read: _Read[_E] = read
+        self._run_id = run_id
+
+    def __iter__(self) -> Iterator[_E]:
+        after = -1
+        while page := anyio.from_thread.run(self._read, self._run_id, after, LOG_PAGE):
+            yield from page
+            after = page[-1].sequence
+
+
+async def _fold_pages(read: _Read[_E], run_id: str, fold: Callable[[Iterable[_E]], _T]) -> _T:
+    paged = _Paged(read, run_id)
+    return await anyio.to_thread.run_sync(lambda: fold(paged))
 
 
 async def summarize(
@@ -206,7 +229,7 @@ async def summarize(
     if summary is None:
         if live is not None:
             log.debug("run %s: summary read back from the log: %s", run_id, live.unusable)
-        summary = await fold_log(store, run_id, lambda log: build_summary(suite, log, options))
+        summary = await fold_logged(store, run_id, lambda log: build_summary(suite, log, options))
     baseline_id = request.baseline_run_id
     if baseline_id is None:
         return summary
