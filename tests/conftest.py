@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import compileall
 import os
+import re
 import secrets
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,12 +28,22 @@ from hypothesis import settings
 from tests.exports import eee_venv
 from wopeval.events.store import EventStore
 
+# The test processes keep what they compile: pytest's rewritten test modules and the helpers
+# they import are cached in __pycache__ (git ignores it), where this machine's
+# ``PYTHONDONTWRITEBYTECODE`` would have each xdist worker of each run parse, rewrite and compile
+# all of tests/ again (a third of a worker's collection CPU). The test processes only: the
+# ``python -m wopeval`` children keep the environment's setting.
+sys.dont_write_bytecode = False
+
 # Timing-independent property tests: a loaded CI machine must not turn slowness into failures.
 settings.register_profile("wopeval", deadline=None, print_blob=True)
 settings.load_profile("wopeval")
 
 EEE_TEST = Path(__file__).resolve().parent / "exports" / "test_eee.py"
-SRC = Path(__file__).resolve().parent.parent / "src" / "wopeval"
+TESTS = Path(__file__).resolve().parent
+SRC = TESTS.parent / "src" / "wopeval"
+# Modules pytest imports through its own rewriting cache, not the interpreter's.
+REWRITTEN = re.compile(r"(^|/)(test_[^/]*|conftest)\.py$")
 EEE_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()
 
 
@@ -49,11 +61,14 @@ def pytest_configure(config: pytest.Config) -> None:
     """In the controller, as the session begins: byte-compile wopeval's source, as installing a
     package does (this machine sets ``PYTHONDONTWRITEBYTECODE``, so otherwise each of the
     suite's ``python -m wopeval`` processes compiles every module it imports: about 0.25 s of
-    its 1.4 s start-up here); and start making the EEE validator's venv (a minute) in the
-    background, so the test that needs it (tests/exports/test_eee.py) waits least."""
+    its 1.4 s start-up here) and the tests' helper modules (the workers and those processes
+    import them: compiled once here rather than in each worker); and start making the EEE
+    validator's venv (a minute) in the background, so the test that needs it
+    (tests/exports/test_eee.py) waits least."""
     if hasattr(config, "workerinput") or config.option.collectonly:
         return
     compileall.compile_dir(str(SRC), quiet=1)
+    compileall.compile_dir(str(TESTS), quiet=1, rx=REWRITTEN)
     if _selects_eee_test(config) and (child := eee_venv.start_background()) is not None:
         config.stash[EEE_BUILD] = child
 
