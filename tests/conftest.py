@@ -210,7 +210,8 @@ SLOW_FILES = frozenset(
         "tests/outage/test_outage_retries.py",
     }
 )
-# Single tests that take seconds (real servers, large generated inputs): by node id prefix.
+# Single tests that take seconds (real servers, large generated inputs) or start processes: by
+# node id prefix.
 SLOW_TESTS = (
     "tests/engine/test_world_trials.py::test_0244_B_33_3_200_concurrent_trials_never_see_each",
     "tests/cli/test_ci_cmd.py::test_ci_an_outage_exits_3_and_says_so_in_the_report",
@@ -222,6 +223,9 @@ SLOW_TESTS = (
     "tests/suite/test_suite_boundaries.py::test_yaml_aliases_expand_to_at_most_max_nodes",
     "tests/exports/test_otlp_forbidden_property.py::",
     "tests/host/test_events.py::test_poll_long_polls_a_running_run",
+    # processes: an MCP server (mcp_server_demo.py), an agent command
+    "tests/exports/test_record.py::test_0244_D_record_then_replay_makes_zero_live_calls",
+    "tests/agents/test_cmd_agent_stderr.py::",
 )
 
 
