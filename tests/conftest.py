@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import compileall
 import os
+import re
 import secrets
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,12 +28,22 @@ from hypothesis import settings
 from tests.exports import eee_venv
 from wopeval.events.store import EventStore
 
+# The test processes keep what they compile: pytest's rewritten test modules and the helpers
+# they import are cached in __pycache__ (git ignores it), where this machine's
+# ``PYTHONDONTWRITEBYTECODE`` would have each xdist worker of each run parse, rewrite and compile
+# all of tests/ again (a third of a worker's collection CPU). The test processes only: the
+# ``python -m wopeval`` children keep the environment's setting.
+sys.dont_write_bytecode = False
+
 # Timing-independent property tests: a loaded CI machine must not turn slowness into failures.
 settings.register_profile("wopeval", deadline=None, print_blob=True)
 settings.load_profile("wopeval")
 
 EEE_TEST = Path(__file__).resolve().parent / "exports" / "test_eee.py"
-SRC = Path(__file__).resolve().parent.parent / "src" / "wopeval"
+TESTS = Path(__file__).resolve().parent
+SRC = TESTS.parent / "src" / "wopeval"
+# Modules pytest imports through its own rewriting cache, not the interpreter's.
+REWRITTEN = re.compile(r"(^|/)(test_[^/]*|conftest)\.py$")
 EEE_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()
 
 
@@ -49,11 +61,14 @@ def pytest_configure(config: pytest.Config) -> None:
     """In the controller, as the session begins: byte-compile wopeval's source, as installing a
     package does (this machine sets ``PYTHONDONTWRITEBYTECODE``, so otherwise each of the
     suite's ``python -m wopeval`` processes compiles every module it imports: about 0.25 s of
-    its 1.4 s start-up here); and start making the EEE validator's venv (a minute) in the
-    background, so the test that needs it (tests/exports/test_eee.py) waits least."""
+    its 1.4 s start-up here) and the tests' helper modules (the workers and those processes
+    import them: compiled once here rather than in each worker); and start making the EEE
+    validator's venv (a minute) in the background, so the test that needs it
+    (tests/exports/test_eee.py) waits least."""
     if hasattr(config, "workerinput") or config.option.collectonly:
         return
     compileall.compile_dir(str(SRC), quiet=1)
+    compileall.compile_dir(str(TESTS), quiet=1, rx=REWRITTEN)
     if _selects_eee_test(config) and (child := eee_venv.start_background()) is not None:
         config.stash[EEE_BUILD] = child
 
@@ -70,6 +85,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 # makes in the background is ready. Order only: every test runs, and a file not listed keeps its
 # place between the two lists. A stale list only costs balance.
 SLOW_FIRST = (
+    # the longest files of the last full run (at load 15-19: each over 100 s of its tests' time)
+    "tests/outage/test_outage_exits.py",
+    "tests/cli/test_gate_agreement.py",
+    "tests/outage/test_outage_retries.py",
+    "tests/robust/test_suite_bounds.py",
+    "tests/cli/test_resume_claims.py",
+    "tests/cli/test_reason_outputs.py",
+    "tests/cli/test_narrow_output.py",
     "tests/robust/test_processes.py",
     "tests/service/test_resume_crash.py",
     "tests/engine/test_distributed.py",
@@ -195,7 +218,8 @@ SLOW_FILES = frozenset(
         "tests/outage/test_outage_retries.py",
     }
 )
-# Single tests that take seconds (real servers, large generated inputs): by node id prefix.
+# Single tests that take seconds (real servers, large generated inputs) or start processes: by
+# node id prefix.
 SLOW_TESTS = (
     "tests/engine/test_world_trials.py::test_0244_B_33_3_200_concurrent_trials_never_see_each",
     "tests/cli/test_ci_cmd.py::test_ci_an_outage_exits_3_and_says_so_in_the_report",
@@ -207,6 +231,9 @@ SLOW_TESTS = (
     "tests/suite/test_suite_boundaries.py::test_yaml_aliases_expand_to_at_most_max_nodes",
     "tests/exports/test_otlp_forbidden_property.py::",
     "tests/host/test_events.py::test_poll_long_polls_a_running_run",
+    # processes: an MCP server (mcp_server_demo.py), an agent command
+    "tests/exports/test_record.py::test_0244_D_record_then_replay_makes_zero_live_calls",
+    "tests/agents/test_cmd_agent_stderr.py::",
 )
 
 

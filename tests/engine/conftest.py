@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import ray
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="package")
 def ray_cluster() -> Iterator[None]:
     """A 2-CPU local cluster; its workers import the tests' helpers by reference, so they get
-    the repository on their path wherever pytest was started from."""
+    the repository on their path wherever pytest was started from. Ray is imported here, not
+    at the top: every xdist worker loads this conftest to collect, one of them uses Ray."""
+    import ray
+
     ray.init(
         num_cpus=2,
         include_dashboard=False,

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.types import CallToolResult, ImageContent, TextContent
 
 from tests.engine.helpers import make_suite, run_suite, scripted_task
 from tests.engine.mcp_server_demo import COUNTER_ENV
@@ -234,6 +233,9 @@ def test_parse_mcp_spec_rejects(spec: str, problem: str) -> None:
 
 
 def test_tool_result_json_content_shapes() -> None:
+    # imported here: every xdist worker collects this file, and the MCP SDK costs a second
+    from mcp.types import CallToolResult, ImageContent, TextContent
+
     image = ImageContent(type="image", data="aGk=", mime_type="image/png")
     assert tool_result_json("t", CallToolResult(content=[])) is None
     assert tool_result_json("t", CallToolResult(content=[image])) == {

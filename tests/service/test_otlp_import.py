@@ -23,9 +23,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
-from pydantic_ai import Agent
-from pydantic_ai.models.instrumented import InstrumentationSettings
-from pydantic_ai.models.test import TestModel
 from typer.testing import CliRunner
 
 from wopeval.cli.app import app
@@ -37,7 +34,12 @@ AGENT = "support.agent"
 
 
 def _pydantic_ai_traces(path: Path, *, runs: int, include_content: bool) -> None:
-    """Run a real pydantic-ai agent ``runs`` times; the SDK's file exporter writes ``path``."""
+    """Run a real pydantic-ai agent ``runs`` times; the SDK's file exporter writes ``path``.
+    (pydantic-ai is imported here: every xdist worker collects this file, one runs it.)"""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.test import TestModel
+
     provider = TracerProvider(resource=Resource.create({"service.name": "support"}))
     provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
     agent = Agent(TestModel(), name="support")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, contextmanager, nullcontext
+from contextlib import AsyncExitStack, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 import typer
@@ -30,15 +28,14 @@ from wopeval.cli.agent_opts import (
 )
 from wopeval.cli.common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILED,
-    EXIT_RUN_ERROR,
     fail_input,
     opened_store,
 )
-from wopeval.cli.gate_opts import CiLevelOpt, RunGateOpt, bounds, chosen_gate, stored_gate
-from wopeval.cli.outage import run_exit_code, store_outage_exits, trials_json
+from wopeval.cli.gate_opts import CiLevelOpt, RunGateOpt, chosen_gate, stored_gate
+from wopeval.cli.outage import store_outage_exits
 from wopeval.cli.output import user_output_to_stderr
 from wopeval.cli.progress import ProgressView, progress_bar
+from wopeval.cli.run_end import exit_stopped, report_run, store_away
 from wopeval.cli.run_opts import (
     DEFAULT_LIMITS,
     AgentOpt,
@@ -77,15 +74,12 @@ from wopeval.cli.run_opts import (
 )
 from wopeval.cli.run_target import RunTarget, resolve_target
 from wopeval.compare import registered_methods
-from wopeval.engine.judge import Judge, JudgeSpend
+from wopeval.engine.judge import Judge
 from wopeval.engine.registry import Registry, import_object
 from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.errors import UserError
-from wopeval.grading.adaptive_report import adaptive_report
-from wopeval.grading.efficiency import run_efficiency
-from wopeval.grading.gate import DEFAULT_GATE, decide
+from wopeval.grading.gate import DEFAULT_GATE
 from wopeval.grading.intervals import DEFAULT_LEVEL
-from wopeval.grading.summary_intervals import summary_intervals
 from wopeval.service.leases import ClaimWatch, holding_runs
 from wopeval.service.runs import RunService
 from wopeval.suite import SuiteError, load_suite
@@ -235,7 +229,7 @@ def run_suite_cli(
     started_ray = executor == "ray" and _start_ray(ray_address)
     try:
         # an agent's print() never corrupts --json; the store's outages are one line each
-        with store_outage_exits(store), _store_away(store, as_json), user_output_to_stderr():
+        with store_outage_exits(store), store_away(store, as_json), user_output_to_stderr():
             return anyio.run(
                 _execute,
                 store,
@@ -282,7 +276,7 @@ def _finish(
         from wopeval.cli.judge_out import judge_spend_of
 
         spent = judge_spend_of(store, run_id)
-    _report(run_id, summary, as_json, suite, detail, spent, settings.gate, store, level=level)
+    report_run(run_id, summary, as_json, suite, detail, spent, settings.gate, store, level=level)
 
 
 def _resume(
@@ -295,7 +289,7 @@ def _resume(
         name, _, ref = spec.partition("=")
         registry.register_tool(name, import_object(ref))
     judge_obj: Judge | None = import_object(judge) if judge else None
-    with store_outage_exits(store), _store_away(store, as_json), user_output_to_stderr():
+    with store_outage_exits(store), store_away(store, as_json), user_output_to_stderr():
         show_progress = not as_json and sys.stderr.isatty()
         _, suite, summary, detail, interrupted = anyio.run(
             resume_run, store, run_id, registry, judge_obj, _cancel_on_signal, show_progress
@@ -306,7 +300,8 @@ def _resume(
 
     if (shard := shard_of(store, run_id)) is not None:  # a shard reports as a shard
         report_shard(run_id, shard, summary, suite, as_json, store)
-    _report(run_id, summary, as_json, suite, detail, gate=stored_gate(store, run_id), store=store)
+    gate = stored_gate(store, run_id)
+    report_run(run_id, summary, as_json, suite, detail, gate=gate, store=store)
 
 
 def _never() -> NoReturn:
@@ -393,128 +388,6 @@ async def _cancel_on_signal(handle: RunHandle) -> None:
                 handle.interrupt()
             handle.cancel()
             return
-
-
-_E = TypeVar("_E", bound=BaseException)
-
-
-@contextmanager
-def _store_away(store: str | None, as_json: bool) -> Iterator[None]:
-    """A run the store's outage stopped (a database restart): one line, exit 3; the run is
-    left unfinished, and ``--resume`` finishes it once the database is back."""
-    from wopeval.events.reach import StoreUnreachableError, outage_reason, store_unreachable
-
-    try:
-        yield
-    except Exception as exc:
-        if not store_unreachable(exc):
-            raise
-        stopped = _first(exc, StoreUnreachableError)
-        reason = outage_reason(exc)
-        if stopped is None:
-            typer.echo(f"error: the event store is unreachable ({reason})", err=True)
-            raise typer.Exit(EXIT_RUN_ERROR) from None
-        from wopeval.events.urls import shown_url
-
-        where = f" --store {shown_url(store)}" if store else ""
-        resume = f"wopeval run --resume {stopped.run_id}{where}"
-        if as_json:
-            typer.echo(json.dumps({"runId": stopped.run_id, "status": "interrupted",
-                                   "resume": resume}))  # fmt: skip
-        typer.echo(f"run {stopped.run_id} was interrupted: {reason}; what it recorded is kept. "
-                   f"Finish it with: {resume}", err=True)  # fmt: skip
-        raise typer.Exit(EXIT_RUN_ERROR) from None
-
-
-def _first(error: BaseException, kind: type[_E]) -> _E | None:
-    """``error`` if it is a ``kind``, else the first ``kind`` inside its task groups."""
-    if isinstance(error, kind):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            if (found := _first(inner, kind)) is not None:
-                return found
-    return None
-
-
-def exit_stopped(run_id: str, interrupted: bool, store: str | None, as_json: bool) -> NoReturn:
-    """A run stopped by a signal: cancelled (Ctrl-C), or interrupted (SIGTERM) and resumable."""
-    if not interrupted:
-        if as_json:
-            typer.echo(json.dumps({"runId": run_id, "status": "cancelled"}))
-        typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
-        raise typer.Exit(EXIT_FAILED)
-    from wopeval.events.urls import shown_url
-
-    where = f" --store {shown_url(store)}" if store else ""
-    resume = f"wopeval run --resume {run_id}{where}"
-    if as_json:
-        typer.echo(json.dumps({"runId": run_id, "status": "interrupted", "resume": resume}))
-    typer.echo(
-        f"run {run_id} was interrupted (SIGTERM); what it recorded is kept. Finish it with:\n"
-        f"  {resume}",
-        err=True,
-    )
-    raise typer.Exit(EXIT_FAILED)
-
-
-def _report(
-    run_id: str,
-    summary: EvalSummary | None,
-    as_json: bool,
-    suite: AgentEvalSuite,
-    detail: RunDetail | None = None,
-    judge: JudgeSpend | None = None,
-    gate: str = DEFAULT_GATE,
-    store: str | None = None,
-    *,
-    level: float = DEFAULT_LEVEL,
-) -> None:
-    if summary is None:
-        typer.echo(f"run {run_id} was cancelled; what it recorded is kept", err=True)
-        raise typer.Exit(EXIT_FAILED)
-    verdict = decide(summary, gate, bounds(suite, level))
-    baseline = None
-    if summary.regression is not None:  # what compare would say beside the verdict
-        from wopeval.cli.compare_cmd import baseline_report
-
-        baseline = baseline_report(store, summary.regression, run_id)
-    if as_json:
-        doc: dict[str, Any] = {
-            "runId": run_id,
-            "summary": summary.to_wire(),
-            "gate": verdict.to_json(),
-            "intervals": summary_intervals(summary, level).to_json(),
-        }
-        adaptive = adaptive_report(suite, summary)
-        if adaptive is not None:  # what adaptive trials did (x-wopeval-adaptive)
-            doc["adaptive"] = adaptive.to_json()
-        if detail is not None:  # the tenant's own output: why each failing trial failed
-            doc.update(trials_json(detail))
-            doc["efficiency"] = run_efficiency(detail, level).to_json()  # informational
-        if judge is not None:  # the judge's usage, apart from the agent's efficiency
-            from wopeval.cli.judge_out import judge_json
-
-            doc["judge"] = judge_json(judge)
-        if baseline is not None:
-            doc["baseline"] = baseline.to_json()
-        typer.echo(json.dumps(doc))
-    else:
-        from rich.console import Console
-
-        from wopeval.cli.render import print_summary
-
-        print_summary(
-            Console(), summary, run_id, suite, detail=detail, verdict=verdict, level=level
-        )
-        if judge is not None:
-            from wopeval.cli.judge_out import judge_lines
-
-            for line in judge_lines(judge):
-                typer.echo(line)
-        for note in baseline.notes() if baseline is not None else ():
-            typer.echo(f"vs baseline: {note}")
-    raise typer.Exit(run_exit_code(run_id, verdict.passed, detail))
 
 
 def register(app: typer.Typer) -> None:

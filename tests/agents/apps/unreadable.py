@@ -5,21 +5,22 @@ looping ones that never stop calling a tool."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.tools import StructuredTool
-from openai import AsyncOpenAI
-from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai import Tool as PydanticTool
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.usage import RequestUsage
 
-from agents import Agent, OpenAIChatCompletionsModel, Tool, function_tool
+# Each framework is imported by the function that builds its agent: the test modules import this
+# one at the top, so every xdist worker collecting them would otherwise import all three
+# frameworks (seconds of CPU) whichever tests it runs.
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai import Tool as PydanticTool
+    from pydantic_ai.messages import ModelMessage, ToolReturnPart
+
+    from agents import Agent
 
 REAL_CALLS: list[str] = []
 IN_TOKENS, OUT_TOKENS = 1000, 100  # every model response's usage
@@ -38,16 +39,25 @@ def _lookup(order_id: str) -> str:
 
 
 def _returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    from pydantic_ai.messages import ToolReturnPart
+
     parts = (part for m in messages for part in getattr(m, "parts", []))
     return [part for part in parts if isinstance(part, ToolReturnPart)]
 
 
 def _pydantic_lookup() -> PydanticTool[None]:
+    from pydantic_ai import Tool as PydanticTool
+
     return PydanticTool(_lookup, name="lookup_order")
 
 
 def pydantic_agent(arguments: str) -> PydanticAgent[None, str]:
     """Calls ``refund_all`` once with ``arguments`` (raw text), then answers what it was told."""
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai import Tool as PydanticTool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import RequestUsage
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         returns = _returns(messages)
@@ -65,6 +75,10 @@ def pydantic_agent(arguments: str) -> PydanticAgent[None, str]:
 
 def pydantic_looping() -> PydanticAgent[None, str]:
     """Looks the order up forever."""
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import RequestUsage
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         usage = RequestUsage(input_tokens=IN_TOKENS, output_tokens=OUT_TOKENS)
@@ -76,6 +90,8 @@ def pydantic_looping() -> PydanticAgent[None, str]:
 
 def sdk_agent(client: AsyncOpenAI) -> Agent[Any]:
     """An Agents SDK agent on the chat-completions server ``client`` talks to."""
+    from agents import Agent, OpenAIChatCompletionsModel, Tool, function_tool
+
     model = OpenAIChatCompletionsModel(model="scripted-model", openai_client=client)
     tools: list[Tool] = [function_tool(_refund_all, name_override="refund_all"),
              function_tool(_lookup, name_override="lookup_order")]  # fmt: skip
@@ -103,6 +119,9 @@ class ScriptedChat(BaseChatModel):
 
 
 def langchain_agent(turns: list[AIMessage]) -> Any:
+    from langchain.agents import create_agent
+    from langchain_core.tools import StructuredTool
+
     tools = [StructuredTool.from_function(_refund_all, name="refund_all"),
              StructuredTool.from_function(_lookup, name="lookup_order")]  # fmt: skip
     return create_agent(ScriptedChat(turns=turns), tools=tools)
