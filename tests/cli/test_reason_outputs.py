@@ -127,6 +127,7 @@ async def test_0244_A_the_viewer_shows_every_reason_on_the_trial_and_run_pages(r
         transport = httpx.ASGITransport(app=create_viewer_app(store=store))
         async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:
             grid = (await client.get("/run", params={"id": ran.run_id})).text
+            kinds = {f["taskId"]: f["kind"] for f in ran.doc["failures"]}  # type: ignore[attr-defined]
             for task, (status, texts) in EXPECTED.items():
                 params = {"run": ran.run_id, "task": task, "i": "0"}
                 page = (await client.get("/trial", params=params)).text
@@ -136,7 +137,8 @@ async def test_0244_A_the_viewer_shows_every_reason_on_the_trial_and_run_pages(r
                 assert [html.unescape(item) for item in items] == texts
                 assert f'id="trial-status" class="badge c-{status}"' in page
                 titles = {html.unescape(t) for t in re.findall(r'title="([^"]*)"', grid)}
-                assert f"trial 0: {status}: " + " · ".join(texts) in titles, task
+                title = f"trial 0: {status} ({kinds[task]}): " + " · ".join(texts)
+                assert title in titles, task
     finally:
         await store.close()
 

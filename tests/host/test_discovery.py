@@ -59,6 +59,7 @@ async def test_discovery_default_advertises_every_implemented_facet(store_url: s
                 "finalState": ["exact", "subset"],
             },
             "x-wopeval-user": {"kinds": ["scripted", "llm"], "order": ["in-order", "keyed"]},
+            "x-wopeval-pin": {"pins": ["turn"]},
         },
     }
     assert doc["providerUsage"]["witness"] == "witnessable-gated"

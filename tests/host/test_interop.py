@@ -68,7 +68,13 @@ def test_interop_discovery_is_the_closed_v2_root(store_url: str) -> None:
         "kinds": ["scripted", "llm"],
         "order": ["in-order", "keyed"],
     }
-    assert set(extensions) == {"x-wopeval-adaptive", "x-wopeval-world", "x-wopeval-user"}
+    assert extensions["x-wopeval-pin"] == {"pins": ["turn"]}
+    assert set(extensions) == {
+        "x-wopeval-adaptive",
+        "x-wopeval-world",
+        "x-wopeval-user",
+        "x-wopeval-pin",
+    }
     assert "providerUsage" in caps.families
     validate_agents_record(caps.raw["agents"])
     assert caps.fixtures == ["conformance-eval-hosttest"]
