@@ -2,10 +2,12 @@
 
 The export writes each ``wopeval.user-turn`` as a ``wopeval.user_turn`` span event on the
 trial's agent span, content-free: its number, how it was answered (``reply``, ``stop``,
-``miss``, ``max-turns``, ``ended``), the reply entry's index, and how many of the trial's tool
-calls came before it. :class:`TurnsBack` puts each back among the imported tool calls at that
-count, so a conversation's log reads as the source's, without the messages: a user miss still
-fails its trial closed and counts on the user side; what was said is not in the trace.
+``miss``, ``max-turns``, ``ended``, ``error``), the reply entry's index, an ``error`` turn's
+cause (a label: ``model-error``, ``format``, …; its detail is content and stays behind), and
+how many of the trial's tool calls came before it. :class:`TurnsBack` puts each back among the
+imported tool calls at that count, so a conversation's log reads as the source's, without the
+messages: a user miss still fails its trial closed and counts on the user side, a user error
+names its cause; what was said is not in the trace.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from dataclasses import dataclass
 from typing import get_args
 
 from wopeval.service.otlp_read import OtlpEvent, OtlpSpan
-from wopeval.wire.events import Payload, RunEvent, UserTurn, UserTurnKind
+from wopeval.wire.events import Payload, RunEvent, UserErrorCause, UserTurn, UserTurnKind
 from wopeval.wire.vocab import (
     OTEL_USER_CALLS_BEFORE,
+    OTEL_USER_CAUSE,
     OTEL_USER_KIND,
     OTEL_USER_REPLY_INDEX,
     OTEL_USER_TURN,
@@ -28,6 +31,7 @@ from wopeval.wire.vocab import (
 __all__ = ["TurnsBack"]
 
 _KINDS = frozenset(get_args(UserTurnKind))
+_CAUSES = frozenset(get_args(UserErrorCause))
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ def _turn(event: OtlpEvent, agent_id: str) -> _Turn | None:
         turn=turn,
         kind=kind,
         replyIndex=_index(attrs.get(OTEL_USER_REPLY_INDEX)),
+        cause=cause if (cause := attrs.get(OTEL_USER_CAUSE)) in _CAUSES else None,
     )
     return _Turn(_index(attrs.get(OTEL_USER_CALLS_BEFORE)) or 0, event.time_ns, payload)
 
