@@ -249,10 +249,17 @@ def test_33_5_a_cause_outside_the_labels_is_neither_written_nor_read() -> None:
     assert "SECRET" not in otlp_json_lines("s", "acme/r1", bad)
     (turn,) = _read_back(bad)
     assert (turn.kind, turn.cause) == ("error", None)  # graded "unknown", as before
-    forged = _turn_event(0, "error", 0)
-    forged.attributes["openwop.user.cause"] = "anything"
-    (read,) = _read_back_root(_root(forged))
-    assert read.cause is None
+    for value in ("anything", ["format"], {"format": 1}, 3):
+        forged = _turn_event(0, "error", 0)
+        forged.attributes["openwop.user.cause"] = value
+        (read,) = _read_back_root(_root(forged))
+        assert read.cause is None
+
+
+def test_33_5_a_kind_that_is_not_a_text_is_not_a_turn() -> None:
+    # an OTLP attribute may be an array or a map: never a turn, never a crash
+    root = _root(_turn_event(0, ["reply"], 0), _turn_event(1, {"miss": 1}, 0))
+    assert _read_back_root(root) == []
 
 
 def _read_back_root(root: OtlpSpan) -> list[UserTurn]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import get_args
+from typing import Any, get_args
 
 from wopeval.service.otlp_read import OtlpEvent, OtlpSpan
 from wopeval.wire.events import Payload, RunEvent, UserErrorCause, UserTurn, UserTurnKind
@@ -45,18 +45,23 @@ def _index(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _label(value: object, labels: frozenset[str]) -> Any:
+    """``value`` when it is one of ``labels`` (a trace may hold any value: a list, a map)."""
+    return value if isinstance(value, str) and value in labels else None
+
+
 def _turn(event: OtlpEvent, agent_id: str) -> _Turn | None:
     """The turn a span event says, or None when it is not one wopeval wrote."""
     attrs = event.attributes
-    kind, turn = attrs.get(OTEL_USER_KIND), _index(attrs.get(OTEL_USER_TURN))
-    if event.name != OTEL_USER_TURN_EVENT or kind not in _KINDS or turn is None:
+    kind, turn = _label(attrs.get(OTEL_USER_KIND), _KINDS), _index(attrs.get(OTEL_USER_TURN))
+    if event.name != OTEL_USER_TURN_EVENT or kind is None or turn is None:
         return None
     payload = UserTurn(
         agentId=agent_id,
         turn=turn,
         kind=kind,
         replyIndex=_index(attrs.get(OTEL_USER_REPLY_INDEX)),
-        cause=cause if (cause := attrs.get(OTEL_USER_CAUSE)) in _CAUSES else None,
+        cause=_label(attrs.get(OTEL_USER_CAUSE), _CAUSES),
     )
     return _Turn(_index(attrs.get(OTEL_USER_CALLS_BEFORE)) or 0, event.time_ns, payload)
 
