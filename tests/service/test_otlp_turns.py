@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from wopeval.exports.otel import otlp_json_lines, run_spans
@@ -209,3 +210,59 @@ def test_33_5_turns_the_export_did_not_write_are_not_read() -> None:
     back.rest(lambda payload, ns: added.append(payload))
     assert len(added) == 1
     assert TurnsBack(None, "agent") is not None
+
+
+def _error_log(cause: str) -> list[RunEvent]:
+    """One trial whose LLM user failed on its first turn, with a detail that is content."""
+    log = _log()
+    failed = {"agentId": "a", "turn": 0, "kind": "error", "message": "SECRET-Q",
+              "cause": cause, "error": "SECRET-DETAIL"}  # fmt: skip
+    return [log[0], _event(1, "wopeval.user-turn", failed, ROOT), *log[5:]]
+
+
+def _read_back(log: list[RunEvent]) -> list[UserTurn]:
+    line = otlp_json_lines("s", "acme/r1", log).splitlines()[0]
+    (trial,) = [s for s in spans_of(json.loads(line)) if s.name.startswith("invoke_agent")]
+    return _read_back_root(trial)
+
+
+@pytest.mark.parametrize(
+    "cause", ["model-error", "format", "max-turns", "model-miss", "resume-diverged"]
+)
+def test_33_5_a_user_errors_cause_goes_out_and_comes_back(cause: str) -> None:
+    text = otlp_json_lines("s", "acme/r1", _error_log(cause))
+    assert "SECRET" not in text  # the message and the detail are content: never exported
+    (turn,) = _read_back(_error_log(cause))
+    assert (turn.turn, turn.kind, turn.cause, turn.error, turn.message) == (
+        0,
+        "error",
+        cause,
+        None,
+        None,
+    )
+
+
+def test_33_5_a_cause_outside_the_labels_is_neither_written_nor_read() -> None:
+    log = _error_log("format")
+    hostile = {**log[1].payload, "cause": "<script>SECRET</script>"}
+    bad = [log[0], log[1].model_copy(update={"payload": hostile}), *log[2:]]
+    assert "SECRET" not in otlp_json_lines("s", "acme/r1", bad)
+    (turn,) = _read_back(bad)
+    assert (turn.kind, turn.cause) == ("error", None)  # graded "unknown", as before
+    for value in ("anything", ["format"], {"format": 1}, 3):
+        forged = _turn_event(0, "error", 0)
+        forged.attributes["openwop.user.cause"] = value
+        (read,) = _read_back_root(_root(forged))
+        assert read.cause is None
+
+
+def test_33_5_a_kind_that_is_not_a_text_is_not_a_turn() -> None:
+    # an OTLP attribute may be an array or a map: never a turn, never a crash
+    root = _root(_turn_event(0, ["reply"], 0), _turn_event(1, {"miss": 1}, 0))
+    assert _read_back_root(root) == []
+
+
+def _read_back_root(root: OtlpSpan) -> list[UserTurn]:
+    added: list[Payload] = []
+    TurnsBack(root, "a").rest(lambda payload, ns: added.append(payload))
+    return [p for p in added if isinstance(p, UserTurn)]

@@ -175,3 +175,56 @@ def test_33_2_run_page_labels_user_side_and_final_state(
     assert labels["final-state"].endswith("1")
     assert page.locator("#grid a.cell[data-kind=user-miss]").count() == 1
     assert "1 user-miss, 0 user-error" in page.locator("#user-side").inner_text()
+
+
+def _pins(page: Any) -> list[tuple[str, str, str, str]]:
+    """Each expected call of the trajectory diff: its tool, its pin's turn and whether it held
+    ("" without a pin), and what the page says of the pin."""
+    rows = []
+    for cell in page.locator("#diff td.expected").all():
+        pin = cell.locator(".pin")
+        if pin.count() == 0:
+            rows.append((cell.locator("code").inner_text(), "", "", ""))
+            continue
+        turn, held = pin.get_attribute("data-pin-turn"), pin.get_attribute("data-held")
+        rows.append((cell.locator("code").inner_text(), str(turn), str(held), pin.inner_text()))
+    return rows
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_33_5_pinned_calls_show_their_turn_beside_the_expected_call(
+    site: Site, chromium_browser: Any, size: str
+) -> None:
+    page = _open(site, chromium_browser, size, "pinned", "pins-held")
+    assert _pins(page) == [
+        ("get_booking", "1", "yes", "pinned: turn 1"),
+        ("cancel_booking", "1", "yes", "pinned: turn 1"),
+    ]
+    assert [t.inner_text() for t in page.locator("#diff .call-turn").all()] == ["turn 1"] * 2
+    assert "Pinned to a turn (x-wopeval-pin): 2, 2 held." in page.locator("#pin-count").inner_text()
+    assert page.locator("#diff .pin-miss").count() == 0
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_33_5_a_pin_that_failed_says_the_turn_it_was_made_in_or_never(
+    site: Site, chromium_browser: Any, size: str
+) -> None:
+    page = _open(site, chromium_browser, size, "early", "pins-failed")
+    page.locator("#trajectory-side").screenshot(path=str(site.shots / f"pins-diff-{size}.png"))
+    assert _pins(page) == [
+        ("get_booking", "1", "no", "pinned: turn 1, made in turn 0"),
+        ("cancel_booking", "1", "yes", "pinned: turn 1"),
+        ("refund_booking", "2", "no", "pinned: turn 2, never made"),
+    ]
+    turns = [t.inner_text() for t in page.locator("#diff .call-turn").all()]
+    assert turns == ["turn 0", "turn 1"]  # get_booking before the first message, then cancel
+    assert "1 held" in page.locator("#pin-count").inner_text()
+    missed = page.locator("#diff .pin[data-held=no]").first
+    assert "m-missing" in str(missed.get_attribute("class"))
+    reasons = page.locator("#reasons").inner_text()
+    assert "expected call #0 get_booking is pinned to turn 1, made in turn 0" in reasons
+    # A trajectory without pins (the plainest) shows none.
+    plain = _open(site, chromium_browser, size, "cancel", "pins-none")
+    assert plain.locator("#diff .pin").count() == 0
+    assert plain.locator("#pin-count").count() == 0
+    assert plain.locator("#diff .call-turn").count() == 0

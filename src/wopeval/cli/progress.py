@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.progress import Progress
 
     from wopeval.grading.trial import TrialGrade
@@ -22,10 +24,20 @@ class ProgressView:
     (:func:`~wopeval.grading.adaptive.first_stop` over its trials in order): when it decides
     early, the trials it will not run leave the total and are counted as saved, so the bar ends
     full and says how many trials the stops saved.
+
+    A resumed run's view counts only the trials left (``total``) and is given the outcomes of
+    the trials its log already holds (``finished``: each scored trial's pass, an interrupted one
+    a failure, as the engine reads them): a task those already decide (a stop recorded before
+    the interruption, or one the log lacks) takes its unrun trials out of the total at once, and
+    the later ones read on from them, so "N saved" counts the whole run's savings.
     """
 
     def __init__(
-        self, progress: Progress | None, total: int, suite: AgentEvalSuite | None = None
+        self,
+        progress: Progress | None,
+        total: int,
+        suite: AgentEvalSuite | None = None,
+        finished: Mapping[tuple[str, int], bool] | None = None,
     ) -> None:
         self.progress = progress
         self.total = total
@@ -38,14 +50,22 @@ class ProgressView:
 
             self.plans = {suite.tasks[i].taskId: p for i, p in adaptive_plans(suite).items()}
         self.outcomes: dict[str, dict[int, bool]] = {task_id: {} for task_id in self.plans}
-        self.task = progress.add_task("trials", total=total, rate="-") if progress else None
+        self.before: dict[str, set[int]] = {task_id: set() for task_id in self.plans}
+        for (task_id, trial_index), passed in (finished or {}).items():
+            if task_id in self.plans:
+                self.outcomes[task_id][trial_index] = passed
+                self.before[task_id].add(trial_index)
+        for task_id in list(self.plans):
+            self._stop(task_id)
+        self.task = progress.add_task("trials", total=self.total, rate="-") if progress else None
 
     def __call__(self, task_id: str, trial_index: int, grade: TrialGrade | None) -> None:
         self.done += 1
         passed = grade is not None and grade.passed
         self.passed += passed
         if task_id in self.plans:
-            self._adaptive(task_id, trial_index, passed)
+            self.outcomes[task_id][trial_index] = passed
+            self._stop(task_id)
         if self.progress is not None and self.task is not None:
             self.progress.update(self.task, advance=1, total=self.total, rate=self.text)
 
@@ -55,11 +75,11 @@ class ProgressView:
         rate = f"{self.passed / self.done:.0%} passing" if self.done else "-"
         return f"{rate}, {self.saved} saved" if self.saved else rate
 
-    def _adaptive(self, task_id: str, trial_index: int, passed: bool) -> None:
+    def _stop(self, task_id: str) -> None:
+        """Take a decided task's unrun trials out of the total (the ones this view counts)."""
         from wopeval.grading.adaptive import first_stop
 
         plan, outcomes = self.plans[task_id], self.outcomes[task_id]
-        outcomes[trial_index] = passed
         prefix: list[bool] = []
         while len(prefix) in outcomes:
             prefix.append(outcomes[len(prefix)])
@@ -67,7 +87,8 @@ class ProgressView:
         if stop.decision is not None:
             del self.plans[task_id]  # stopped: its later callbacks count as plain trials
             self.saved += plan.max_trials - stop.trials
-            self.total -= plan.max_trials - stop.trials
+            before = self.before[task_id]
+            self.total -= sum(1 for i in range(stop.trials, plan.max_trials) if i not in before)
 
 
 def progress_bar(enabled: bool) -> Progress | None:

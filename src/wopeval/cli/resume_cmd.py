@@ -56,8 +56,8 @@ async def resume_run(
             fail_input(f"--resume: {exc}")
         progress = progress_bar(show_progress)
         left = _announce(run_id, resuming[1], resuming[2]) if progress is not None else 0
-        view = ProgressView(progress, left)
         suite = resuming[1].suite
+        view = ProgressView(progress, left, suite, finished_outcomes(resuming[2]))
         summary, detail = await _finish(service, handle, resuming, progress, view, on_signal)
     claims.check(run_id)
     return run_id, suite, summary, detail, handle.interrupted
@@ -139,3 +139,9 @@ def _announce(run_id: str, plan: RunPlan, state: ResumeState) -> int:
         err=True,
     )
     return left
+
+
+def finished_outcomes(state: ResumeState) -> dict[tuple[str, int], bool]:
+    """Each trial the log already holds and its pass, as the engine's adaptive test reads it
+    on resume: an interrupted trial (not run again) is a failure."""
+    return {**state.passed, **dict.fromkeys(state.interrupted, False)}

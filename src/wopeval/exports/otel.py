@@ -33,7 +33,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from itertools import chain
-from typing import Any, TextIO
+from typing import Any, TextIO, get_args
 
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
@@ -62,6 +62,7 @@ from wopeval.wire.events import (
     X_TASK_ID,
     X_TRIAL_INDEX,
     RunEvent,
+    UserErrorCause,
 )
 from wopeval.wire.vocab import (
     OTEL_AGENT_ERROR,
@@ -72,6 +73,7 @@ from wopeval.wire.vocab import (
     OTEL_TOOL_FIXTURE_INDEX,
     OTEL_TOOL_WORLD_RULE,
     OTEL_USER_CALLS_BEFORE,
+    OTEL_USER_CAUSE,
     OTEL_USER_KIND,
     OTEL_USER_REPLY_INDEX,
     OTEL_USER_TURN,
@@ -88,6 +90,8 @@ from wopeval.wire.vocab import (
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 # Spans (or log records) per OTLP/JSON line of a streamed export.
 LINE_ITEMS = 1000
+# A user turn's cause is exported only as one of these labels (never a free text).
+USER_ERROR_CAUSES = frozenset(get_args(UserErrorCause))
 
 
 def _ns(timestamp: str) -> int:
@@ -261,6 +265,8 @@ def _turn(payload: dict[str, Any], calls_before: int) -> dict[str, Any]:
     }
     if isinstance(payload.get("replyIndex"), int):
         attrs[OTEL_USER_REPLY_INDEX] = payload["replyIndex"]
+    if payload.get("cause") in USER_ERROR_CAUSES:
+        attrs[OTEL_USER_CAUSE] = payload["cause"]
     return attrs
 
 

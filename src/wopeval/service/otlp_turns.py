@@ -2,22 +2,25 @@
 
 The export writes each ``wopeval.user-turn`` as a ``wopeval.user_turn`` span event on the
 trial's agent span, content-free: its number, how it was answered (``reply``, ``stop``,
-``miss``, ``max-turns``, ``ended``), the reply entry's index, and how many of the trial's tool
-calls came before it. :class:`TurnsBack` puts each back among the imported tool calls at that
-count, so a conversation's log reads as the source's, without the messages: a user miss still
-fails its trial closed and counts on the user side; what was said is not in the trace.
+``miss``, ``max-turns``, ``ended``, ``error``), the reply entry's index, an ``error`` turn's
+cause (a label: ``model-error``, ``format``, …; its detail is content and stays behind), and
+how many of the trial's tool calls came before it. :class:`TurnsBack` puts each back among the
+imported tool calls at that count, so a conversation's log reads as the source's, without the
+messages: a user miss still fails its trial closed and counts on the user side, a user error
+names its cause; what was said is not in the trace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import get_args
+from typing import Any, get_args
 
 from wopeval.service.otlp_read import OtlpEvent, OtlpSpan
-from wopeval.wire.events import Payload, RunEvent, UserTurn, UserTurnKind
+from wopeval.wire.events import Payload, RunEvent, UserErrorCause, UserTurn, UserTurnKind
 from wopeval.wire.vocab import (
     OTEL_USER_CALLS_BEFORE,
+    OTEL_USER_CAUSE,
     OTEL_USER_KIND,
     OTEL_USER_REPLY_INDEX,
     OTEL_USER_TURN,
@@ -28,6 +31,7 @@ from wopeval.wire.vocab import (
 __all__ = ["TurnsBack"]
 
 _KINDS = frozenset(get_args(UserTurnKind))
+_CAUSES = frozenset(get_args(UserErrorCause))
 
 
 @dataclass(frozen=True)
@@ -41,17 +45,23 @@ def _index(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _label(value: object, labels: frozenset[str]) -> Any:
+    """``value`` when it is one of ``labels`` (a trace may hold any value: a list, a map)."""
+    return value if isinstance(value, str) and value in labels else None
+
+
 def _turn(event: OtlpEvent, agent_id: str) -> _Turn | None:
     """The turn a span event says, or None when it is not one wopeval wrote."""
     attrs = event.attributes
-    kind, turn = attrs.get(OTEL_USER_KIND), _index(attrs.get(OTEL_USER_TURN))
-    if event.name != OTEL_USER_TURN_EVENT or kind not in _KINDS or turn is None:
+    kind, turn = _label(attrs.get(OTEL_USER_KIND), _KINDS), _index(attrs.get(OTEL_USER_TURN))
+    if event.name != OTEL_USER_TURN_EVENT or kind is None or turn is None:
         return None
     payload = UserTurn(
         agentId=agent_id,
         turn=turn,
         kind=kind,
         replyIndex=_index(attrs.get(OTEL_USER_REPLY_INDEX)),
+        cause=_label(attrs.get(OTEL_USER_CAUSE), _CAUSES),
     )
     return _Turn(_index(attrs.get(OTEL_USER_CALLS_BEFORE)) or 0, event.time_ns, payload)
 

@@ -36,6 +36,7 @@ from wopeval.suite import parse_suite
 from wopeval.suite.models import Task, Thresholds, Trials
 from wopeval.viewer.bands import Band, suite_bands, task_bands
 from wopeval.viewer.conversation import Conversation, StateDiff, conversation_of, state_diff_of
+from wopeval.viewer.pins import PinView, graded_turns, pin_views
 from wopeval.viewer.queries import Outcome, Reason, Scored, all_events, outcomes, trial_events
 from wopeval.wire.events import RunEvent, TrialFailed
 from wopeval.wire.summary import EvalSummary, TaskSummary
@@ -283,6 +284,10 @@ class TrialPage:
     task_input: Any
     conversation: Conversation | None = None
     state: StateDiff | None = None
+    # The pinned expected calls (``x-wopeval-pin``) by their index in the trajectory diff.
+    pins: dict[int, PinView] = field(default_factory=dict)
+    # With pins: the turn each observed call of the diff was made in.
+    call_turns: list[int] = field(default_factory=list)
 
     @property
     def reason_texts(self) -> list[str]:
@@ -311,13 +316,19 @@ async def trial_page(
     elif view is not None and view.scored is not None and not view.scored.passed:
         status = "fail"
     diff = None
+    pins: dict[int, PinView] = {}
+    turns: list[int] = []
     if task.expected.trajectory is not None and view is not None and view.ran:
         diff = trajectory_diff(task.expected.trajectory, view.calls, target)
+        pins = pin_views(task.expected.trajectory, view.calls, target)
+        if pins:
+            turns = graded_turns(task.expected.trajectory, view.calls, target)
     talk = conversation_of(log, view)
     state = state_diff_of(task, view)
     return TrialPage(
-        record, task_id, trial_index, log, view, reason, status, diff, task.input, talk, state
-    )
+        record, task_id, trial_index, log, view, reason, status, diff, task.input, talk, state,
+        pins, turns,
+    )  # fmt: skip
 
 
 def _reason(

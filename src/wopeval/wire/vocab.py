@@ -127,6 +127,10 @@ OTEL_USER_TURN = "openwop.user.turn"
 OTEL_USER_KIND = "openwop.user.kind"
 OTEL_USER_REPLY_INDEX = "openwop.user.reply_index"
 OTEL_USER_CALLS_BEFORE = "openwop.user.calls_before"
+# Why a simulated user failed (an ``error`` turn): its cause, one of a closed set of labels
+# (``model-error``, ``format``, ``max-turns``, ``model-miss``, ``resume-diverged``), never
+# the detail.
+OTEL_USER_CAUSE = "openwop.user.cause"
 # Where a trial's final world state was recorded (``wopeval.world-state``): a span event that
 # says a state was recorded, never what it is (the state is content).
 OTEL_WORLD_STATE_EVENT = "wopeval.world_state"
