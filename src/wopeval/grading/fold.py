@@ -198,8 +198,9 @@ class RunFold:
 
     def feed(self, events: Iterable[LogEvent]) -> None:
         """Fold the whole log, then :meth:`close`."""
+        feed_one = self.feed_one
         for event in events:
-            self.feed_one(event)
+            feed_one(event)
         self.close()
 
     def feed_one(self, event: LogEvent) -> None:

@@ -187,10 +187,12 @@ class TrialCollector:
         cause = event.causationId
         if cause is not None and type_ not in _KEYED:
             view = self._by_root.get(cause)
-            if view is not None:  # the common case: an event of an open trial
-                _apply(view, event)
-                if type_ == INVOCATION_COMPLETED:
-                    self._maybe_close((view.task_id, view.trial_index), view)
+            if view is not None:  # the common case: an event of an open trial (_apply inlined)
+                apply = _APPLY.get(type_)
+                if apply is not None:
+                    apply(view, event.typed, event)
+                    if type_ == INVOCATION_COMPLETED:
+                        self._maybe_close((view.task_id, view.trial_index), view)
                 return
         self._feed_keyed(event)
 
@@ -287,7 +289,8 @@ def _as(event: LogEvent, model: type[_P]) -> _P:
 
 
 def _has_key(event: LogEvent, key: str) -> bool:
-    return isinstance(event.payload, dict) and key in event.payload
+    payload = event.payload
+    return isinstance(payload, dict) and key in payload
 
 
 def _open(view: TrialView, event: LogEvent, started: InvocationStarted) -> None:
