@@ -263,7 +263,8 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
             ident = "i"
         elif mode == "subset" and isinstance(args, dict):
             terms = _pattern_terms(args, paths, top)
-            ident = frozenset(terms)
+            # One term: the term itself (a tuple, never equal to a set, a str or "i").
+            ident = terms[0] if len(terms) == 1 else frozenset(terms)
         else:
             pivot = pivots.get(tool) if mode == "exact" and isinstance(args, dict) else None
             bucket = _MISSING if pivot is None else _bucket(args, pivot)
@@ -360,10 +361,10 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
     lists = list(map(left_terms.__getitem__, slots))
     # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie, the
     # earlier on a tie of both (``list.index`` finds the first of the smallest).
-    rank = {
-        term: 2 * count + (term[1] is OBJECT)
-        for term, count in Counter(itertools.chain.from_iterable(lists)).items()
-    }
+    rank: dict[Term, int] = {}
+    if any(len(terms) > 1 for terms in lists):  # else each pattern goes under its one term
+        counted = Counter(itertools.chain.from_iterable(lists))
+        rank = {term: 2 * count + (term[1] is OBJECT) for term, count in counted.items()}
     rank_of = rank.__getitem__
     root = tool.index = IndexNode()
     nodes: dict[Path, IndexNode] = {(): root}  # the node of each key path met
