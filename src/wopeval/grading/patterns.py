@@ -8,10 +8,10 @@ canonicalising them in the common case.
 Classes: per tool, ``argsMatch`` and an identity of the args: the canonical JSON
 (:func:`~wopeval.grading.jsonmatch.canonical_json`) for ``exact`` and for a ``subset`` pattern
 that is not an object (which is an exact comparison); the set of *terms* for a ``subset``
-object pattern: its non-object leaves ``(key path, json_key(leaf))`` and its empty objects
-``(key path, OBJECT)`` (two patterns have the same terms exactly when they are JSON-equal, and a
-value matches the pattern exactly when it has every term: :func:`has_terms`); one class per tool
-for ``ignore``.
+object pattern (a lone term stands for its set): its non-object leaves ``(key path,
+json_key(leaf))`` and its empty objects ``(key path, OBJECT)`` (two patterns have the same terms
+exactly when they are JSON-equal, and a value matches the pattern exactly when it has every
+term: :func:`has_terms`); one class per tool for ``ignore``.
 
 Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
