@@ -124,8 +124,13 @@ class ClassGraph:
         return bool(self.right_neighbours[right]) or tool in self.patterns.ignore_of
 
     def matchable_right(self) -> int:
-        """How many observed classes some expected class can take."""
-        return sum(1 for right in range(len(self.right_first)) if self.matchable(right))
+        """How many observed classes some expected class can take (:meth:`matchable`)."""
+        ignored, observed = self.patterns.ignore_of, self.observed
+        return sum(
+            1
+            for found, position in zip(self.right_neighbours, self.right_first, strict=True)
+            if found or observed[position].tool in ignored
+        )
 
 
 def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
@@ -194,6 +199,11 @@ def _lookup(tool: ToolPatterns, inputs: object) -> tuple[list[int], int]:
         return found, 0
     candidates: list[int] = []
     steps = _walk(index, inputs, candidates)
+    if len(candidates) == 1 and not found:  # the common case: one pattern to confirm
+        slot = candidates[0]
+        terms = tool.others[slot]
+        steps += 1 + len(terms)
+        return ([slot] if not terms or has_terms(inputs, terms) else _NONE), steps
     if candidates:
         others = tool.others
         found = found[:]

@@ -66,7 +66,11 @@ def has_terms(value: object, terms: Sequence[Term]) -> bool:
             leaf = leaf.get(name, _MISSING)
             if leaf is _MISSING:
                 return False
-        if key is OBJECT:
+        kind = type(leaf)
+        if kind is str or kind is int:  # its own leaf_key; never equal to OBJECT
+            if leaf != key:
+                return False
+        elif key is OBJECT:
             if not isinstance(leaf, dict):
                 return False
         elif isinstance(leaf, dict) or leaf_key(leaf) != key:
@@ -90,10 +94,38 @@ def _terms(
         kind = type(item)
         if kind is str or kind is int:
             out.append((inner, item))
+        elif kind is dict and not item:
+            out.append((inner, OBJECT))  # what the call below would append
         elif kind is dict or isinstance(item, dict):
             _terms(item, inner, out, paths)  # type: ignore[arg-type]
         else:
             out.append((inner, json_key(item)))
+
+
+def _pattern_terms(
+    pattern: dict[str, object], paths: dict[Path, Path], top: dict[str, Path]
+) -> list[Term]:
+    """The terms of a whole pattern, as :func:`_terms` appends them; ``top`` keeps the key
+    path of each top-level name met (no tuple is built for a name seen before)."""
+    if not pattern:
+        return [((), OBJECT)]
+    out: list[Term] = []
+    for name, item in pattern.items():
+        inner = top.get(name)
+        if inner is None:
+            if not isinstance(name, str):
+                raise TypeError(f"not a JSON object key: {name!r}")
+            inner = top[name] = paths.setdefault((name,), (name,))
+        kind = type(item)
+        if kind is str or kind is int:
+            out.append((inner, item))
+        elif kind is dict and not item:
+            out.append((inner, OBJECT))
+        elif kind is dict or isinstance(item, dict):
+            _terms(item, inner, out, paths)  # type: ignore[arg-type]
+        else:
+            out.append((inner, json_key(item)))
+    return out
 
 
 def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:

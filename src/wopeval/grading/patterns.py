@@ -8,10 +8,10 @@ canonicalising them in the common case.
 Classes: per tool, ``argsMatch`` and an identity of the args: the canonical JSON
 (:func:`~wopeval.grading.jsonmatch.canonical_json`) for ``exact`` and for a ``subset`` pattern
 that is not an object (which is an exact comparison); the set of *terms* for a ``subset``
-object pattern: its non-object leaves ``(key path, json_key(leaf))`` and its empty objects
-``(key path, OBJECT)`` (two patterns have the same terms exactly when they are JSON-equal, and a
-value matches the pattern exactly when it has every term: :func:`has_terms`); one class per tool
-for ``ignore``.
+object pattern (a lone term stands for its set): its non-object leaves ``(key path,
+json_key(leaf))`` and its empty objects ``(key path, OBJECT)`` (two patterns have the same terms
+exactly when they are JSON-equal, and a value matches the pattern exactly when it has every
+term: :func:`has_terms`); one class per tool for ``ignore``.
 
 Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
@@ -47,7 +47,7 @@ from wopeval.grading.pattern_terms import (
     Path,
     Term,
     _guards,
-    _terms,
+    _pattern_terms,
     guards_hold,
     has_terms,
     leaf_key,
@@ -76,8 +76,10 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 _FEW = 4  # at most this many bucket candidates are compared with ``==``
 _PIVOT_SAMPLE = 256  # classes per tool looked at to choose its lookup field
 _PIVOT_CALLS = 1024  # calls looked at to choose each tool's bucket field
+_NO_TERMS: list[Term] = []  # a pattern's other terms when it has one (never changed)
 
 Plain = tuple[object, tuple[Guard, ...]]  # an exact object pattern of exact JSON types, guards
+Sides = dict[str, list[int]]  # per tool, its classes of one kind in class order
 
 
 class IndexNode:
@@ -231,7 +233,9 @@ def _bucket(args: dict[str, object], pivot: str) -> Hashable:
     return leaf_key(value)
 
 
-def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
+def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Sides]:
+    """Number the classes and list, per tool, its ``exact``-like and its ``subset`` object
+    classes (in class order; the tools in ``patterns.tools`` in order of their first class)."""
     # Identity per tool: the canonical key for exact args and non-object subset patterns (the
     # same comparison, so they may share a class), the term set for subset object patterns,
     # "i" for ignore (no canonical key is the bare letter i). JSON-equal exact object patterns
@@ -239,9 +243,16 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
     # with no canonical key yet; once a bucket is shared, its members go by canonical key.
     index: dict[str, dict[Hashable, int]] = {}  # per tool: no key tuple kept per class
     counts, left_of, exact = patterns.left_counts, patterns.left_of, patterns.plain.args
-    pivots = _pivots(calls)
+    pivots = patterns.pivots = _pivots(calls)
     alone: dict[str, dict[Hashable, int]] = {tool: {} for tool in pivots}  # -1: shared
     paths: dict[Path, Path] = {}
+    top: dict[str, Path] = {}
+    exact_of: Sides = {}
+    subset_of: Sides = {}
+    tools, left_terms, ignore_of = patterns.tools, patterns.left_terms, patterns.ignore_of
+    add_call, add_mode, add_slot = patterns.left.append, patterns.left_modes.append, left_of.append
+    add_tool, add_key = patterns.left_tools.append, patterns.left_keys.append
+    work = 0
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
         args, tool = call.args, call.tool
@@ -251,9 +262,9 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
         if mode == "ignore":
             ident = "i"
         elif mode == "subset" and isinstance(args, dict):
-            terms = []
-            _terms(args, (), terms, paths)
-            ident = frozenset(terms)
+            terms = _pattern_terms(args, paths, top)
+            # One term: the term itself (a tuple, never equal to a set, a str or "i").
+            ident = terms[0] if len(terms) == 1 else frozenset(terms)
         else:
             pivot = pivots.get(tool) if mode == "exact" and isinstance(args, dict) else None
             bucket = _MISSING if pivot is None else _bucket(args, pivot)
@@ -271,36 +282,39 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> None:
         if classes is None:
             classes = index[tool] = {}
         slot = classes.get(ident)  # None is never kept: a new bucket's class is new
-        if slot is None:
-            slot = len(counts)
-            if ident is not None:
-                classes[ident] = slot
-            _new_class(patterns, call, mode, key, terms)
+        if slot is not None:
+            counts[slot] += 1
+            add_slot(slot)
+            continue
+        slot = len(counts)
+        if ident is not None:
+            classes[ident] = slot
+        add_call(call)
+        add_mode(mode)
+        add_tool(tool)
+        add_key(key)
+        counts.append(1)
+        add_slot(slot)
+        if mode == "ignore":
+            ignore_of[tool] = slot
+            continue
+        if tool not in tools:
+            tools[tool] = ToolPatterns()
+        if terms is not None:
+            left_terms[slot] = terms
+            work += len(terms)
+            side = subset_of
+        else:
             if mode == "exact" and type(args) is dict:
                 exact[slot] = args
-        counts[slot] += 1
-        left_of.append(slot)
-    patterns.pivots = pivots
-
-
-def _new_class(
-    patterns: Patterns,
-    call: ExpectedCall,
-    mode: ArgsMatch,
-    key: str | None,
-    terms: list[Term] | None,
-) -> None:
-    slot = len(patterns.left_counts)
-    patterns.left.append(call)
-    patterns.left_modes.append(mode)
-    patterns.left_tools.append(call.tool)
-    patterns.left_keys.append(key)
-    patterns.left_counts.append(0)
-    if terms is not None:
-        patterns.left_terms[slot] = terms
-        patterns.work += len(terms)
-    if mode == "ignore":
-        patterns.ignore_of[call.tool] = slot
+            side = exact_of
+        listed = side.get(tool)
+        if listed is None:
+            side[tool] = [slot]
+        else:
+            listed.append(slot)
+    patterns.work += work
+    return exact_of, subset_of
 
 
 def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
@@ -344,51 +358,58 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
 def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
     """Each subset object pattern under its rarest term (a leaf before an empty object)."""
     left_terms = patterns.left_terms
-    frequency = Counter(itertools.chain.from_iterable(map(left_terms.__getitem__, slots)))
+    lists = list(map(left_terms.__getitem__, slots))
+    # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie, the
+    # earlier on a tie of both (``list.index`` finds the first of the smallest).
+    rank: dict[Term, int] = {}
+    if any(len(terms) > 1 for terms in lists):  # else each pattern goes under its one term
+        counted = Counter(itertools.chain.from_iterable(lists))
+        rank = {term: 2 * count + (term[1] is OBJECT) for term, count in counted.items()}
+    rank_of = rank.__getitem__
     root = tool.index = IndexNode()
-    for slot in slots:
-        terms = left_terms[slot]
-        # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie, the
-        # earlier on a tie of both.
-        best, rank = 0, 2 * frequency[terms[0]] + (terms[0][1] is OBJECT)
-        for position in range(1, len(terms)):
-            term = terms[position]
-            this = 2 * frequency[term] + (term[1] is OBJECT)
-            if this < rank:
-                best, rank = position, this
+    nodes: dict[Path, IndexNode] = {(): root}  # the node of each key path met
+    others = tool.others
+    work = 0
+    for slot, terms in zip(slots, lists, strict=True):
+        work += len(terms)
+        if len(terms) == 1:
+            best = 0
+            others[slot] = _NO_TERMS
+        else:
+            ranks = list(map(rank_of, terms))
+            best = ranks.index(min(ranks))
+            others[slot] = terms[1:] if best == 0 else terms[:best] + terms[best + 1 :]
         path, key = terms[best]
-        node = root
-        for name in path:
-            child = node.children.get(name)
-            if child is None:
-                child = node.children[name] = IndexNode()
-            node = child
+        node = nodes.get(path)
+        if node is None:
+            node = nodes[path] = _node(root, path)
         if key is OBJECT:
             node.objects.append(slot)
         else:
-            node.buckets.setdefault(key, []).append(slot)
-        tool.others[slot] = terms[:best] + terms[best + 1 :]
-    patterns.work += 2 * sum(len(patterns.left_terms[slot]) for slot in slots)
+            bucket = node.buckets.get(key)
+            if bucket is None:
+                node.buckets[key] = [slot]
+            else:
+                bucket.append(slot)
+    patterns.work += 2 * work
+
+
+def _node(root: IndexNode, path: Path) -> IndexNode:
+    """The trie node of ``path`` under ``root``, made with the nodes above it if missing."""
+    node = root
+    for name in path:
+        child = node.children.get(name)
+        if child is None:
+            child = node.children[name] = IndexNode()
+        node = child
+    return node
 
 
 def compile_patterns(calls: Sequence[ExpectedCall]) -> Patterns:
     """Group and index ``calls`` (the expected side of
     :func:`~wopeval.grading.classgraph.build`)."""
     patterns = Patterns(calls=tuple(calls))
-    _group(patterns, calls)
-    exact: dict[str, list[int]] = {}
-    subset: dict[str, list[int]] = {}
-    terms = patterns.left_terms
-    for slot, (mode, tool) in enumerate(zip(patterns.left_modes, patterns.left_tools, strict=True)):
-        if mode != "ignore":
-            if tool not in patterns.tools:
-                patterns.tools[tool] = ToolPatterns()
-            side = subset if slot in terms else exact
-            listed = side.get(tool)
-            if listed is None:
-                side[tool] = [slot]
-            else:
-                listed.append(slot)
+    exact, subset = _group(patterns, calls)
     for name, slots in exact.items():
         _index_exact(patterns, patterns.tools[name], slots)
     for name, slots in subset.items():
