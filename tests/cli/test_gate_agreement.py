@@ -5,9 +5,8 @@ applied to the run's summary."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import subprocess
-import sys
 import tempfile
 from fractions import Fraction
 from pathlib import Path
@@ -95,22 +94,24 @@ def test_every_output_gives_the_gates_verdict(doc: dict[str, Any], gate: str) ->
 
 
 def _plugin(directory: Path, gate: str) -> tuple[int, Path]:
+    """The plugin in a pytest session of its own, in this process: what is compared here is the
+    verdict, and tests/cli/test_pytest_plugin.py pins the exit code of a real process."""
     xml = directory / "pytest.xml"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *_UNRELATED, "-q",
-         "--wopeval-suite", "suite.json", "--wopeval-agent", SCRIPTED,
-         "--wopeval-gate", gate, "--junitxml", str(xml)],
-        cwd=directory, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode in (0, 1), done.stdout + done.stderr
-    return done.returncode, xml
+    with contextlib.chdir(directory):
+        code = pytest.main(
+            ["-p", "no:cacheprovider", "-p", "no:asyncio", *_UNRELATED, "-q",
+             "--wopeval-suite", "suite.json", "--wopeval-agent", SCRIPTED,
+             "--wopeval-gate", gate, "--junitxml", str(xml)],
+        )  # fmt: skip
+    assert code in (0, 1), code
+    return int(code), xml
 
 
 @pytest.mark.parametrize("gate", sorted(GATES))
 @settings(max_examples=3, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=suites(max_tasks=3, max_trials=3))
 def test_the_pytest_plugin_agrees_with_the_cli(gate: str, doc: dict[str, Any]) -> None:
-    """The same generated suites through the pytest plugin (a subprocess, as CI runs it) and the
+    """The same generated suites through the pytest plugin (its own pytest session) and the
     CLI: the session's outcome and its gate test follow the gate; every task is still reported,
     failing exactly when its task did not pass."""
     runner = CliRunner()
