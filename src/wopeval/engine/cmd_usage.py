@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 USAGE_ENV = "WOPEVAL_USAGE_URL"
 USAGE_PATH = "/usage"
 PROVIDER = "command"
-_MAX_BODY = 64 * 1024
+MAX_BODY = 64 * 1024
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -118,18 +118,18 @@ def usage_route(app: Asgi, spend: CommandSpend) -> Asgi:
             await app(scope, receive, send)
             return
         if scope.get("method") != "POST":
-            await _respond(send, 405, {"error": "POST a usage report"})
+            await respond(send, 405, {"error": "POST a usage report"})
             return
-        body = await _body(receive)
+        body = await read_body(receive)
         if body is None:
-            await _respond(send, 413, {"error": f"a usage report is at most {_MAX_BODY} bytes"})
+            await respond(send, 413, {"error": f"a usage report is at most {MAX_BODY} bytes"})
             return
         try:
             report = UsageReport.model_validate_json(body)
         except ValidationError as exc:
-            await _respond(send, 400, {"error": "invalid usage report", "errors": _named(exc)})
+            await respond(send, 400, {"error": "invalid usage report", "errors": _named(exc)})
             return
-        await _respond(send, 200, await spend.report(report))
+        await respond(send, 200, await spend.report(report))
         spend.stop_if_over()
 
     return routed
@@ -141,18 +141,18 @@ def _named(exc: ValidationError) -> list[str]:
     ]
 
 
-async def _body(receive: Receive) -> bytes | None:
+async def read_body(receive: Receive) -> bytes | None:
     body = b""
     while True:
         message = await receive()
         body += bytes(message.get("body", b""))
-        if len(body) > _MAX_BODY:
+        if len(body) > MAX_BODY:
             return None
         if not message.get("more_body"):
             return body
 
 
-async def _respond(send: Send, status: int, doc: dict[str, Any]) -> None:
+async def respond(send: Send, status: int, doc: dict[str, Any]) -> None:
     body = json.dumps(doc).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})

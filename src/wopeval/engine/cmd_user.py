@@ -25,10 +25,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from wopeval.engine.agent import AgentContext, ConversationEnded
-from wopeval.engine.cmd_usage import _MAX_BODY as MAX_BODY
-from wopeval.engine.cmd_usage import Asgi, Receive, Scope, Send
-from wopeval.engine.cmd_usage import _body as read_body  # the same body limit as /usage
-from wopeval.engine.cmd_usage import _respond as respond
+from wopeval.engine.cmd_usage import (  # the same limit as /usage
+    MAX_BODY,
+    Asgi,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    respond,
+)
 
 __all__ = [
     "ASK_USER_DESCRIPTION",
