@@ -9,7 +9,7 @@ from collections import Counter
 from rich.console import Console
 from rich.markup import escape
 
-from wopeval.exports.textsafe import terminal_text
+from wopeval.exports.textsafe import counted, terminal_text
 from wopeval.grading.detail import STATUS_MARK, RunDetail, TrialCell
 from wopeval.grading.reasons import reason_texts
 
@@ -92,7 +92,7 @@ def verdict_lines(detail: RunDetail, width: int = 80) -> list[str]:
 
 
 def _trials(count: int) -> str:
-    return f"{count} trial" if count == 1 else f"{count} trials"
+    return counted(count, "trial")
 
 
 def print_detail(console: Console, detail: RunDetail) -> None:

@@ -49,3 +49,8 @@ def terminal_text(text: str) -> str:
     starts every escape sequence, among them), bidirectional overrides and lone surrogates
     shown as its escape (``\\x1b``)."""
     return _CONTROL.sub(_escaped, text)
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 task``, ``2 tasks``, ``0 tasks``: a count and its noun (a regular English plural)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

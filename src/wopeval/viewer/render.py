@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from wopeval.exports.textsafe import terminal_text
+from wopeval.exports.textsafe import counted, terminal_text
 from wopeval.grading.gate import stored_verdict
 from wopeval.viewer.plots import sparkline, suite_plot
 
@@ -57,6 +57,7 @@ def environment() -> Environment:
     env.filters["num"] = lambda v, d=3: "–" if v is None else f"{float(v):.{d}f}"
     env.filters["signed"] = lambda v, d=3: f"{float(v):+.{d}f}"
     env.filters["pretty"] = pretty
+    env.filters["counted"] = counted
     # Untrusted text (messages, replies): controls and bidi overrides shown as their escapes.
     env.filters["plain"] = lambda v: terminal_text(text_of(v))
     env.globals["short_text"] = short_text
