@@ -16,6 +16,7 @@ from wopeval.agents.scripted_openai import HttpError, Reply, call
 from wopeval.events.store import EventStore
 from wopeval.exports.otel import otlp_json_lines
 from wopeval.grading.summary import GradingOptions, build_summary
+from wopeval.grading.user_reasons import NO_DETAIL
 from wopeval.service.otlp_read import spans_of
 from wopeval.service.otlp_trials import import_spans
 from wopeval.wire.vocab import EVAL_SCORED, TRIAL_FAILED
@@ -60,6 +61,9 @@ async def test_33_5_an_imported_user_error_names_its_cause_as_the_stored_run(
     back = _reason(imported)
     assert (back["kind"], back["details"]["cause"]) == ("user-error", cause)
     assert back["message"].startswith(f"user-error ({cause}): the simulated user failed")
+    assert back["message"].endswith(f"failed, not the agent: {NO_DETAIL}")
+    assert stored["details"]["error"]
+    assert stored["details"]["error"] in stored["message"]
     assert back["details"]["turn"] == stored["details"]["turn"]
     (scored,) = [e.payload for e in imported if e.type == EVAL_SCORED]
     assert (scored["scoreLabel"], scored["passed"]) == ("user-error", False)

@@ -12,7 +12,7 @@ from wopeval.grading.fold import RunFold
 from wopeval.grading.reasons import Verdict, explain
 from wopeval.grading.summary import user_side
 from wopeval.grading.trial import grade_trial, recorded_outcome
-from wopeval.grading.user_reasons import user_reasons
+from wopeval.grading.user_reasons import NO_DETAIL, user_reasons
 from wopeval.grading.views import TrialView, _user_turn
 from wopeval.suite import parse_suite
 from wopeval.suite.models import AgentEvalSuite, Task
@@ -86,14 +86,16 @@ def test_33_2_an_error_turn_without_cause_is_still_a_user_error() -> None:
     view = _view(("reply", "ref?", None))
     _user_turn(view, UserTurn(agentId=TARGET, turn=1, kind="error"))
     (reason,) = user_reasons(_task(), view)
-    assert reason.message == "user-error (unknown): the simulated user failed, not the agent: "
+    expected = f"user-error (unknown): the simulated user failed, not the agent: {NO_DETAIL}"
+    assert reason.message == expected
 
 
 def test_33_2_a_view_ended_in_error_without_its_turn_still_says_user_error() -> None:
     view = _view(("reply", "ref?", None))
     view.user_end = "error"  # a view built by hand: no error turn read
     (reason,) = user_reasons(_task(), view)
-    assert reason.message == "user-error (unknown): the simulated user failed, not the agent: "
+    expected = f"user-error (unknown): the simulated user failed, not the agent: {NO_DETAIL}"
+    assert reason.message == expected
     assert reason.details == {"cause": "unknown", "turn": 0, "error": ""}
 
 

@@ -17,7 +17,9 @@ from wopeval.suite.models import Task
 from wopeval.suite.user import ScriptedUser, WhenJson, WhenLiteral
 from wopeval.wire.events import FailureReason
 
-__all__ = ["user_reasons"]
+__all__ = ["NO_DETAIL", "user_reasons"]
+
+NO_DETAIL = "no detail in the log (an imported trace carries only the cause)"
 
 _LISTED = 3
 
@@ -27,7 +29,8 @@ def user_reasons(task: Task, view: TrialView) -> list[FailureReason]:
     script = task.x_wopeval_user
     if view.user_end == "error":
         cause, detail = view.user_error or ("unknown", "")
-        text = f"user-error ({cause}): the simulated user failed, not the agent: {detail}"
+        what = detail or NO_DETAIL
+        text = f"user-error ({cause}): the simulated user failed, not the agent: {what}"
         details = {"cause": cause, "turn": view.user_turns - 1, "error": detail}
         return [FailureReason(kind="user-error", message=text[:300], details=details)]
     if not isinstance(script, ScriptedUser):
