@@ -484,3 +484,24 @@ def test_a_keyed_root_caused_by_an_open_trial_starts_its_own_trial() -> None:
     assert [c.inputs for c in views[("t", 0)].calls] == [{"q": 1}]
     assert [c.inputs for c in views[("t", 1)].calls] == [{"q": 2}]
     assert views[("t", 1)].root_invocation_id == "inv-2"
+
+
+def test_0244_B_a_score_and_reason_caused_by_their_open_root_close_the_trial() -> None:
+    # wopeval records a trial's eval.scored and trial-failed with causationId = its root: an
+    # event of an open trial, yet keyed, so it must reach the keyed reading (the fast path
+    # for an open trial's events hands on only the types a view reads).
+    log = Log()
+    first = _start(log, "t0", 0, inv="inv-a")
+    second = _start(log, "t0", 1, inv="inv-b")
+    _done(log, first, inv="inv-a")
+    _done(log, second, inv="inv-b")
+    log.add(EVAL_SCORED, {"taskId": "t0", "score": 1.0, "passed": True, "trialIndex": 0}, 0, first)
+    log.add(
+        EVAL_SCORED, {"taskId": "t0", "score": 0.0, "passed": False, "trialIndex": 1}, 0, second
+    )
+    reason = {"taskId": "t0", "trialIndex": 1, "kind": "output-mismatch", "message": "no"}
+    log.add(TRIAL_FAILED, reason, 0, second)
+    collector, handed = _collector(log, {"t0": 2})
+    assert handed == [("t0", 0), ("t0", 1)]
+    assert collector.views == {}
+    assert collector.anomaly is None

@@ -11,6 +11,7 @@ malformed stored payload is refused on read, never trusted because the writer ch
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -32,6 +33,10 @@ LOGGED_COLUMNS: Final = (
     events.c.causation_id,
 )
 _UNREAD: Final[Any] = object()
+# Each typed event type's JSON validator, looked up once per event instead of through its model.
+_VALIDATE_JSON: Final[dict[str, Callable[[str], Payload]]] = {
+    type_: model.__pydantic_validator__.validate_json for type_, model in PAYLOAD_MODELS.items()
+}
 
 
 class MalformedEventError(StoreError):
@@ -77,14 +82,14 @@ class LoggedEvent:
         stored text once. Raises :class:`MalformedEventError` for a payload its model refuses."""
         typed = self._typed
         if typed is _UNREAD:
-            model = PAYLOAD_MODELS.get(self.type)
-            if model is None:
+            validate = _VALIDATE_JSON.get(self.type)
+            if validate is None:
                 typed = None
             else:
                 try:
-                    typed = model.__pydantic_validator__.validate_json(self._text)
+                    typed = validate(self._text)
                 except ValueError:
-                    typed = self._revalidate(model)
+                    typed = self._revalidate(PAYLOAD_MODELS[self.type])
             self._typed = typed
         return typed
 

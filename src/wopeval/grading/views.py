@@ -54,7 +54,7 @@ from wopeval.wire.vocab import (
 __all__ = ["VENDOR_PREFIXES", "X_ERROR", "TrialCollector", "TrialView", "closed", "collect_trials"]
 
 
-@dataclass
+@dataclass(slots=True)
 class TrialView:
     """Everything grading needs to know about one trial, read from the log."""
 
@@ -183,16 +183,18 @@ class TrialCollector:
         self._closed_other: set[tuple[str, int]] = set()
 
     def feed(self, event: LogEvent) -> None:
-        type_ = event.type
         cause = event.causationId
-        if cause is not None and type_ not in _KEYED:
-            view = self._by_root.get(cause)
-            if view is not None:  # the common case: an event of an open trial (_apply inlined)
-                apply = _APPLY.get(type_)
-                if apply is not None:
-                    apply(view, event.typed, event)
-                    if type_ == INVOCATION_COMPLETED:
-                        self._maybe_close((view.task_id, view.trial_index), view)
+        if cause is not None and (view := self._by_root.get(cause)) is not None:
+            # The common case: an event of an open trial (_apply inlined; no keyed type is in
+            # _APPLY, so a type found there is never one _feed_keyed would read).
+            type_ = event.type
+            apply = _APPLY.get(type_)
+            if apply is not None:
+                apply(view, event.typed, event)
+                if apply is _completed:
+                    self._maybe_close((view.task_id, view.trial_index), view)
+                return
+            if type_ not in _KEYED:
                 return
         self._feed_keyed(event)
 
@@ -217,14 +219,14 @@ class TrialCollector:
                 view = pending.pop(0)
                 view.task_id, view.trial_index = key
                 self.views[key] = view
-            view = self.views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1]))
+            view = self._view(key)
             view.scored = scored
             self._maybe_close(key, view)
         elif event.type == TRIAL_FAILED:
             reason = _as(event, TrialFailed)
             key = (reason.taskId, reason.trialIndex)
             self._touch(key, event)
-            view = self.views.setdefault(key, TrialView(task_id=key[0], trial_index=key[1]))
+            view = self._view(key)
             view.reason = reason
             self._maybe_close(key, view)
         elif event.causationId is not None and event.causationId in self._by_root:
@@ -236,6 +238,13 @@ class TrialCollector:
             if event.causationId is not None and self._closing:
                 self._flag(event, "an event caused by no open trial")
             self._positional.feed(event)
+
+    def _view(self, key: tuple[str, int]) -> TrialView:
+        """The key's view, a new one if it has none (built only then: a view is not small)."""
+        view = self.views.get(key)
+        if view is None:
+            view = self.views[key] = TrialView(task_id=key[0], trial_index=key[1])
+        return view
 
     def finish(self) -> None:
         """Hand over every view still open (unscored, or failed without a recorded reason)."""
