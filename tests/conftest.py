@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import compileall
+import functools
+import gc
+import itertools
 import os
 import re
 import secrets
@@ -18,15 +21,14 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 import pytest
 from hypothesis import settings
 
-from tests.exports import eee_venv
-from wopeval.events.store import EventStore
+if TYPE_CHECKING:
+    from wopeval.events.store import EventStore
 
 # The test processes keep what they compile: pytest's rewritten test modules and the helpers
 # they import are cached in __pycache__ (git ignores it), where this machine's
@@ -36,7 +38,11 @@ from wopeval.events.store import EventStore
 sys.dont_write_bytecode = False
 
 # Timing-independent property tests: a loaded CI machine must not turn slowness into failures.
+# The full run keeps hypothesis's default of 100 examples a test; the inner loop (``-m "not
+# slow"``, see pytest_configure) runs a quarter, and tests that set their own count scale it
+# by the same factor (tests/hypothesis_counts.py).
 settings.register_profile("wopeval", deadline=None, print_blob=True)
+settings.register_profile("wopeval-inner-loop", settings.get_profile("wopeval"), max_examples=25)
 settings.load_profile("wopeval")
 
 EEE_TEST = Path(__file__).resolve().parent / "exports" / "test_eee.py"
@@ -64,17 +70,29 @@ def pytest_configure(config: pytest.Config) -> None:
     its 1.4 s start-up here) and the tests' helper modules (the workers and those processes
     import them: compiled once here rather than in each worker); and start making the EEE
     validator's venv (a minute) in the background, so the test that needs it
-    (tests/exports/test_eee.py) waits least."""
+    (tests/exports/test_eee.py) waits least. In every process, the controller and each worker,
+    before any test module is imported: the inner loop's hypothesis profile when the mark
+    expression leaves out the slow tests and no ``--hypothesis-profile`` is given."""
+    if _leaves_out_slow(config.getoption("markexpr")) and not config.getoption(
+        "hypothesis_profile", None
+    ):
+        settings.load_profile("wopeval-inner-loop")
     if hasattr(config, "workerinput") or config.option.collectonly:
         return
     compileall.compile_dir(str(SRC), quiet=1)
     compileall.compile_dir(str(TESTS), quiet=1, rx=REWRITTEN)
-    if _selects_eee_test(config) and (child := eee_venv.start_background()) is not None:
+    if not _selects_eee_test(config):
+        return
+    from tests.exports import eee_venv
+
+    if (child := eee_venv.start_background()) is not None:
         config.stash[EEE_BUILD] = child
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if (child := config.stash.get(EEE_BUILD, None)) is not None:
+        from tests.exports import eee_venv
+
         eee_venv.stop_background(child)
 
 
@@ -237,6 +255,42 @@ SLOW_TESTS = (
 )
 
 
+def _marked(marks: frozenset[str], name: str, /, **kwargs: str | int | bool | None) -> bool:
+    return name in marks
+
+
+@functools.cache
+def _leaves_out_slow(markexpr: str) -> bool:
+    """Whether the ``-m`` expression is false for every test marked ``slow``, whatever its other
+    marks: false with ``slow`` true and each other name the expression uses true or false."""
+    if not markexpr:
+        return False
+    from _pytest.mark.expression import Expression
+
+    names = sorted(set(re.findall(r"[\w.:-]+", markexpr)) - {"and", "or", "not", "slow"})
+    if len(names) > 8:
+        return False
+    expression = Expression.compile(markexpr)
+    for values in itertools.product((False, True), repeat=len(names)):
+        marks = {"slow", *(name for name, value in zip(names, values, strict=True) if value)}
+        if expression.evaluate(functools.partial(_marked, frozenset(marks))):
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"`` (the inner loop), the files whose every test is ``slow`` are not
+    imported at all: they would only be deselected, and importing them (servers, browsers,
+    model SDKs) is much of each xdist worker's collection."""
+    try:
+        path = collection_path.relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return None
+    if path in SLOW_FILES and _leaves_out_slow(config.getoption("markexpr")):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files in the order above (a stable sort: tests keep their order within a file); the
     ``slow`` mark on what the inner loop leaves out."""
@@ -294,6 +348,8 @@ def pg_url(database: str | None = None, server: str = PG_SERVER) -> str:
 
 async def pg_admin(*statements: str) -> None:
     """Run statements, one by one, on the server's admin database; unreachable fails loudly."""
+    import asyncpg
+
     try:
         conn = await asyncpg.connect(pg_url())
     except (OSError, asyncpg.PostgresError) as exc:
@@ -319,6 +375,20 @@ async def pg_create(name: str) -> None:
     )
 
 
+@pytest.fixture
+def own_heap() -> Iterator[None]:
+    """For a test that checks, with ``gc.collect()``, that what it made is freed (or that
+    nothing it made leaks): the objects that exist as it starts are frozen (``gc.freeze``)
+    until it ends, so a collection walks the test's own objects only, not the whole heap of a
+    worker that imported the suite (a second or more). A frozen object is treated as alive:
+    it existed before the test, so nothing the test made is kept or freed differently."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """A throwaway PostgreSQL database for this test session; yields its URL."""
@@ -341,6 +411,8 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 async def store(store_url: str) -> AsyncIterator[EventStore]:
+    from wopeval.events.store import EventStore
+
     opened = await EventStore.open(store_url)
     try:
         yield opened

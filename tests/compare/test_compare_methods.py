@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from tests.compare.helpers import pairs
+from tests.hypothesis_counts import examples
 from wopeval.compare.methods import (
     MethodResult,
     bootstrap_floor,
@@ -285,7 +286,7 @@ def test_0244_F_sign_flip_floor_table(n: int, floor: float) -> None:
 
 
 @given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.3, 1.0]), min_size=2, max_size=9))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_0244_F_no_method_reports_below_its_floor(diffs: list[float]) -> None:
     table = pairs([0.0] * len(diffs), diffs, [True] * len(diffs), [d >= 0 for d in diffs])
     floor = sign_flip_floor(len(diffs))
@@ -313,7 +314,7 @@ def _all_methods(table: list[PairedTask]) -> list[MethodResult]:
     ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data(), base=_MEANS)
 def test_0244_F_swapping_runs_mirrors_every_method(data: st.DataObject, base: list[float]) -> None:
     size = len(base)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.compare.helpers import RUN_ID, summary, task, trial_task
+from tests.hypothesis_counts import examples
 from wopeval.compare import compare_summaries, registered_methods
 from wopeval.wire.summary import METHOD_PATTERN, EvalSummary, TaskSummary
 
@@ -101,7 +102,7 @@ def _runs(draw: st.DrawFn) -> EvalSummary:
     return summary(tasks)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(run=_runs(), method=st.sampled_from(METHODS), margin=st.none() | st.just(0.1))
 def test_0244_F_identical_runs_never_improved_or_regressed(
     run: EvalSummary, method: str, margin: float | None
@@ -113,7 +114,7 @@ def test_0244_F_identical_runs_never_improved_or_regressed(
     assert comparison.regression.pairedTaskCount == len(run.tasks)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(baseline=_runs(), candidate=_runs(), method=st.sampled_from(METHODS))
 def test_0244_F_directional_verdict_needs_p_below_alpha(
     baseline: EvalSummary, candidate: EvalSummary, method: str

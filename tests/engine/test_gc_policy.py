@@ -85,10 +85,9 @@ def test_grading_leaves_the_collector_to_its_owner(saved_gc: None) -> None:
         gc.enable()
 
 
-async def test_finished_trials_leave_no_cyclic_garbage(store: EventStore) -> None:
+async def test_finished_trials_leave_no_cyclic_garbage(store: EventStore, own_heap: None) -> None:
     suite = make_suite([scripted_task("t", {"calls": CALLS, "output": "ok"}, OK, FIXTURES)],
                        trials={"count": 20})  # fmt: skip
-    gc.collect()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:

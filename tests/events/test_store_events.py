@@ -270,7 +270,7 @@ async def test_anyio_cancel_scopes_mid_write_keep_the_log_consistent(
 
 
 async def test_readers_cancelled_mid_query_leave_the_store_usable(
-    store: EventStore, make_run: MakeRun, caplog: pytest.LogCaptureFixture
+    store: EventStore, make_run: MakeRun, caplog: pytest.LogCaptureFixture, own_heap: None
 ) -> None:
     """SSE clients disconnect at any moment: a cancelled read must not leak or poison anything."""
     run = await make_run()

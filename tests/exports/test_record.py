@@ -17,7 +17,6 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.engine.helpers import Ran, make_suite, run_suite, scripted_task
-from tests.engine.mcp_server_demo import COUNTER_ENV
 from wopeval.cli.app import app
 from wopeval.engine.agent import AgentContext
 from wopeval.engine.gateway import FIXTURE_ERROR_KEY, TOOL_FAILED
@@ -131,6 +130,10 @@ def _grades(ran: Ran) -> list[tuple[Any, ...]]:
 async def _live_then_replay(
     store: EventStore, tmp_path: Path
 ) -> tuple[Ran, Ran, Effects, Path, dict[str, Any]]:
+    # Here, not at the top: the demo imports the MCP SDK, which the inner loop's tests here
+    # (this helper's test is slow) need not import.
+    from tests.engine.mcp_server_demo import COUNTER_ENV
+
     counter = tmp_path / "mcp-calls.jsonl"
     effects = Effects()
     suite = make_suite([SUITE], trials={"count": 2})

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.grading.adaptive import (
     OperatingCharacteristic,
     Stop,
@@ -250,7 +251,7 @@ def _plans(draw: st.DrawFn) -> AdaptivePlan:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(p=_plans(), outcomes=st.lists(st.booleans(), max_size=45))
 def test_adaptive_waves_never_run_past_a_stop(p: AdaptivePlan, outcomes: list[bool]) -> None:
     """Running each wave whole, as the engine does, stops exactly where the first crossing is."""

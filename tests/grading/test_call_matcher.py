@@ -11,6 +11,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.engine.gateway import ToolGateway
 from wopeval.grading.jsonmatch import matches
 from wopeval.grading.patterns import cached, compile_patterns, compiled, uncompiled_matches
@@ -87,7 +88,7 @@ def _served_by_the_gateway(want: ExpectedCall, tool: str, inputs: Any) -> bool:
     return anyio.run(call)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(cases())
 def test_0244_A_every_route_agrees_with_the_one_call_matcher(
     case: tuple[ExpectedCall, str, Any],

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.grading import fold_logs, reference_grading
+from tests.hypothesis_counts import examples
 from wopeval.events.logged import LoggedEvent
 from wopeval.events.tables import dumps_json
 from wopeval.grading import views as views_module
@@ -36,7 +37,7 @@ def _case(seed: int, style: str) -> tuple[AgentEvalSuite, list[RunEvent]]:
     return suite, log
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), style=st.sampled_from(STYLES))
 def test_folded_summary_is_the_full_view_summary_byte_for_byte(seed: int, style: str) -> None:
     suite, log = _case(seed, style)
@@ -57,7 +58,7 @@ def _logged(log: list[RunEvent]) -> list[LoggedEvent]:
     ]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), style=st.sampled_from(STYLES))
 def test_folded_detail_is_the_full_view_detail(seed: int, style: str) -> None:
     suite, log = _case(seed, style)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.grading import fold_logs
+from tests.hypothesis_counts import examples
 from wopeval.grading.detail import run_detail
 from wopeval.grading.live import LiveFold
 from wopeval.grading.summary import GradingOptions, build_summary
@@ -35,7 +36,7 @@ def _fed(suite: AgentEvalSuite, log: list[RunEvent], detail: bool = False) -> Li
     return live
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), style=st.sampled_from(STYLES))
 def test_rfc0244_live_summary_is_the_stored_logs_summary(seed: int, style: str) -> None:
     suite, log = _case(seed, style)
@@ -49,7 +50,7 @@ def test_rfc0244_live_summary_is_the_stored_logs_summary(seed: int, style: str) 
         assert summary.to_json() == expected.to_json()
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), style=st.sampled_from(STYLES))
 def test_live_detail_is_the_stored_logs_detail(seed: int, style: str) -> None:
     suite, log = _case(seed, style)
@@ -121,7 +122,7 @@ def test_a_fold_that_raises_gives_no_summary_and_does_not_raise() -> None:
     assert "raised" in live.unusable
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), default=st.sampled_from([0.0, 0.5, 1.0]))
 def test_the_live_fold_reads_the_runs_default_pass_score_where_the_suite_sets_none(
     seed: int, default: float

@@ -312,7 +312,9 @@ class _Maker:
         return len(self.made)
 
 
-def test_expectation_memo_makes_once_per_calls_and_forgets_with_the_expectation() -> None:
+def test_expectation_memo_makes_once_per_calls_and_forgets_with_the_expectation(
+    own_heap: None,
+) -> None:
     make = _Maker()
     memo: ExpectationMemo[int] = ExpectationMemo(make)
     calls = [ExpectedCall(tool="t"), ExpectedCall(tool="u")]

@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.grading.reasons import Verdict, explain, reason_texts
 from wopeval.grading.trajectory import ObservedCall
 from wopeval.grading.trial import grade_trial
@@ -100,7 +101,7 @@ def single_kind(task: Task, view: TrialView, verdict: Verdict) -> FailureKind:
     return "grader-error" if task.expected.match is None else "output-mismatch"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     task=tasks(),
     view=views(),

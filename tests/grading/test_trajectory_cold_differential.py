@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.grading.jsonmatch import matches
 from wopeval.grading.patterns import cached, compile_patterns
 from wopeval.grading.trajectory import ObservedCall, grade_trajectory
@@ -85,7 +86,7 @@ def _reference(
     return held, size
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(EXPECTED, OBSERVED)
 def test_0244_A_cold_and_compiled_grades_agree_with_brute_force(
     expected: list[ExpectedCall], observed: list[ObservedCall]
@@ -100,7 +101,7 @@ def test_0244_A_cold_and_compiled_grades_agree_with_brute_force(
             assert (block.matched, block.matchedCount) == (held, size), (mode, block)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(EXPECTED, OBSERVED)
 def test_0244_A_compiled_classes_match_as_the_one_call_matcher(
     expected: list[ExpectedCall], observed: list[ObservedCall]

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.grading.class_matching import class_matching
 from wopeval.grading.classgraph import build_graph
 from wopeval.grading.jsonmatch import json_subset, matches
@@ -25,7 +26,7 @@ VALUES = st.recursive(LEAVES, lambda inner: st.dictionaries(NAMES, inner, max_si
 OBJECTS = st.dictionaries(NAMES, VALUES, max_size=3)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(VALUES | OBJECTS, max_size=4), st.lists(VALUES | OBJECTS, max_size=6))
 def test_0244_A_subset_edges_are_exactly_the_matching_classes(
     patterns: list[object], inputs: list[object]

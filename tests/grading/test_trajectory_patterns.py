@@ -16,6 +16,7 @@ import gc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.grading import patterns
 from wopeval.grading.classgraph import build_graph
 from wopeval.grading.jsonmatch import matches
@@ -62,7 +63,7 @@ def _calls(
     ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.lists(RECORDS, max_size=5),
     st.lists(MATCHES, min_size=5, max_size=5),
@@ -101,7 +102,7 @@ def test_0244_A_trajectory_matching_lookups_equal_the_brute_force(
         assert found == set(graph.right_neighbours[right])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(RECORDS, min_size=1, max_size=5),
     st.lists(SPELLINGS, min_size=5, max_size=5),
@@ -156,7 +157,7 @@ def test_0244_A_trajectory_matching_guards_keep_booleans_apart_from_numbers() ->
         assert (block.matched, block.matchedCount) == (expected_match, int(expected_match))
 
 
-def test_0244_A_trajectory_matching_compiles_an_expectation_once() -> None:
+def test_0244_A_trajectory_matching_compiles_an_expectation_once(own_heap: None) -> None:
     calls = [ExpectedCall(tool="t", args={"id": i}, argsMatch="exact") for i in range(3)]
     expectation = TrajectoryExpectation(match="any-order", calls=calls)
     first = patterns.compiled(expectation)
@@ -179,7 +180,9 @@ def test_0244_A_trajectory_matching_compiles_an_expectation_once() -> None:
     assert key not in patterns._CACHE
 
 
-def test_0244_A_exact_mode_keeps_the_expected_bytes_for_as_long_as_the_calls_are_the_same() -> None:
+def test_0244_A_exact_mode_keeps_the_expected_bytes_for_as_long_as_the_calls_are_the_same(
+    own_heap: None,
+) -> None:
     from wopeval.grading import trajectory
 
     calls = [ExpectedCall(tool="t", args={"id": i}, argsMatch="exact") for i in range(3)]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.grading.jsonmatch import matches
 from wopeval.grading.trajectory import (
     ObservedCall,
@@ -117,7 +118,7 @@ def test_0244_A_matched_count_is_bounded_and_mode_independent(
     assert grade.matchedCount == max_matching_size(expected, observed)
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(300))
 @given(EXPECTED, OBSERVED)
 def test_0244_A_matched_count_is_the_maximum_matching(
     expected: list[ExpectedCall], observed: list[ObservedCall]
@@ -135,7 +136,7 @@ def dense_expected(draw: st.DrawFn) -> ExpectedCall:
     return ExpectedCall(tool="a", args=draw(DENSE_ARGS), argsMatch=mode)
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(300))
 @given(
     st.lists(dense_expected(), max_size=6),
     st.lists(st.builds(ObservedCall, st.just("a"), DENSE_ARGS, st.just(AGENT)), max_size=6),

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_counts import examples
 from wopeval.grading.argdiff import ABSENT
 from wopeval.grading.jsonmatch import args_match
 from wopeval.grading.trial import LABEL_STATE, grade_trial, recorded_outcome
@@ -167,7 +168,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(["exact", "subset"]), json_values, json_values)
 def test_33_3_a_difference_is_reported_exactly_when_the_matcher_says_no(
     match: str, want: Any, got: Any
