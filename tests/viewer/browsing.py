@@ -1,5 +1,6 @@
 """What the viewer's browser tests share: the two screen sizes, the no-sideways-scroll check,
-a page signed in by API key, and where screenshots go."""
+a page that collects its console errors, a page signed in by API key, and where screenshots
+go."""
 
 from __future__ import annotations
 
@@ -7,11 +8,22 @@ import os
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import Page
+
 from tests.host.helpers import KEY_A
-from tests.viewer.test_viewer_pages import Browser
 
 VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
 NO_SIDEWAYS = "document.documentElement.scrollWidth <= window.innerWidth"
+
+
+class Browser:
+    """One chromium page with the caller's API key; console errors are collected."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
 
 
 def open_page(chromium_browser: Any, size: str, key: str | None = KEY_A) -> Browser:

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from tests.host.helpers import KEY_A, KEY_B, TENANT_A, TENANT_B, host_config, serving
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, shots_dir
-from tests.viewer.test_viewer_pages import DATA, Browser, make_run, off_loop
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Browser, shots_dir
+from tests.viewer.test_viewer_pages import DATA, make_run, off_loop
 from wopeval.host.pages import COOKIE
 
 
