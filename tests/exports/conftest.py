@@ -80,6 +80,12 @@ class _Launched:
     loop: asyncio.AbstractEventLoop
 
 
+# The process's one launch: tests/viewer/conftest.py imports the fixture below, which makes it
+# a second session fixture there; the one set up second finds the launch here, and is torn
+# down first (session fixtures end in the reverse order of their start).
+_LAUNCHED: list[_Launched] = []
+
+
 @pytest.fixture(scope="session")
 def chromium_launched(chromium: str) -> Iterator[_Launched]:
     """One Playwright driver and one chromium for the whole test process.
@@ -90,13 +96,18 @@ def chromium_launched(chromium: str) -> Iterator[_Launched]:
     anyio.run, pytest-asyncio). The mark is therefore set only while a module that asked for
     ``chromium_browser`` runs, as Playwright would have it, and cleared in between.
     """
+    if _LAUNCHED:
+        yield _LAUNCHED[0]
+        return
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
         launched = _Launched(browser, asyncio.get_running_loop())
         asyncio._set_running_loop(None)
+        _LAUNCHED.append(launched)
         try:
             yield launched
         finally:
+            _LAUNCHED.clear()
             asyncio._set_running_loop(launched.loop)
             browser.close()
 

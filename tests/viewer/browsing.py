@@ -1,6 +1,6 @@
 """What the viewer's browser tests share: the two screen sizes, the no-sideways-scroll check,
-a page that collects its console errors, a page signed in by API key, and where screenshots
-go."""
+a page that collects its console errors, a page signed in by API key, a module's reused pages,
+and where screenshots go."""
 
 from __future__ import annotations
 
@@ -35,6 +35,33 @@ def open_page(chromium_browser: Any, size: str, key: str | None = KEY_A) -> Brow
         viewport={"width": width, "height": height}, extra_http_headers=headers
     )
     return Browser(context.new_page())
+
+
+class Pages:
+    """A module's pages, one per screen size and key, reused by the tests that only read pages
+    (a context and a page's first load cost more than the test's own loads). Each call starts
+    the page afresh on about:blank, which ends what the previous test left running and takes
+    in the console messages it left, and clears the collected errors."""
+
+    def __init__(
+        self, chromium_browser: Any, viewports: dict[str, tuple[int, int]] = VIEWPORTS
+    ) -> None:
+        self._browser = chromium_browser
+        self._viewports = viewports
+        self._open: dict[tuple[str, str | None], Browser] = {}
+
+    def __call__(self, size: str, key: str | None = KEY_A) -> Browser:
+        found = self._open.get((size, key))
+        if found is None:
+            width, height = self._viewports[size]
+            headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+            context = self._browser.new_context(
+                viewport={"width": width, "height": height}, extra_http_headers=headers
+            )
+            found = self._open[(size, key)] = Browser(context.new_page())
+        found.page.goto("about:blank")
+        found.errors.clear()
+        return found
 
 
 def shots_dir(folder: Path) -> Path:

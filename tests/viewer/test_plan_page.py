@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
@@ -15,7 +14,7 @@ import pytest
 
 from tests.cli.gate_runs import suite_doc, write_suite
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Pages, shots_dir
 from tests.viewer.test_viewer_pages import make_run
 
 TABLES = ("suite", "methods", "tasks")
@@ -50,10 +49,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
-def test_the_plan_page_reads_on_a_laptop_and_a_phone(
-    site: Site, chromium_browser: Any, size: str
-) -> None:
-    b = open_page(chromium_browser, size)
+def test_the_plan_page_reads_on_a_laptop_and_a_phone(site: Site, pages: Pages, size: str) -> None:
+    b = pages(size)
     b.page.goto(f"{site.url}/run?id={site.run_id}")
     link = b.page.locator("#plan-link a")
     assert link.count() == 1
@@ -75,8 +72,8 @@ def test_the_plan_page_reads_on_a_laptop_and_a_phone(
     assert b.errors == []
 
 
-def test_the_form_changes_the_plan(site: Site, chromium_browser: Any) -> None:
-    b = open_page(chromium_browser, "phone")
+def test_the_form_changes_the_plan(site: Site, pages: Pages) -> None:
+    b = pages("phone")
     b.page.goto(f"{site.url}/plan?run={site.run_id}")
     first = b.page.locator('#plan-methods tr[data-method="sign-test"] td[data-label=tasks]')
     before = int(first.inner_text())

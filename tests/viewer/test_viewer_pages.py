@@ -22,7 +22,7 @@ from playwright.sync_api import Browser as Chromium
 
 from tests.host.helpers import KEY_A, KEY_B, TENANT_A, TENANT_B, host_config, serving
 from tests.viewer.agents import GATE, gated_agent
-from tests.viewer.browsing import Browser, shots_dir
+from tests.viewer.browsing import Browser, Pages, open_page, shots_dir
 from wopeval.compare.verdict import compare_summaries
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
@@ -102,18 +102,15 @@ def live_site(tmp_path: Path) -> Iterator[Site]:
 
 
 @pytest.fixture
-def browser(chromium_browser: Chromium) -> Any:
-    """Opens a laptop-sized page sending an API key (a test names ``site`` first: making its
-    runs runs an event loop on this thread, which the browser marks as its own)."""
+def browser(pages: Pages) -> Any:
+    """A laptop-sized page sending an API key (the module's, reused; a test names ``site``
+    first: making its runs runs an event loop on this thread, which the browser marks as its
+    own)."""
 
-    def open_page(key: str = KEY_A) -> Browser:
-        context = chromium_browser.new_context(
-            viewport={"width": 1280, "height": 800},
-            extra_http_headers={"Authorization": f"Bearer {key}"},
-        )
-        return Browser(context.new_page())
+    def keyed(key: str = KEY_A) -> Browser:
+        return pages("laptop", key)
 
-    return open_page
+    return keyed
 
 
 def _shot(b: Browser, site: Site, name: str) -> None:
@@ -294,7 +291,7 @@ async def _scored(store: EventStore, run_id: str) -> tuple[int, int]:
 
 
 def test_the_live_page_receives_a_trial_that_finishes_after_it_opened(
-    live_site: Site, browser: Any
+    live_site: Site, chromium_browser: Chromium
 ) -> None:
     site = live_site
     GATE.clear()
@@ -308,7 +305,7 @@ def test_the_live_page_receives_a_trial_that_finishes_after_it_opened(
             run_id = off_loop(_running_run, site.store)
             time.sleep(0.1)
         assert run_id is not None, done
-        b = browser()
+        b = open_page(chromium_browser, "laptop")  # a page of its own: its host goes after it
         b.page.goto(f"{site.url}/run?id={run_id}")
         held = b.page.locator('#grid tr[data-task=held] a.cell[data-col="0"]')
         assert held.get_attribute("data-status") == "pending"
