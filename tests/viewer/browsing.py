@@ -41,7 +41,7 @@ class Pages:
     """A module's pages, one per screen size and key, reused by the tests that only read pages
     (a context and a page's first load cost more than the test's own loads). Each call starts
     the page afresh on about:blank, which ends what the previous test left running and takes
-    in the console messages it left, and clears the collected errors."""
+    in the console messages it left, at its size, and clears the collected errors."""
 
     def __init__(
         self, chromium_browser: Any, viewports: dict[str, tuple[int, int]] = VIEWPORTS
@@ -51,15 +51,16 @@ class Pages:
         self._open: dict[tuple[str, str | None], Browser] = {}
 
     def __call__(self, size: str, key: str | None = KEY_A) -> Browser:
+        width, height = self._viewports[size]
         found = self._open.get((size, key))
         if found is None:
-            width, height = self._viewports[size]
             headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
             context = self._browser.new_context(
                 viewport={"width": width, "height": height}, extra_http_headers=headers
             )
             found = self._open[(size, key)] = Browser(context.new_page())
         found.page.goto("about:blank")
+        found.page.set_viewport_size({"width": width, "height": height})  # a test may resize
         found.errors.clear()
         return found
 
