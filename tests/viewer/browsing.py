@@ -5,6 +5,7 @@ and where screenshots go."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,16 @@ def open_page(chromium_browser: Any, size: str, key: str | None = KEY_A) -> Brow
         viewport={"width": width, "height": height}, extra_http_headers=headers
     )
     return Browser(context.new_page())
+
+
+def each_size(b: Browser) -> Iterator[tuple[str, int]]:
+    """Resizes the loaded page to each screen size in turn: (its name, its width). The
+    viewer's layout is CSS alone (media queries; viewer.js reads no width), so a page resized
+    is laid out as one loaded at that size."""
+    for size, (width, height) in VIEWPORTS.items():
+        b.page.set_viewport_size({"width": width, "height": height})
+        assert b.page.evaluate("innerWidth") == width, size
+        yield size, width
 
 
 class Pages:

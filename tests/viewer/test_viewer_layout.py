@@ -21,7 +21,7 @@ import pytest
 
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
 from tests.viewer.agents import GATE
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Pages, open_page, shots_dir
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Pages, each_size, open_page, shots_dir
 from tests.viewer.test_viewer_pages import (
     DATA,
     _evaluate_live,
@@ -67,17 +67,19 @@ def _pages(runs: Runs) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_every_page_fits_the_screen_with_the_plainest_and_the_rich_suite(
-    runs: Runs, pages: Pages, size: str
+    runs: Runs, pages: Pages
 ) -> None:
-    b = pages(size)
+    """Each page loaded once, then looked at on a laptop and a phone (resized; the next page
+    loads at the phone's size)."""
+    b = pages("laptop")
     for name, path in _pages(runs).items():
         answer = b.page.goto(runs.url + path)
         assert answer is not None
-        assert answer.status == (404 if name == "missing" else 200), (name, size)
-        b.page.screenshot(path=str(runs.shots / f"{name}-{size}.png"), full_page=True)
-        assert b.page.evaluate(NO_SIDEWAYS), (name, size, "scrolls sideways")
+        assert answer.status == (404 if name == "missing" else 200), name
+        for size, _ in each_size(b):
+            b.page.screenshot(path=str(runs.shots / f"{name}-{size}.png"), full_page=True)
+            assert b.page.evaluate(NO_SIDEWAYS), (name, size, "scrolls sideways")
         if name == "missing":  # the browser reports the 404 itself
             assert [e for e in b.errors if "404" not in e] == []
             b.errors.clear()
