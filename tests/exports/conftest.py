@@ -94,7 +94,9 @@ def chromium_launched(chromium: str) -> Iterator[_Launched]:
     so that a test cannot start a second loop under it; a test file without a browser that ran
     after a page test file on the same worker would find a loop running and fail (asyncio.run,
     anyio.run, pytest-asyncio). The mark is therefore set only while a module that asked for
-    ``chromium_browser`` runs, as Playwright would have it, and cleared in between.
+    ``chromium_browser`` runs, as Playwright would have it, and cleared in between, with
+    ``asyncio._set_running_loop``: the private call Playwright itself makes for the mark (the
+    tests' own; no library code path uses it).
     """
     if _LAUNCHED:
         yield _LAUNCHED[0]
