@@ -17,22 +17,19 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
-from tests.viewer.browsing import NO_SIDEWAYS, shots_dir
+from tests.host.helpers import TENANT_A, host_config, serving
+from tests.viewer.browsing import NO_SIDEWAYS, Pages, shots_dir
 from tests.viewer.test_viewer_pages import DATA, make_run
 
 pytestmark = pytest.mark.slow
 VIEWPORTS = {"laptop": (1280, 800), "phone": (375, 812)}
 
 
-def open_page(chromium_browser: Any, size: str) -> Any:
-    """A page ``size`` wide, signed in by API key."""
-    width, height = VIEWPORTS[size]
-    context = chromium_browser.new_context(
-        viewport={"width": width, "height": height},
-        extra_http_headers={"Authorization": f"Bearer {KEY_A}"},
-    )
-    return context.new_page()
+@pytest.fixture(scope="module")
+def pages(chromium_browser: Any) -> Pages:
+    """The module's reused pages, signed in by API key, at this module's sizes (its phone is
+    the narrowest: 375 pixels)."""
+    return Pages(chromium_browser, VIEWPORTS)
 
 
 @dataclass
@@ -61,24 +58,22 @@ def _turns(page: Any) -> list[tuple[str, str]]:
     ]
 
 
-def _open(site: Site, chromium_browser: Any, size: str, task: str, shot: str) -> Any:
-    page = open_page(chromium_browser, size)
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    answer = page.goto(site.trial(task))
+def _open(site: Site, pages: Pages, size: str, task: str, shot: str) -> Any:
+    b = pages(size)
+    answer = b.page.goto(site.trial(task))
     assert answer is not None
     assert answer.status == 200
-    page.screenshot(path=str(site.shots / f"{shot}-{size}.png"), full_page=True)
-    assert page.evaluate(NO_SIDEWAYS), (shot, size, "scrolls sideways")
-    assert errors == []
-    return page
+    b.page.screenshot(path=str(site.shots / f"{shot}-{size}.png"), full_page=True)
+    assert b.page.evaluate(NO_SIDEWAYS), (shot, size, "scrolls sideways")
+    assert b.errors == []
+    return b.page
 
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_33_2_conversation_turns_in_order_with_their_calls(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, pages: Pages, size: str
 ) -> None:
-    page = _open(site, chromium_browser, size, "cancel", "conversation-pass")
+    page = _open(site, pages, size, "cancel", "conversation-pass")
     assert _turns(page) == [("0", "reply"), ("1", "stop"), ("end", "")]
     first, second, end = page.locator("#conversation > li.turn").all()
     assert first.locator(".step").count() == 0  # it asked before it called anything
@@ -105,9 +100,9 @@ def test_33_2_conversation_turns_in_order_with_their_calls(
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_33_2_user_miss_named_and_hostile_text_shown_as_text(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, pages: Pages, size: str
 ) -> None:
-    page = _open(site, chromium_browser, size, "unscripted", "conversation-miss")
+    page = _open(site, pages, size, "unscripted", "conversation-miss")
     # The miss is the last message answered; what the agent did after it ends the list.
     assert _turns(page) == [("0", "reply"), ("1", "miss"), ("end", "")]
     miss = page.locator("#conversation li[data-kind=miss]")
@@ -124,9 +119,9 @@ def test_33_2_user_miss_named_and_hostile_text_shown_as_text(
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_33_3_state_diff_names_the_first_differing_path(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, pages: Pages, size: str
 ) -> None:
-    page = _open(site, chromium_browser, size, "unconfirmed", "state-diff")
+    page = _open(site, pages, size, "unconfirmed", "state-diff")
     rows = page.locator("#state-diff tbody tr").all()
     assert [r.get_attribute("data-pointer") for r in rows] == [
         "/bookings/ABC123/status",
@@ -148,19 +143,18 @@ def test_33_3_state_diff_names_the_first_differing_path(
     assert "Please confirm when it is done." in long.locator("div.said").inner_text()
 
 
-def test_33_2_conversation_without_a_world_has_no_state_diff(
-    site: Site, chromium_browser: Any
-) -> None:
-    page = _open(site, chromium_browser, "phone", "chat-only", "conversation-plain")
+def test_33_2_conversation_without_a_world_has_no_state_diff(site: Site, pages: Pages) -> None:
+    page = _open(site, pages, "phone", "chat-only", "conversation-plain")
     assert _turns(page) == [("0", "reply"), ("end", "")]
     assert page.locator("#diffs").count() == 0
 
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_33_2_run_page_labels_user_side_and_final_state(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, pages: Pages, size: str
 ) -> None:
-    page = open_page(chromium_browser, size)
+    b = pages(size)
+    page = b.page
     answer = page.goto(f"{site.url}/run?id={site.run}")
     assert answer is not None
     assert answer.status == 200
@@ -175,6 +169,7 @@ def test_33_2_run_page_labels_user_side_and_final_state(
     assert labels["final-state"].endswith("1")
     assert page.locator("#grid a.cell[data-kind=user-miss]").count() == 1
     assert "1 user-miss, 0 user-error" in page.locator("#user-side").inner_text()
+    assert b.errors == []
 
 
 def _pins(page: Any) -> list[tuple[str, str, str, str]]:
@@ -193,9 +188,9 @@ def _pins(page: Any) -> list[tuple[str, str, str, str]]:
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_33_5_pinned_calls_show_their_turn_beside_the_expected_call(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, pages: Pages, size: str
 ) -> None:
-    page = _open(site, chromium_browser, size, "pinned", "pins-held")
+    page = _open(site, pages, size, "pinned", "pins-held")
     assert _pins(page) == [
         ("get_booking", "1", "yes", "pinned: turn 1"),
         ("cancel_booking", "1", "yes", "pinned: turn 1"),
@@ -207,9 +202,9 @@ def test_33_5_pinned_calls_show_their_turn_beside_the_expected_call(
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_33_5_a_pin_that_failed_says_the_turn_it_was_made_in_or_never(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, pages: Pages, size: str
 ) -> None:
-    page = _open(site, chromium_browser, size, "early", "pins-failed")
+    page = _open(site, pages, size, "early", "pins-failed")
     page.locator("#trajectory-side").screenshot(path=str(site.shots / f"pins-diff-{size}.png"))
     assert _pins(page) == [
         ("get_booking", "1", "no", "pinned: turn 1, made in turn 0"),
@@ -224,7 +219,7 @@ def test_33_5_a_pin_that_failed_says_the_turn_it_was_made_in_or_never(
     reasons = page.locator("#reasons").inner_text()
     assert "expected call #0 get_booking is pinned to turn 1, made in turn 0" in reasons
     # A trajectory without pins (the plainest) shows none.
-    plain = _open(site, chromium_browser, size, "cancel", "pins-none")
+    plain = _open(site, pages, size, "cancel", "pins-none")
     assert plain.locator("#diff .pin").count() == 0
     assert plain.locator("#pin-count").count() == 0
     assert plain.locator("#diff .call-turn").count() == 0

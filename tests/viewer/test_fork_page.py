@@ -7,13 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
 from tests.host.helpers import TENANT_A, host_config, serving
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Pages, shots_dir
 from tests.viewer.test_viewer_pages import DATA, make_run
 from wopeval.engine.registry import Registry
 from wopeval.events.store import EventStore
@@ -48,9 +47,9 @@ def forked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Forked]:
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_a_forked_run_page_links_to_the_original_run_and_trial(
-    forked: Forked, chromium_browser: Any, size: str
+    forked: Forked, pages: Pages, size: str
 ) -> None:
-    b = open_page(chromium_browser, size)
+    b = pages(size)
     answer = b.page.goto(f"{forked.url}/run?id={forked.fork}")
     assert answer is not None
     assert answer.status == 200
@@ -77,8 +76,8 @@ def test_a_forked_run_page_links_to_the_original_run_and_trial(
     assert b.page.locator("#forked-from").count() == 0  # the original is no fork
 
 
-def test_a_run_that_is_no_fork_has_no_fork_line(forked: Forked, chromium_browser: Any) -> None:
-    b = open_page(chromium_browser, "phone")
+def test_a_run_that_is_no_fork_has_no_fork_line(forked: Forked, pages: Pages) -> None:
+    b = pages("phone")
     answer = b.page.goto(f"{forked.url}/run?id={forked.original}")
     assert answer is not None
     assert answer.status == 200

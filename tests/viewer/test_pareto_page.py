@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
@@ -15,7 +14,7 @@ import pytest
 
 from tests.cli.gate_runs import suite_doc, write_suite
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Pages, shots_dir
 from tests.viewer.test_viewer_pages import make_run
 
 # (trial outcomes, cost a trial): a 0.2 per success at 1/2; b 0.4 at 3/4 (both on the
@@ -56,9 +55,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_the_page_plots_the_runs_with_error_bars_and_marks_the_frontier(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, pages: Pages, size: str
 ) -> None:
-    b = open_page(chromium_browser, size)
+    b = pages(size)
     runs = ",".join(site.ids[n] for n in "abcd")
     answer = b.page.goto(f"{site.url}/pareto?runs={runs}")
     assert answer is not None
@@ -84,8 +83,8 @@ def test_the_page_plots_the_runs_with_error_bars_and_marks_the_frontier(
     assert b.errors == []
 
 
-def test_ticking_runs_opens_the_page(site: Site, chromium_browser: Any) -> None:
-    b = open_page(chromium_browser, "phone")
+def test_ticking_runs_opens_the_page(site: Site, pages: Pages) -> None:
+    b = pages("phone")
     b.page.goto(site.url + "/")
     button = b.page.locator("#pareto-ticked")
     assert button.is_disabled()

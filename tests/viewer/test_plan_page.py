@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
@@ -15,7 +14,7 @@ import pytest
 
 from tests.cli.gate_runs import suite_doc, write_suite
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Pages, shots_dir
 from tests.viewer.test_viewer_pages import make_run
 
 TABLES = ("suite", "methods", "tasks")
@@ -49,22 +48,24 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         yield Site(server.base_url + "/view", run_id, plain, shots_dir(folder))
 
 
-@pytest.mark.parametrize("size", list(VIEWPORTS))
-def test_the_plan_page_reads_on_a_laptop_and_a_phone(
-    site: Site, chromium_browser: Any, size: str
-) -> None:
-    b = open_page(chromium_browser, size)
+def test_the_plan_page_reads_on_a_laptop_and_a_phone(site: Site, pages: Pages) -> None:
+    """One load of the page (computing the plan is most of its cost), then each screen size by
+    resizing it: the viewer's layout is CSS alone (media queries, no script reads the width)."""
+    b = pages("laptop")
     b.page.goto(f"{site.url}/run?id={site.run_id}")
     link = b.page.locator("#plan-link a")
     assert link.count() == 1
     link.click()
     b.page.wait_for_url("**/plan?**")
-    b.page.screenshot(path=str(site.shots / f"plan-{size}.png"), full_page=True)
-    assert b.page.evaluate(NO_SIDEWAYS), size
-    # a short name (task id, gate, method) reads on one line, never broken mid-word
-    cells = b.page.locator(", ".join(f"#plan-{t} tbody td:first-child" for t in TABLES))
-    assert cells.count() == 7
-    assert cells.evaluate_all(ONE_LINE) == [True] * 7, size
+    for size, (width, height) in VIEWPORTS.items():
+        b.page.set_viewport_size({"width": width, "height": height})
+        b.page.screenshot(path=str(site.shots / f"plan-{size}.png"), full_page=True)
+        assert b.page.evaluate("innerWidth") == width
+        assert b.page.evaluate(NO_SIDEWAYS), size
+        # a short name (task id, gate, method) reads on one line, never broken mid-word
+        cells = b.page.locator(", ".join(f"#plan-{t} tbody td:first-child" for t in TABLES))
+        assert cells.count() == 7
+        assert cells.evaluate_all(ONE_LINE) == [True] * 7, size
     assert b.page.locator("#plan-suite tbody tr").count() == 2
     methods = b.page.locator("#plan-methods tbody tr")
     names = [methods.nth(i).get_attribute("data-method") for i in range(methods.count())]
@@ -75,8 +76,8 @@ def test_the_plan_page_reads_on_a_laptop_and_a_phone(
     assert b.errors == []
 
 
-def test_the_form_changes_the_plan(site: Site, chromium_browser: Any) -> None:
-    b = open_page(chromium_browser, "phone")
+def test_the_form_changes_the_plan(site: Site, pages: Pages) -> None:
+    b = pages("phone")
     b.page.goto(f"{site.url}/plan?run={site.run_id}")
     first = b.page.locator('#plan-methods tr[data-method="sign-test"] td[data-label=tasks]')
     before = int(first.inner_text())

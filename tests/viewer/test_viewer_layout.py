@@ -21,7 +21,7 @@ import pytest
 
 from tests.host.helpers import KEY_A, TENANT_A, host_config, serving
 from tests.viewer.agents import GATE
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, open_page, shots_dir
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Pages, each_size, open_page, shots_dir
 from tests.viewer.test_viewer_pages import (
     DATA,
     _evaluate_live,
@@ -67,17 +67,19 @@ def _pages(runs: Runs) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_every_page_fits_the_screen_with_the_plainest_and_the_rich_suite(
-    runs: Runs, chromium_browser: Any, size: str
+    runs: Runs, pages: Pages
 ) -> None:
-    b = open_page(chromium_browser, size)
+    """Each page loaded once, then looked at on a laptop and a phone (resized; the next page
+    loads at the phone's size)."""
+    b = pages("laptop")
     for name, path in _pages(runs).items():
         answer = b.page.goto(runs.url + path)
         assert answer is not None
-        assert answer.status == (404 if name == "missing" else 200), (name, size)
-        b.page.screenshot(path=str(runs.shots / f"{name}-{size}.png"), full_page=True)
-        assert b.page.evaluate(NO_SIDEWAYS), (name, size, "scrolls sideways")
+        assert answer.status == (404 if name == "missing" else 200), name
+        for size, _ in each_size(b):
+            b.page.screenshot(path=str(runs.shots / f"{name}-{size}.png"), full_page=True)
+            assert b.page.evaluate(NO_SIDEWAYS), (name, size, "scrolls sideways")
         if name == "missing":  # the browser reports the 404 itself
             assert [e for e in b.errors if "404" not in e] == []
             b.errors.clear()
@@ -86,9 +88,9 @@ def test_every_page_fits_the_screen_with_the_plainest_and_the_rich_suite(
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_the_runs_list_shows_each_runs_verdict_and_agent_on_screen(
-    runs: Runs, chromium_browser: Any, size: str
+    runs: Runs, pages: Pages, size: str
 ) -> None:
-    b = open_page(chromium_browser, size)
+    b = pages(size)
     b.page.goto(runs.url + "/")
     width = VIEWPORTS[size][0]
     for run_id in (runs.plain, runs.baseline, runs.candidate):
@@ -106,10 +108,8 @@ def test_the_runs_list_shows_each_runs_verdict_and_agent_on_screen(
     assert b.errors == []
 
 
-def test_ticking_two_runs_compares_them_older_as_baseline(
-    runs: Runs, chromium_browser: Any
-) -> None:
-    b = open_page(chromium_browser, "phone")
+def test_ticking_two_runs_compares_them_older_as_baseline(runs: Runs, pages: Pages) -> None:
+    b = pages("phone")
     b.page.goto(runs.url + "/")
     button = b.page.locator("#compare-ticked")
     assert button.is_disabled()
@@ -177,13 +177,11 @@ def test_the_live_page_refreshes_its_numbers_and_curves_when_the_run_ends(
 
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
-def test_the_run_page_shows_its_intervals_on_screen(
-    runs: Runs, chromium_browser: Any, size: str
-) -> None:
+def test_the_run_page_shows_its_intervals_on_screen(runs: Runs, pages: Pages, size: str) -> None:
     """The rich run (3 tasks × 3 trials): the aggregate's 95 % interval over tasks, each task's
     pass rate interval (2/3: Clopper-Pearson [0.09, 0.99]) and the curves' bands; the plainest
     run (1/1) has its whiskers. Every interval is inside the viewport's width."""
-    b = open_page(chromium_browser, size)
+    b = pages(size)
     width = VIEWPORTS[size][0]
     b.page.goto(f"{runs.url}/run?id={runs.baseline}")
     aggregate = b.page.locator("#aggregate-ci")

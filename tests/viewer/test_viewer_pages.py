@@ -1,8 +1,9 @@
 """The viewer in a real browser (Debian's chromium via Playwright) over a real socket.
 
 The pages are served by ``wopeval serve``'s app under ``/view`` (two tenants, Bearer keys) on a
-SQLite store holding real runs of the scripted agent. Screenshots of every page are saved in the
-test's output folder (``tmp_path``).
+SQLite store holding real runs of the scripted agent, made once for the module's tests, which
+only read them (the live page's test makes its run on a store of its own). Screenshots of every
+page are saved in the module's output folder, or ``$WOPEVAL_SHOTS`` when it is set.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Browser as Chromium
 
-from tests.exports.test_html_report import ARGS
 from tests.host.helpers import KEY_A, KEY_B, TENANT_A, TENANT_B, host_config, serving
 from tests.viewer.agents import GATE, gated_agent
+from tests.viewer.browsing import Browser, Pages, open_page, shots_dir
 from wopeval.compare.verdict import compare_summaries
 from wopeval.engine.registry import Registry
 from wopeval.engine.run import RunSettings
@@ -80,42 +81,36 @@ class Site:
     shots: Path
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    store = str(tmp_path / "viewer.db")
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("viewer-pages")
+    store = str(folder / "viewer.db")
     baseline = anyio.run(make_run, store, DATA / "suite.yaml", TENANT_A)
     candidate = anyio.run(make_run, store, DATA / "candidate.yaml", TENANT_A)
     foreign = anyio.run(make_run, store, DATA / "suite.yaml", TENANT_B)
     with serving(store, host_config()) as server:
-        yield Site(server.base_url + "/view", store, baseline, candidate, foreign, tmp_path)
-
-
-class Browser:
-    """One chromium page with the caller's API key; console errors are collected."""
-
-    def __init__(self, page: Page) -> None:
-        self.page = page
-        self.errors: list[str] = []
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        url = server.base_url + "/view"
+        yield Site(url, store, baseline, candidate, foreign, shots_dir(folder))
 
 
 @pytest.fixture
-def browser(chromium: str) -> Iterator[Any]:
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=chromium, args=ARGS)
-        try:
+def live_site(tmp_path: Path) -> Iterator[Site]:
+    """A host on an empty store of its own, for the test that adds a running run."""
+    store = str(tmp_path / "live.db")
+    with serving(store, host_config()) as server:
+        yield Site(server.base_url + "/view", store, "", "", "", shots_dir(tmp_path))
 
-            def open_page(key: str = KEY_A) -> Browser:
-                context = launched.new_context(
-                    viewport={"width": 1280, "height": 800},
-                    extra_http_headers={"Authorization": f"Bearer {key}"},
-                )
-                return Browser(context.new_page())
 
-            yield open_page
-        finally:
-            launched.close()
+@pytest.fixture
+def browser(pages: Pages) -> Any:
+    """A laptop-sized page sending an API key (the module's, reused; a test names ``site``
+    first: making its runs runs an event loop on this thread, which the browser marks as its
+    own)."""
+
+    def keyed(key: str = KEY_A) -> Browser:
+        return pages("laptop", key)
+
+    return keyed
 
 
 def _shot(b: Browser, site: Site, name: str) -> None:
@@ -296,8 +291,9 @@ async def _scored(store: EventStore, run_id: str) -> tuple[int, int]:
 
 
 def test_the_live_page_receives_a_trial_that_finishes_after_it_opened(
-    site: Site, browser: Any
+    live_site: Site, chromium_browser: Chromium
 ) -> None:
+    site = live_site
     GATE.clear()
     done: dict[str, Any] = {}
     worker = threading.Thread(target=_evaluate_live, args=(site.store, done), daemon=True)
@@ -309,7 +305,7 @@ def test_the_live_page_receives_a_trial_that_finishes_after_it_opened(
             run_id = off_loop(_running_run, site.store)
             time.sleep(0.1)
         assert run_id is not None, done
-        b = browser()
+        b = open_page(chromium_browser, "laptop")  # a page of its own: its host goes after it
         b.page.goto(f"{site.url}/run?id={run_id}")
         held = b.page.locator('#grid tr[data-task=held] a.cell[data-col="0"]')
         assert held.get_attribute("data-status") == "pending"

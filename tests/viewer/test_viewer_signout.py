@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from tests.host.helpers import KEY_A, KEY_B, TENANT_A, TENANT_B, host_config, serving
-from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, shots_dir
-from tests.viewer.test_viewer_pages import DATA, Browser, make_run, off_loop
+from tests.viewer.browsing import NO_SIDEWAYS, VIEWPORTS, Browser, each_size, shots_dir
+from tests.viewer.test_viewer_pages import DATA, make_run, off_loop
 from wopeval.host.pages import COOKIE
 
 
@@ -57,7 +57,8 @@ def _pages(site: Site) -> dict[str, str]:
 def _sign_in(b: Browser, site: Site, key: str) -> None:
     b.page.goto(site.url + "/view/")
     assert b.page.url == site.url + "/view/login"  # a browser without a session is sent here
-    assert b.page.evaluate(NO_SIDEWAYS)
+    for size, _ in each_size(b):
+        assert b.page.evaluate(NO_SIDEWAYS), size
     b.page.fill("input[name=key]", key)
     b.page.click("button[type=submit]")
     b.page.wait_for_url(site.url + "/view/")
@@ -73,11 +74,12 @@ def _header_on_screen(b: Browser, width: int) -> None:
     assert b.page.evaluate(NO_SIDEWAYS)
 
 
-@pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_every_page_of_a_session_shows_its_tenant_and_signs_out(
-    site: Site, chromium_browser: Any, size: str
+    site: Site, chromium_browser: Any
 ) -> None:
-    width, height = VIEWPORTS[size]
+    """One session; each page loaded once and looked at on a laptop and a phone (resized);
+    signed out on the phone."""
+    width, height = VIEWPORTS["laptop"]
     context = chromium_browser.new_context(viewport={"width": width, "height": height})
     try:
         b = Browser(context.new_page())
@@ -85,19 +87,22 @@ def test_every_page_of_a_session_shows_its_tenant_and_signs_out(
         for name, path in _pages(site).items():
             answer = b.page.goto(site.url + path)
             assert answer is not None
-            assert answer.status == (404 if name == "missing" else 200), (name, size)
+            assert answer.status == (404 if name == "missing" else 200), name
             assert b.page.locator("header #tenant").inner_text() == TENANT_A, name
-            _header_on_screen(b, width)
-            if name in ("runs", "run"):
-                b.page.screenshot(path=str(site.shots / f"signed-in-{name}-{size}.png"),
-                                  full_page=True)  # fmt: skip
+            for size, on_screen in each_size(b):
+                _header_on_screen(b, on_screen)
+                if name in ("runs", "run"):
+                    b.page.screenshot(path=str(site.shots / f"signed-in-{name}-{size}.png"),
+                                      full_page=True)  # fmt: skip
         b.page.goto(site.url + f"/view/run?id={site.rich}")
+        assert b.page.evaluate("innerWidth") == VIEWPORTS["phone"][0]
         b.page.click("header #logout")
         b.page.wait_for_url(site.url + "/view/login")
         assert "Signed in" not in b.page.locator("body").inner_text()
         assert not [c for c in context.cookies() if c["name"] == COOKIE]
-        assert b.page.evaluate(NO_SIDEWAYS)
-        b.page.screenshot(path=str(site.shots / f"signed-out-{size}.png"), full_page=True)
+        for size, _ in each_size(b):
+            assert b.page.evaluate(NO_SIDEWAYS), size
+            b.page.screenshot(path=str(site.shots / f"signed-out-{size}.png"), full_page=True)
         b.page.goto(site.url + "/view/")
         assert b.page.url == site.url + "/view/login"  # the session is over
         assert [e for e in b.errors if "404" not in e] == []
