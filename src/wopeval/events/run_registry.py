@@ -81,6 +81,8 @@ class RunRegistry:
             raise DuplicateRunError(
                 f"run {record.run_id!r} or its idempotency key is already recorded"
             ) from exc
+        # A new run has no events: its first append needs no look-up of its last sequence.
+        self._next_sequence[record.run_id] = 0
         if self.owner is not None:
             self._held.add(record.run_id)
 
