@@ -27,7 +27,7 @@ prints one JSON document:
 * ``fanout``: on the after tree, once per store (see ``bench/host_fanout.py``).
 
 Usage: ``python3 bench/host.py [--quick] [--pg URL] [--base REF] [--no-before] [--repeats N]
-[--creates N] [--subscribers N] [--no-fanout]``. See bench/README.md.
+[--creates N] [--subscribers N] [--no-fanout] [--no-pg | --no-sqlite]``. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -370,6 +370,7 @@ def main() -> None:
         help="PostgreSQL admin URL: scratch databases on it (default $WOPEVAL_TEST_POSTGRES_URL)",
     )
     parser.add_argument("--no-pg", action="store_true", help="SQLite only")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only (with --pg)")
     parser.add_argument("--base", default=BASE, help="the 'before' commit")
     parser.add_argument("--no-before", action="store_true", help="measure this tree only")
     args = parser.parse_args()
@@ -391,7 +392,7 @@ def main() -> None:
         def sqlite() -> tuple[str, Callable[[], None]]:
             return str(tmp / f"store-{next(counter)}.db"), lambda: None
 
-        stores: dict[str, Store] = {"sqlite": sqlite}
+        stores: dict[str, Store] = {} if args.no_sqlite and pg else {"sqlite": sqlite}
         if pg:
             stores["postgresql"] = lambda: _pg_create(pg)
         creates = {name: measure_store(args, trees, new, directory) for name, new in stores.items()}

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import pg_url
+
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = {
     "host.py": ["--creates", "16", "--repeats", "1", "--no-before", "--no-pg", "--no-fanout"],
@@ -49,6 +51,14 @@ def started(
     finally:
         for proc, _, _ in procs.values():
             proc.wait(timeout=300)  # a script its test did not wait for: let it end cleanly
+
+
+def _run(script: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args],
+                          capture_output=True, text=True, timeout=300, cwd=str(ROOT))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
 
 
 def _report(started: dict[str, tuple[subprocess.Popen[bytes], Path, Path]], script: str) -> Any:
@@ -108,3 +118,15 @@ def test_read_bench_prints_every_reading_command_and_the_floors(
     assert report["metCpu"] == all(cpu < 0.5 for cpu in cpus)
     cpu_floor = report["floors"]["store imports"]["cpu_s"]["median"]
     assert report["after"]["show RUN"]["cpu_vs_store_floor"] == round(cpus[2] / cpu_floor, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_host_bench_measures_postgresql_alone_with_no_sqlite() -> None:
+    report = _run("host.py", "--creates", "16", "--repeats", "1", "--no-before", "--no-sqlite",
+                  "--no-fanout", "--pg", pg_url())  # fmt: skip
+    assert set(report["creates"]) == {"postgresql"}
+    postgresql = report["creates"]["postgresql"]
+    assert isinstance(postgresql["met"], bool)
+    for name in ("peer", "http_floor", "after", "after_held"):
+        assert postgresql[name]["per_s"]["median"] > 0

@@ -24,12 +24,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 __all__ = [
     "DRAIN_SECONDS",
+    "PG_POOL_OVERFLOW",
+    "PG_POOL_SIZE",
     "SQLITE_PRAGMAS",
     "create_store_engine",
     "drain_sqlite_workers",
@@ -44,6 +46,10 @@ SQLITE_PRAGMAS = (
     "PRAGMA foreign_keys = ON",
 )
 _WAL_ATTEMPTS = 100
+# PostgreSQL's pooled connections (readers, run creates), kept open between uses: a checkout
+# beyond the kept ones opens a new server connection (a backend process) and closes it after.
+PG_POOL_SIZE = 12
+PG_POOL_OVERFLOW = 8
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, _connection_record: Any) -> None:
@@ -79,10 +85,13 @@ async def ensure_sqlite_wal(conn: AsyncConnection) -> None:
 
 def create_store_engine(url: str) -> AsyncEngine:
     """An AUTOCOMMIT engine for a normalized store URL, with the SQLite pragmas installed."""
-    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    if engine.dialect.name == "sqlite":
+    if make_url(url).get_backend_name() == "sqlite":
+        engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
-    return engine
+        return engine
+    return create_async_engine(
+        url, isolation_level="AUTOCOMMIT", pool_size=PG_POOL_SIZE, max_overflow=PG_POOL_OVERFLOW
+    )
 
 
 DRAIN_SECONDS = 2.0

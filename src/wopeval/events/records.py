@@ -105,7 +105,11 @@ def _check_record(record: RunRecord) -> None:
         raise ValueError(f"run_id {record.run_id!r} is not in tenant {record.tenant!r}")
 
 
-def _record_row(record: RunRecord) -> dict[str, Any]:
+def _record_row(record: RunRecord, document_json: str | None = None) -> dict[str, Any]:
+    """The ``runs`` row of ``record``; ``document_json``: its suite document's stored text when
+    already made (``dumps_json`` of that very document)."""
+    if document_json is None:
+        document_json = dumps_json(record.suite_document)
     return {
         "run_id": record.run_id,
         "tenant": record.tenant,
@@ -114,7 +118,7 @@ def _record_row(record: RunRecord) -> dict[str, Any]:
         "suite_id": record.suite_id,
         "suite_version": record.suite_version,
         "agent_id": record.agent_id,
-        "suite_document": dumps_json(record.suite_document),
+        "suite_document": document_json,
         "request": dumps_json(record.request),
         "summary": None if record.summary is None else dumps_json(record.summary),
         "error": None if record.error is None else dumps_json(record.error),

@@ -68,10 +68,12 @@ class RunRegistry:
     async def _insert_run_row(self, row: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    async def create_run(self, record: RunRecord) -> None:
-        """Record a new run. Raises :class:`DuplicateRunError` on a reused id or key."""
+    async def create_run(self, record: RunRecord, *, document_json: str | None = None) -> None:
+        """Record a new run. Raises :class:`DuplicateRunError` on a reused id or key.
+        ``document_json``: the record's suite document as stored (``dumps_json`` of it), when
+        the caller made it once for many runs of one suite."""
         _check_record(record)
-        row = _record_row(record)
+        row = _record_row(record, document_json)
         if self.owner is not None:
             row["owner"] = self.owner
             row["lease_expires"] = _lease_until(self.lease_seconds)
@@ -81,6 +83,8 @@ class RunRegistry:
             raise DuplicateRunError(
                 f"run {record.run_id!r} or its idempotency key is already recorded"
             ) from exc
+        # A new run has no events: its first append needs no look-up of its last sequence.
+        self._next_sequence[record.run_id] = 0
         if self.owner is not None:
             self._held.add(record.run_id)
 

@@ -209,22 +209,34 @@ class EventStore(EventLog, LogReads, RunRegistry):
             return await run_to_completion(operation(self._writer))
 
     async def _insert_run_row(self, row: dict[str, Any]) -> None:
-        """One ``runs`` row, committed. SQLite: on the appender in this thread, as an event
-        batch is (``_insert``): no thread hop under the write lock, whose round trips were
-        what a create waited for while the loop served other requests. When another process
-        holds SQLite's write lock, the writer (which waits off the loop) takes it instead."""
-        if self._appender is not None:
-            self._check_open()
-            async with self._write_lock:
+        """One ``runs`` row, committed, in one statement. SQLite: on the appender in this
+        thread, as an event batch is (``_insert``): no thread hop under the write lock, whose
+        round trips were what a create waited for while the loop served other requests. When
+        another process holds SQLite's write lock, the writer (which waits off the loop) takes
+        it instead."""
+        if self._sqlite:
+            if self._appender is not None:
                 self._check_open()
-                try:
-                    self._appender.execute(_insert_sql(tuple(row)), row)
-                    return
-                except sqlite3.OperationalError as exc:
-                    if not is_busy(exc):
-                        raise
-                    self.appender_fallbacks += 1  # nothing was written: the writer waits
-        await self._locked_write(lambda w: w.execute(runs.insert(), row))
+                async with self._write_lock:
+                    self._check_open()
+                    try:
+                        self._appender.execute(_insert_sql(tuple(row)), row)
+                        return
+                    except sqlite3.OperationalError as exc:
+                        if not is_busy(exc):
+                            raise
+                        self.appender_fallbacks += 1  # nothing was written: the writer waits
+            await self._locked_write(lambda w: w.execute(runs.insert(), row))
+            return
+        # PostgreSQL: a pooled connection, not the writer. One AUTOCOMMIT INSERT is atomic
+        # and durable on its own, and concurrent creates need no lock under MVCC; on the
+        # writer each would wait behind the executing runs' event batches.
+        self._check_open()
+        await run_to_completion(self._insert_pooled(row))
+
+    async def _insert_pooled(self, row: dict[str, Any]) -> None:
+        async with self._engine.connect() as conn:
+            await conn.execute(runs.insert(), row)
 
 
 @functools.lru_cache(maxsize=8)

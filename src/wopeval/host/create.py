@@ -297,7 +297,9 @@ async def plan_create(state: HostState, principal: Principal, body: dict[str, An
     if suite.targetAgentId and suite.targetAgentId != agent_id and not config.allowTargetOverride:
         raise invalid("agentId", f"the suite targets {suite.targetAgentId!r}, not {agent_id!r}")
     modes = check_modes(suite, requested, config)
-    check_suite(suite, config, state.judge is not None)
+    if not state.catalog.checked(suite):  # the configuration and judge are the host's own
+        check_suite(suite, config, state.judge is not None)
+        state.catalog.mark_checked(suite)
     baseline = None
     if "baselineRunId" in body:
         if "regression" not in modes:

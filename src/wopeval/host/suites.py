@@ -115,6 +115,8 @@ class SuiteCatalog:
         self._parsed: dict[Path, tuple[tuple[int, int, int, int], AgentEvalSuite]] = {}
         # Each parsed suite's document and digests, by the suite object's id (held while parsed)
         self._prepared: dict[int, PreparedSuite] = {}
+        # Live parses (ids, as in ``_prepared``) that passed the host's suite checks once.
+        self._checked: set[int] = set()
         self._declared: dict[Path, tuple[tuple[int, int], SuiteFile | None]] = {}
         self.rejected: dict[Path, str] = {}  # files left out of the index, and why
         self._scanned_at = float("-inf")
@@ -222,6 +224,7 @@ class SuiteCatalog:
         self._parsed[entry.path] = (stamp, suite)
         if replaced is not None:
             self._prepared.pop(id(replaced[1]), None)
+            self._checked.discard(id(replaced[1]))
         return suite
 
     def prepared(self, suite: AgentEvalSuite) -> PreparedSuite | None:
@@ -229,6 +232,17 @@ class SuiteCatalog:
         still the parse of its file), else None."""
         prepared = self._prepared.get(id(suite))
         return prepared if prepared is not None and prepared.suite is suite else None
+
+    def checked(self, suite: AgentEvalSuite) -> bool:
+        """True when :meth:`mark_checked` was called for this very object, still the parse of
+        its file: the host's checks of a suite (its facets against the configuration) are
+        made once per parse, not once per create."""
+        return id(suite) in self._checked and self.prepared(suite) is not None
+
+    def mark_checked(self, suite: AgentEvalSuite) -> None:
+        """``suite`` passed the checks; remembered only for a parse this catalog made."""
+        if self.prepared(suite) is not None:
+            self._checked.add(id(suite))
 
     def cached(self, ref: SuiteRef) -> AgentEvalSuite | None:
         """The suite ``ref`` names if the index has it and :meth:`load` parsed its file as it

@@ -37,6 +37,7 @@ from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.logged import LoggedEvent
 from wopeval.events.store import EventStore, RunRecord
+from wopeval.events.tables import dumps_json
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.live import LiveFold
 from wopeval.grading.summary import GradingOptions, build_summary
@@ -74,11 +75,13 @@ class PreparedSuite:
     suite: AgentEvalSuite
     document: dict[str, Any]
     digests: DefinitionDigests
+    document_json: str  # the document's stored text (``dumps_json``)
 
 
 def prepare_suite(suite: AgentEvalSuite) -> PreparedSuite:
     document = suite_to_document(suite)
-    return PreparedSuite(suite, document, definition_digests(suite, document))
+    digests = definition_digests(suite, document)
+    return PreparedSuite(suite, document, digests, dumps_json(document))
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,12 @@ class RunPlan:
         digests and its execution share it; do not change it)."""
         prepared = self._prepared()
         return prepared.document if prepared is not None else suite_to_document(self.suite)
+
+    @property
+    def document_json(self) -> str | None:
+        """The document's stored text when made beforehand, else None (made when stored)."""
+        prepared = self._prepared()
+        return prepared.document_json if prepared is not None else None
 
     @functools.cached_property
     def digests(self) -> DefinitionDigests:
@@ -322,7 +331,7 @@ class RunService:
             idempotency_key=idempotency_key,
             scope_id=plan.host.scopeId if plan.host is not None else None,
         )
-        await self.store.create_run(record)
+        await self.store.create_run(record, document_json=plan.document_json)
         return record
 
     async def execute(
