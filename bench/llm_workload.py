@@ -411,7 +411,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "workload": {"trials": trials, "modelCallsPerTrial": 2, "concurrency": concurrency,
                      "serverDelayS": DELAY_S, "repeats": args.repeats,
-                     "idealWallS": -(-trials // concurrency) * 2 * DELAY_S,
+                     "idealWallS": round(-(-trials // concurrency) * 2 * DELAY_S, 6),
                      "cores": os.cpu_count()},
         "loadAverage": list(os.getloadavg()),
     }  # fmt: skip
