@@ -3,10 +3,10 @@ server answering each call after 100 ms, wopeval against the direct-SDK floor an
 
 The server is a raw asyncio HTTP/1.1 server in its own process (``serve``): a request without a
 tool result is answered with one ``lookup`` tool call, one with a tool result with ``"ok"``; it
-counts requests and accepted TCP connections (``GET /stats``). Each contender runs in a fresh
-child process (``child``) that times its workload in process (wall and CPU around the workload
-only: its packages are imported before the clock starts, ``PRELOAD``) and is reaped with
-``os.wait4`` for its peak RSS:
+counts requests and accepted TCP connections and reports its own CPU time (``GET /stats``).
+Each contender runs in a fresh child process (``child``) that times its workload in process
+(wall and CPU around the workload only: its packages are imported before the clock starts,
+``PRELOAD``) and is reaped with ``os.wait4`` for its peak RSS:
 
 * ``floor``: one ``openai.AsyncOpenAI`` client, an asyncio loop of N trials under a semaphore
   of C, each: call, answer the tool call locally, call again (the SDK's documented use);
@@ -76,7 +76,7 @@ def _completion(body: dict[str, Any], serial: int) -> dict[str, Any]:
 
 
 async def _serve() -> None:
-    stats = {"requests": 0, "connections": 0, "other": 0}
+    stats: dict[str, float] = {"requests": 0, "connections": 0, "other": 0}
 
     async def reply(writer: asyncio.StreamWriter, status: int, doc: Any) -> None:
         data = json.dumps(doc).encode()
@@ -98,10 +98,10 @@ async def _serve() -> None:
                         length = int(line.split(":", 1)[1])
                 raw = await reader.readexactly(length) if length else b""
                 if path == "/stats":
-                    await reply(writer, 200, stats)
+                    await reply(writer, 200, {**stats, "cpuS": time.process_time()})
                 elif method == "POST" and path.endswith("/chat/completions"):
                     stats["requests"] += 1
-                    serial = stats["requests"]
+                    serial = int(stats["requests"])
                     await asyncio.sleep(DELAY_S)
                     await reply(writer, 200, _completion(json.loads(raw or b"{}"), serial))
                 elif path.endswith(f"/models/{MODEL}"):
@@ -276,7 +276,7 @@ def _child(name: str, url: str, trials: int, concurrency: int) -> None:
 # ---------------------------------------------------------------- the parent
 
 
-def _stats(port: int) -> dict[str, int]:
+def _stats(port: int) -> dict[str, float]:
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -314,6 +314,13 @@ def _run_child(
     # Less the connection of the ``/stats`` request that read ``after``.
     result["connections"] = after["connections"] - before["connections"] - 1
     result["otherRequests"] = after["other"] - before["other"]
+    # The server's CPU for this contender's requests, and the wall the two processes' CPU
+    # alone would need on the machine's cores (the client's loop is one thread): above the
+    # ideal wall (every call 100 ms, C at a time), the workload is CPU-bound.
+    result["serverCpuS"] = after["cpuS"] - before["cpuS"]
+    cores = os.cpu_count() or 1
+    result["cpuBoundWallS"] = max(result["cpuS"], (result["cpuS"] + result["serverCpuS"]) / cores)
+    result["loadAverage1m"] = os.getloadavg()[0]
     return result
 
 
@@ -334,12 +341,16 @@ def _base_tree(ref: str, into: Path) -> Path:
     return into / "src"
 
 
+FIGURES = ("wallS", "cpuMsPerTrial", "peakRssMb", "requests", "connections", "serverCpuS",
+           "cpuBoundWallS", "loadAverage1m")  # fmt: skip
+
+
 def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in runs if "error" not in r]
     if not ok:
         return {"error": runs[0].get("error") if runs else "not run", "runs": runs}
     out: dict[str, Any] = {"runs": len(ok)}
-    for key in ("wallS", "cpuMsPerTrial", "peakRssMb", "requests", "connections"):
+    for key in FIGURES:
         values = [float(r[key]) for r in ok]
         out[key] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
     out["passed"] = [r["passed"] for r in ok]
@@ -399,7 +410,9 @@ def main() -> None:
 
     report: dict[str, Any] = {
         "workload": {"trials": trials, "modelCallsPerTrial": 2, "concurrency": concurrency,
-                     "serverDelayS": DELAY_S, "repeats": args.repeats},
+                     "serverDelayS": DELAY_S, "repeats": args.repeats,
+                     "idealWallS": round(-(-trials // concurrency) * 2 * DELAY_S, 6),
+                     "cores": os.cpu_count()},
         "loadAverage": list(os.getloadavg()),
     }  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:

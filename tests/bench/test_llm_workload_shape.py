@@ -19,6 +19,7 @@ def test_llm_workload_counts_each_contenders_requests_and_connections() -> None:
         capture_output=True, text=True, timeout=600, check=True,
     )  # fmt: skip
     report = json.loads(done.stdout)
+    assert report["workload"]["idealWallS"] == 0.6  # 3 waves of 2 trials x 2 calls of 100 ms
     results = report["results"]
     for name in ("floor", "wopeval"):
         figures = results[name]
@@ -27,6 +28,10 @@ def test_llm_workload_counts_each_contenders_requests_and_connections() -> None:
         assert figures["requests"]["median"] == 12  # 6 trials x 2 model calls
         assert 1 <= figures["connections"]["median"] <= 2  # one pool, sized to the concurrency
         assert figures["peakRssMb"]["median"] > 0
+        assert figures["serverCpuS"]["median"] > 0  # the server's own CPU for these requests
+        # The CPU-bound wall is at least the client's CPU (its loop is one thread).
+        client_cpu_s = figures["cpuMsPerTrial"]["median"] * 6 / 1000
+        assert figures["cpuBoundWallS"]["median"] >= client_cpu_s * (1 - 1e-9)
     for peer in ("inspect", "pydantic-evals"):
         assert results[peer] == {"unavailable": "--no-peers"}  # said, never estimated
     assert set(report["ratiosToFloor"]) == {"wopeval"}

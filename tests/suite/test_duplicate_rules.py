@@ -4,7 +4,7 @@ written."""
 
 from __future__ import annotations
 
-from wopeval.suite.duplicates import DuplicateKeyMarking, load_yaml
+from wopeval.suite.yaml_doc import DuplicateKeyMarking, load_yaml
 
 
 def _errors(text: str) -> list[tuple[str, str]]:

@@ -26,7 +26,6 @@ from wopeval.suite.bounds import (
     MAX_TRIALS,
     MAX_YAML_NODES,
     TooManyDigits,
-    check_yaml_expansion,
     count_errors,
     parse_int,
     read_bounded,
@@ -34,6 +33,7 @@ from wopeval.suite.bounds import (
 )
 from wopeval.suite.errors import ROOT_PATH, SuiteError
 from wopeval.suite.load import read_document
+from wopeval.suite.yaml_doc import check_yaml_expansion
 
 GOLDEN: dict[str, Any] = {"kind": "golden", "match": {"strategy": "exact", "value": "ok"}}
 

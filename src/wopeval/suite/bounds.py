@@ -11,7 +11,8 @@ a hang or unbounded growth:
   nested so deep that the parser itself gives up is named ``$``);
 - integers have at most :data:`MAX_INTEGER_DIGITS` digits;
 - YAML aliases expand to at most :data:`MAX_YAML_NODES` nodes (a 570-byte "billion laughs"
-  document is refused in milliseconds instead of costing gigabytes);
+  document is refused in milliseconds instead of costing gigabytes;
+  :func:`wopeval.suite.yaml_doc.check_yaml_expansion`);
 - a fixture's ``response`` is at most :data:`MAX_FIXTURE_RESPONSE_BYTES` of JSON (untrusted
   content for the agent, RFC 0244 §H: docs/host.md "Untrusted content");
 - at most :data:`MAX_TASKS` tasks, and at most :data:`MAX_TRIALS` trials in all
@@ -25,9 +26,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, Final
-
-import yaml
+from typing import Final
 
 from wopeval.suite.errors import ROOT_PATH, FieldError, Loc, SuiteError, format_path
 
@@ -110,25 +109,6 @@ def tree_errors(data: object) -> list[FieldError]:
             stack.extend(((item, (*loc, str(key) if isinstance(value, dict) else key))
                           for key, item in reversed(list(items))))  # fmt: skip
     return errors
-
-
-def check_yaml_expansion(node: yaml.Node | None, source: str) -> None:
-    """Refuse a YAML node graph whose aliases expand beyond MAX_YAML_NODES or MAX_DEPTH."""
-    count = 0
-    stack: list[tuple[Any, int]] = [(node, 0)] if node is not None else []
-    while stack:
-        current, depth = stack.pop()
-        count += 1
-        if count > MAX_YAML_NODES:
-            raise _error(source, ROOT_PATH, f"YAML aliases expand beyond {MAX_YAML_NODES} nodes")
-        if depth > MAX_DEPTH:
-            raise too_deep(source)
-        if isinstance(current, yaml.SequenceNode):
-            stack.extend((child, depth + 1) for child in current.value)
-        elif isinstance(current, yaml.MappingNode):
-            for key, value in current.value:
-                stack.append((key, depth + 1))
-                stack.append((value, depth + 1))
 
 
 def count_errors(data: object) -> list[FieldError]:

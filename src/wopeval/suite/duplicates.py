@@ -3,16 +3,13 @@
 JSON and YAML parsers keep the last of two equal keys, so a task pasted twice under one key, or
 a second ``expected`` further down a long task, would silently replace the first. While parsing,
 an object with a repeated key is marked (JSON: :class:`MarkedObject`; YAML: the loader's
-``repeated_keys``, with the line of the repeat); afterwards
+``repeated_keys``, with the line of the repeat, :mod:`wopeval.suite.yaml_doc`); afterwards
 :func:`duplicate_key_errors` names each repeated key by its JSON path, as every suite error is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from typing import Any
-
-import yaml
 
 from wopeval.suite.errors import FieldError, Loc, format_path, show
 
@@ -40,58 +37,6 @@ def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             duplicates.append((key, None))
         members[key] = value
     return _marked(members, duplicates)
-
-
-class DuplicateKeyMarking(yaml.SafeLoader):
-    """A YAML loader that records the repeated keys of each mapping (``repeated_keys``, by the
-    mapping's ``id``). A ``<<`` merge may still be overridden: only keys written in the mapping
-    itself count."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.repeated_keys: dict[int, list[tuple[Any, int | None]]] = {}
-
-    def construct_yaml_map(self, node: yaml.MappingNode) -> Generator[dict[Any, Any], None, None]:
-        data: dict[Any, Any] = {}
-        yield data
-        # Read before construct_mapping flattens the node, which puts the ``<<`` merged pairs
-        # into it: a key the mapping writes over a merged one is not a repeat.
-        duplicates = self._repeated(node)
-        data.update(self.construct_mapping(node))
-        if duplicates:
-            self.repeated_keys[id(data)] = duplicates
-
-    def _repeated(self, node: yaml.MappingNode) -> list[tuple[Any, int | None]]:
-        seen: set[Any] = set()
-        duplicates: list[tuple[Any, int | None]] = []
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node)  # built once: construct_mapping reuses it
-            try:
-                repeated = key in seen
-                seen.add(key)
-            except TypeError:  # an unhashable key: the constructor has reported it
-                continue
-            if repeated:
-                duplicates.append((key, key_node.start_mark.line + 1))
-        return duplicates
-
-
-DuplicateKeyMarking.add_constructor(
-    "tag:yaml.org,2002:map",
-    DuplicateKeyMarking.construct_yaml_map,
-)
-
-
-def load_yaml(text: str, loader: type[DuplicateKeyMarking]) -> tuple[object, list[FieldError]]:
-    """Parse YAML with ``loader``; the data and an error per repeated key."""
-    parser = loader(text)
-    try:
-        data = parser.get_single_data()
-    finally:
-        parser.dispose()
-    return data, duplicate_key_errors(data, parser.repeated_keys)
 
 
 def _name(key: object) -> str:
@@ -125,10 +70,4 @@ def _collect(
             _collect(item, (*loc, index), marks, found)
 
 
-__all__ = [
-    "DuplicateKeyMarking",
-    "MarkedObject",
-    "duplicate_key_errors",
-    "json_object",
-    "load_yaml",
-]
+__all__ = ["MarkedObject", "duplicate_key_errors", "json_object"]

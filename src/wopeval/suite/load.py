@@ -20,44 +20,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from wopeval.suite import bounds
-from wopeval.suite.duplicates import (
-    DuplicateKeyMarking,
-    duplicate_key_errors,
-    json_object,
-)
+from wopeval.suite.duplicates import duplicate_key_errors, json_object
 from wopeval.suite.errors import ROOT_PATH, FieldError, SuiteError, from_validation_error
 from wopeval.suite.models import AgentEvalSuite, validate_document
 from wopeval.suite.rules import check_raw_rules, check_rules
 
 SUITE_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-
-
-class _SuiteYamlLoader(DuplicateKeyMarking):
-    """``yaml.SafeLoader`` minus implicit timestamps: ``2026-10-14`` stays a string, as in JSON;
-    repeated keys are marked (:mod:`wopeval.suite.duplicates`); an integer longer than
-    :data:`~wopeval.suite.bounds.MAX_INTEGER_DIGITS` is never converted (Python refuses to
-    convert one of more than 4,300 digits, and converting is quadratic), but left for
-    :func:`~wopeval.suite.bounds.tree_errors` to refuse by its field."""
-
-    def construct_bounded_int(self, node: yaml.ScalarNode) -> int | bounds.TooManyDigits:
-        text = str(self.construct_scalar(node)).replace("_", "").lstrip("+")
-        if len(text.lstrip("-")) > bounds.MAX_INTEGER_DIGITS:
-            return bounds.TooManyDigits(text)
-        return self.construct_yaml_int(node)
-
-
-_SuiteYamlLoader.add_constructor("tag:yaml.org,2002:int", _SuiteYamlLoader.construct_bounded_int)
-
-
-_SuiteYamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 # --- reading files ------------------------------------------------------------------------
@@ -90,33 +61,11 @@ def _checked(data: object, duplicates_of: Any, source: str) -> object:
     return data
 
 
-def _load_yaml(text: str, source: str) -> tuple[object, DuplicateKeyMarking]:
-    """Compose, bound the node graph (alias expansion, depth), then construct."""
-    parser = _SuiteYamlLoader(text)
-    try:
-        node = parser.get_single_node()
-        bounds.check_yaml_expansion(node, source)
-        data = parser.construct_document(node) if node is not None else None
-    finally:
-        parser.dispose()
-    return data, parser
-
-
 def _parse_yaml(text: str, source: str) -> object:
-    try:
-        data, parser = _load_yaml(text, source)
-    except RecursionError:
-        raise bounds.too_deep(source) from None
-    except yaml.MarkedYAMLError as exc:
-        problem = exc.problem or "cannot parse"
-        if exc.context:
-            problem = f"{problem} ({exc.context})"
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise _document_error(source, f"invalid YAML{where}: {problem}") from exc
-    except yaml.YAMLError as exc:
-        raise _document_error(source, f"invalid YAML: {exc}") from exc
-    return _checked(data, lambda d: duplicate_key_errors(d, parser.repeated_keys), source)
+    from wopeval.suite.yaml_doc import parse_yaml  # PyYAML, only when a YAML file is read
+
+    data, repeated_keys = parse_yaml(text, source)
+    return _checked(data, lambda d: duplicate_key_errors(d, repeated_keys), source)
 
 
 def read_document(path: str | Path) -> object:
