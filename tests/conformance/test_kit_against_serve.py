@@ -4,6 +4,8 @@ Twice, as the conformance issue asks: with every facet advertised (every leg exe
 refusal leg, inapplicable), and with ``trials`` switched off in the config (the refusal leg
 executed-pass, the trials legs inapplicable). Both with ``--require-behavior``. Then once more
 with ``--extended``: every ``wopeval.ext.*`` leg executed-pass, the eight RFC results unchanged.
+The host with every facet, and the plain kit's answer from it, are made once per store for the
+module: the kit only adds runs of its own.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from wopeval.cli.app import app
@@ -67,9 +70,23 @@ def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, str]]:
     return result.exit_code, statuses
 
 
-def test_0244_kit_passes_wopeval_serve_with_every_facet(store_url: str, tmp_path: Path) -> None:
-    with serving(store_url, {}, tmp_path) as base_url:
-        code, statuses = _kit(base_url)
+@pytest.fixture(scope="module")
+def every_facet(module_store_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``wopeval serve`` with its default config (every facet advertised); its base URL."""
+    with serving(module_store_url, {}, tmp_path_factory.mktemp("serve")) as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="module")
+def plain_kit(every_facet: str) -> tuple[int, dict[str, str]]:
+    """The kit (``--require-behavior``) against :func:`every_facet`."""
+    return _kit(every_facet)
+
+
+def test_0244_kit_passes_wopeval_serve_with_every_facet(
+    plain_kit: tuple[int, dict[str, str]],
+) -> None:
+    code, statuses = plain_kit[0], dict(plain_kit[1])
     assert code == 0, statuses
     refusal = statuses.pop("0244.unadvertised-feature-refused")
     assert refusal == "inapplicable"
@@ -90,11 +107,12 @@ def test_0244_G_kit_refusal_leg_passes_with_trials_switched_off(
     assert statuses["0244.fixture-miss-fails"] == "executed-pass"
 
 
-def test_kit_extension_legs_pass_wopeval_serve(store_url: str, tmp_path: Path) -> None:
+def test_kit_extension_legs_pass_wopeval_serve(
+    every_facet: str, plain_kit: tuple[int, dict[str, str]]
+) -> None:
     """RFC 0244 §B isolation and Cost, §C, §D live: the opt-in legs, on the real host."""
-    with serving(store_url, {}, tmp_path) as base_url:
-        plain_code, plain = _kit(base_url)
-        code, statuses = _kit(base_url, "--extended")
+    plain_code, plain = plain_kit
+    code, statuses = _kit(every_facet, "--extended")
     assert code == plain_code == 0, statuses
     assert list(statuses) == [*C.REQUIREMENTS, *C.EXTENSIONS]
     assert {req: statuses[req] for req in C.EXTENSIONS} == dict.fromkeys(
