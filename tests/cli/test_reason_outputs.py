@@ -19,10 +19,9 @@ from xml.etree import ElementTree as ET
 
 import httpx
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli.in_process import Done, wopeval
 from tests.grading.reason_cases import EXPECTED, SCRIPTED, SUITE, in_order
-from wopeval.cli.app import app
 from wopeval.events.store import EventStore
 from wopeval.exports.textsafe import markdown_text
 from wopeval.viewer import create_viewer_app
@@ -38,21 +37,8 @@ class Ran:
     doc: dict[str, object]
 
 
-@dataclass(frozen=True)
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 def _wopeval(cwd: Path, *args: str) -> Done:
-    """``wopeval ARGS`` run from ``cwd``; an exception other than the exit is raised."""
-    env = {"COLUMNS": _WIDE, "CI": "true", "WOPEVAL_STORE": str(cwd / "s.db")}
-    with contextlib.chdir(cwd):
-        result = CliRunner().invoke(app, list(args), env=env)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return Done(result.exit_code, result.stdout, result.stderr)
+    return wopeval(cwd, {"COLUMNS": _WIDE, "CI": "true", "WOPEVAL_STORE": str(cwd / "s.db")}, *args)
 
 
 @pytest.fixture(scope="module")
