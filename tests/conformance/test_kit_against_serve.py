@@ -4,8 +4,10 @@ Twice, as the conformance issue asks: with every facet advertised (every leg exe
 refusal leg, inapplicable), and with ``trials`` switched off in the config (the refusal leg
 executed-pass, the trials legs inapplicable). Both with ``--require-behavior``. Then once more
 with ``--extended``: every ``wopeval.ext.*`` leg executed-pass, the eight RFC results unchanged.
-The host with every facet, and the plain kit's answer from it, are made once per store for the
-module: the kit only adds runs of its own.
+The host with every facet is a ``wopeval serve`` process, made once per store for the module with
+the plain kit's answer from it (the kit only adds runs of its own); other configs are the same
+app on a real socket in this process (:func:`hosting`), the command's start-up being tested
+elsewhere (tests/host/test_serve_cmd.py).
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.host.helpers import ServerThread
 from wopeval.cli.app import app
 from wopeval.conformance import catalog as C
+from wopeval.host.app import create_app
+from wopeval.host.config import parse_config
 
 KEY = "conformance-key-123456"
 
@@ -39,7 +44,7 @@ def _free_port() -> int:
 @contextmanager
 def serving(store_url: str, config: dict[str, Any], tmp_path: Path) -> Iterator[str]:
     config_file = tmp_path / "host.json"
-    config_file.write_text(json.dumps({"apiKeys": [{"key": KEY, "tenant": "kit"}], **config}))
+    config_file.write_text(json.dumps(_host_config(config)))
     port = _free_port()
     command = [sys.executable, "-m", "wopeval.cli", "serve", "--port", str(port),
                "--store", store_url, "--config", str(config_file)]  # fmt: skip
@@ -59,6 +64,19 @@ def serving(store_url: str, config: dict[str, Any], tmp_path: Path) -> Iterator[
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def _host_config(config: dict[str, Any]) -> dict[str, Any]:
+    return {"apiKeys": [{"key": KEY, "tenant": "kit"}], **config}
+
+
+@contextmanager
+def hosting(store_url: str, config: dict[str, Any]) -> Iterator[str]:
+    """The host as ``wopeval serve --config`` makes it, on a real socket, served by a thread of
+    this process; its base URL."""
+    app = create_app(parse_config(_host_config(config)), store_url=store_url)
+    with ServerThread(app) as server:
+        yield server.base_url
 
 
 def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, str]]:
@@ -95,10 +113,8 @@ def test_0244_kit_passes_wopeval_serve_with_every_facet(
     assert not [req for req in statuses if req.startswith(C.EXT_PREFIX)]
 
 
-def test_0244_G_kit_refusal_leg_passes_with_trials_switched_off(
-    store_url: str, tmp_path: Path
-) -> None:
-    with serving(store_url, {"evalSuite": {"trials": False}}, tmp_path) as base_url:
+def test_0244_G_kit_refusal_leg_passes_with_trials_switched_off(store_url: str) -> None:
+    with hosting(store_url, {"evalSuite": {"trials": False}}) as base_url:
         code, statuses = _kit(base_url)
     assert code == 0, statuses
     assert statuses["0244.unadvertised-feature-refused"] == "executed-pass"
