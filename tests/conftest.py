@@ -409,6 +409,20 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def module_store_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """:func:`store_url` for a module's shared setup (a host, runs that many tests read): a
+    SQLite file of the module's own, or the session's PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path_factory.mktemp("store") / "store.db")
+    url: str = request.getfixturevalue("pg_database")
+    return url
+
+
 @pytest.fixture
 async def store(store_url: str) -> AsyncIterator[EventStore]:
     from wopeval.events.store import EventStore

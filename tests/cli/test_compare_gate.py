@@ -1,6 +1,7 @@
 """``wopeval compare`` as a deployment gate, through the real CLI on both stores: it regresses or
 says it cannot decide (exit 4) when every candidate task fails, it leaves a task whose definition
-changed between the runs out and names it, and every output comes from one verdict object."""
+changed between the runs out and names it, and every output comes from one verdict object.
+``compare`` only reads: the README scenario's two runs are made once per store for the module."""
 
 from __future__ import annotations
 
@@ -31,18 +32,18 @@ def _compare(store: str, base: str, cand: str, *extra: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-@pytest.fixture
-def quickstart_runs(store_url: str) -> tuple[str, str, str]:
+@pytest.fixture(scope="module")
+def quickstart_runs(module_store_url: str) -> tuple[str, str, str]:
     """The README scenario: the bundled agent, then an agent that fails every task (3 tasks)."""
-    good = _run(store_url, QUICKSTART)
+    good = _run(module_store_url, QUICKSTART)
     bad = _run(
-        store_url,
+        module_store_url,
         QUICKSTART,
         "--agent",
         "tests.compare.agents:broken_agent",
         "--override-target",
     )
-    return store_url, str(good["runId"]), str(bad["runId"])
+    return module_store_url, str(good["runId"]), str(bad["runId"])
 
 
 @pytest.mark.postgres

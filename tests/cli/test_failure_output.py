@@ -1,15 +1,15 @@
 """`run`, `show` and the CI exports say why each failing trial failed (issue: every failure says
-why): the grid, the reasons, the numbers deciding the verdict; JUnit error vs failure."""
+why): the grid, the reasons, the numbers deciding the verdict; JUnit error vs failure. The
+commands run in process: what they print is the point."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
+
+from tests.cli.in_process import Done, wopeval
 
 SUITE = {
     "suiteId": "core.test.evals.why",
@@ -32,12 +32,9 @@ SUITE = {
 }  # fmt: skip
 
 
-def _wopeval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80", "CI": "true", "WOPEVAL_STORE": str(tmp_path / "s.db")}
-    return subprocess.run(
-        [sys.executable, "-m", "wopeval", *args],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False,
-    )  # fmt: skip
+def _wopeval(tmp_path: Path, *args: str) -> Done:
+    env = {"COLUMNS": "80", "CI": "true", "WOPEVAL_STORE": str(tmp_path / "s.db")}
+    return wopeval(tmp_path, env, *args)
 
 
 def _suite(tmp_path: Path) -> Path:

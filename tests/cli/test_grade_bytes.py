@@ -4,18 +4,22 @@ trajectory mode with trials and fixtures, a cost ceiling, a model agent with an 
 resumed run, a regression run, merged shards, ``--max-tool-calls``, a gate) on both stores, and
 for an OTLP export posted to ``POST /v1/traces``. The stored text is read from the ``runs`` table
 with the database's own driver, not through wopeval. ``import-otlp --json`` and ``grade-log`` of
-the log it converted print the same bytes."""
+the log it converted print the same bytes.
+
+``grade`` only reads: the module makes every kind's runs once per store, in one store
+(:func:`made`), and the tests grade and read them; the test that edits a stored summary makes a
+run of its own."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
 import pytest
-from bench.grade_kinds import KINDS, Kind
+from bench.grade_kinds import KINDS, Kind, Made
 from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans
 from typer.testing import CliRunner
 
@@ -34,36 +38,44 @@ def _unfinished(store: str, suite: str) -> str:
     return anyio.run(grade_kinds.unfinished_run, store, suite)
 
 
+@pytest.fixture(scope="module")
+def made(module_store_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Made]:
+    """Every kind's runs, in one store (each kind's suites in a directory of its own)."""
+    kinds: dict[str, Made] = {}
+    with grade_kinds.servers() as urls:
+        for kind in KINDS:
+            directory = tmp_path_factory.mktemp(kind.name)
+            grade_kinds.write_suites(kind, directory, urls["agent_url"])
+            kinds[kind.name] = grade_kinds.make(
+                kind, _cli, module_store_url, directory, unfinished=_unfinished, urls=urls
+            )
+    return kinds
+
+
 @pytest.mark.parametrize("kind", KINDS, ids=[k.name for k in KINDS])
 def test_grade_prints_the_stored_summary_byte_for_byte(
-    kind: Kind, store_url: str, tmp_path: Path
+    kind: Kind, made: Mapping[str, Made], module_store_url: str
 ) -> None:
-    with grade_kinds.servers() as urls:
-        grade_kinds.write_suites(kind, tmp_path, urls["agent_url"])
-        made = grade_kinds.make(kind, _cli, store_url, tmp_path, unfinished=_unfinished, urls=urls)
-    assert made.runs, made
-    assert all(code in (0, 1) for code in made.exits), made  # each step ran: passed or failed
-    for run_id in made.runs:
-        graded = grade_kinds.grade_bytes(_cli, store_url, run_id)
+    runs = made[kind.name]
+    assert runs.runs, runs
+    assert all(code in (0, 1) for code in runs.exits), runs  # each step ran: passed or failed
+    for run_id in runs.runs:
+        graded = grade_kinds.grade_bytes(_cli, module_store_url, run_id)
         assert graded["storedBytes"], graded  # the run has a stored summary
         assert graded["same"], graded
         assert graded["exit"] == 0
 
 
-def test_the_kinds_cover_what_a_summary_can_hold(tmp_path: Path) -> None:
+def test_the_kinds_cover_what_a_summary_can_hold(
+    made: Mapping[str, Made], module_store_url: str
+) -> None:
     """The runs are not all alike: between them they pass and fail tasks, skip a trial for
     budget, fail one for a fixture miss and one for a forbidden call, count pass@k over
     several trials, carry a judge's cost and a regression verdict."""
     seen: dict[str, object] = {}
-    store = str(tmp_path / "s.db")
-    with grade_kinds.servers() as urls:
-        for kind in KINDS:
-            directory = tmp_path / kind.name
-            directory.mkdir()
-            grade_kinds.write_suites(kind, directory, urls["agent_url"])
-            made = grade_kinds.make(kind, _cli, store, directory, unfinished=_unfinished, urls=urls)
-            text = grade_kinds.stored_summary(store, made.runs[-1])
-            seen[kind.name] = json.loads(text or "null")
+    for kind in KINDS:
+        text = grade_kinds.stored_summary(module_store_url, made[kind.name].runs[-1])
+        seen[kind.name] = json.loads(text or "null")
     trajectories = seen["trajectories"]
     assert isinstance(trajectories, dict)
     tasks = {t["taskId"]: t for t in trajectories["tasks"]}
@@ -124,24 +136,23 @@ def test_otlp_posted_to_the_host_is_graded_to_its_stored_bytes(store_url: str) -
 
 
 def test_import_otlp_and_grade_log_of_its_converted_log_print_the_same_bytes(
-    tmp_path: Path,
+    made: Mapping[str, Made],
 ) -> None:
     kind = next(k for k in KINDS if k.log_check is not None)
-    grade_kinds.write_suites(kind, tmp_path)
-    made = grade_kinds.make(kind, _cli, str(tmp_path / "s.db"), tmp_path, unfinished=_unfinished)
-    assert made.logs is not None
-    imported, regraded = made.logs
+    logs = made[kind.name].logs
+    assert logs is not None
+    imported, regraded = logs
     assert grade_kinds.last_json(imported)["tasks"], imported
     assert imported == regraded
 
 
-def test_33_2_the_conversation_kind_holds_a_user_side(tmp_path: Path) -> None:
+def test_33_2_the_conversation_kind_holds_a_user_side(
+    made: Mapping[str, Made], module_store_url: str
+) -> None:
     """A scripted user's run: one conversation to its stop, one user miss, one max-turns; the
     summary counts the user side apart and ``grade`` reproduces it byte for byte."""
-    (kind,) = [k for k in KINDS if k.name == "conversation"]
-    store = str(tmp_path / "s.db")
-    grade_kinds.write_suites(kind, tmp_path)
-    (run_id,) = grade_kinds.make(kind, _cli, store, tmp_path, unfinished=_unfinished).runs
+    store = module_store_url
+    (run_id,) = made["conversation"].runs
     stored = grade_kinds.stored_summary(store, run_id)
     assert stored is not None
     summary = json.loads(stored)

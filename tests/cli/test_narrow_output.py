@@ -1,15 +1,15 @@
-"""``wopeval run`` and ``show`` at 80 columns, piped, under ``CI=true``: nothing is cut."""
+"""``wopeval run`` and ``show`` at 80 columns, piped, under ``CI=true``: nothing is cut. The
+commands run in process, their output not a terminal, as when piped."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from rich.cells import cell_len
+
+from tests.cli.in_process import Done, wopeval
 
 SCRIPTED = "core.conformance.agents.scripted"
 LONG_ID = "a-rather-long-task-identifier-that-cannot-fit-its-column"
@@ -43,16 +43,8 @@ def _failing_suite(path: Path) -> Path:
     return path
 
 
-def _wopeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80", "CI": "true", "WOPEVAL_STORE": str(cwd / "s.db")}
-    return subprocess.run(
-        [sys.executable, "-m", "wopeval", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-    )
+def _wopeval(*args: str, cwd: Path) -> Done:
+    return wopeval(cwd, {"COLUMNS": "80", "CI": "true", "WOPEVAL_STORE": str(cwd / "s.db")}, *args)
 
 
 def _check_readable(out: str) -> None:

@@ -1,16 +1,19 @@
 """The pytest plugin: ``pytest --wopeval-suite SUITE --wopeval-agent pkg:agent`` gives one test per
 task, failing with the task's failure reasons (wopeval.grading.detail). Run in a subprocess in
-a throwaway directory, as a team's CI would run it."""
+a throwaway directory, as a team's CI would run it: each exit code (0, 1 and the usage error 4)
+of a real process at least once; the gate's rules also in a pytest session of its own in this
+process (:func:`_session`)."""
 
 from __future__ import annotations
 
-import os
+import contextlib
 import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 import yaml
 
 AGENT = '''
@@ -85,8 +88,21 @@ def test_pytest_plugin_gives_one_test_per_task_with_the_failure_reason(tmp_path:
     assert "3 failed" in done.stdout
 
 
+def _session(cwd: Path, *args: str) -> int:
+    """A pytest session of its own, in this process, from ``cwd`` (its output goes to this
+    test's captured stdout and stderr); its own test module is forgotten afterwards."""
+    with contextlib.chdir(cwd):
+        try:
+            return int(pytest.main(
+                ["-p", "no:cacheprovider", "-p", "no:asyncio", *_UNRELATED,
+                 "--import-mode=importlib", *args],
+            ))  # fmt: skip
+        finally:
+            sys.modules.pop("test_mine", None)
+
+
 def test_pytest_plugin_needs_an_agent_and_stays_out_of_the_way_without_a_suite(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "suite.yaml").write_text("suiteId: x\n")
     usage = _pytest(tmp_path, "--wopeval-suite", "suite.yaml")
@@ -98,8 +114,8 @@ def test_pytest_plugin_needs_an_agent_and_stays_out_of_the_way_without_a_suite(
     )
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert "1 passed" in plain.stdout
-    helped = _pytest(tmp_path, "--help")
-    assert "--wopeval-suite=SUITE" in helped.stdout
+    assert _session(tmp_path, "--help") == 0
+    assert "--wopeval-suite=SUITE" in capsys.readouterr().out
 
 
 def _gate_suite(tmp_path: Path) -> None:
@@ -112,50 +128,47 @@ def _gate_suite(tmp_path: Path) -> None:
     (tmp_path / "test_mine.py").write_text(mine)
 
 
+GATED = ("--wopeval-suite", "suite.json", "--wopeval-agent", "core.conformance.agents.scripted",
+         "-q", "-rA")  # fmt: skip
+
+
 def _gated(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return _pytest(
-        tmp_path, "--wopeval-suite", "suite.json", "--wopeval-agent",
-        "core.conformance.agents.scripted", "-q", "-rA", *args,
-    )  # fmt: skip
+    return _pytest(tmp_path, *GATED, *args)
 
 
 def test_the_session_outcome_follows_the_gate_with_each_task_still_reported(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _gate_suite(tmp_path)
-    passed = _gated(tmp_path, "--junitxml", "suite.xml")
-    assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "FAILED suite.json::task-0" in passed.stdout  # the task's own test, still reported
-    assert "PASSED suite.json::wopeval gate (suite)" in passed.stdout
-    assert "wopeval gate suite passed (failing task tests do not fail the session)" in (
-        passed.stdout
-    )
+    assert _session(tmp_path, *GATED, "--junitxml", "suite.xml") == 0
+    passed = capsys.readouterr().out
+    assert "FAILED suite.json::task-0" in passed  # the task's own test, still reported
+    assert "PASSED suite.json::wopeval gate (suite)" in passed
+    assert "wopeval gate suite passed (failing task tests do not fail the session)" in passed
     cases = {c.get("name"): c for c in ET.parse(tmp_path / "suite.xml").iter("testcase")}
     assert cases["task-0"].find("failure") is not None
     assert cases["wopeval gate (suite)"].find("failure") is None
-    failed = _gated(tmp_path, "--wopeval-gate", "every-task")
-    assert failed.returncode == 1, failed.stdout + failed.stderr
-    assert "FAILED suite.json::wopeval gate (every-task)" in failed.stdout
-    assert "gate every-task failed: 1 task(s) did not pass: task-0" in failed.stdout
+    assert _session(tmp_path, *GATED, "--wopeval-gate", "every-task") == 1
+    failed = capsys.readouterr().out
+    assert "FAILED suite.json::wopeval gate (every-task)" in failed
+    assert "gate every-task failed: 1 task(s) did not pass: task-0" in failed
 
 
-def test_a_passing_gate_never_hides_another_failing_test(tmp_path: Path) -> None:
+def test_a_passing_gate_never_hides_another_failing_test(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _gate_suite(tmp_path)
-    env = {**os.environ, "FAIL_MINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *_UNRELATED, "-q",
-         "--wopeval-suite", "suite.json", "--wopeval-agent", "core.conformance.agents.scripted"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False, env=env,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "2 failed, 1 passed" in done.stdout
+    monkeypatch.setenv("FAIL_MINE", "1")
+    assert _session(tmp_path, "-q", *GATED[:4]) == 1
+    assert "2 failed, 1 passed" in capsys.readouterr().out
 
 
-def test_an_unknown_gate_is_a_usage_error(tmp_path: Path) -> None:
+def test_an_unknown_gate_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _gate_suite(tmp_path)
-    usage = _gated(tmp_path, "--wopeval-gate", "nope")
-    assert usage.returncode == 4  # pytest's usage error
-    assert "--wopeval-gate: 'nope' is not one of suite, every-task" in usage.stderr
+    assert _session(tmp_path, *GATED, "--wopeval-gate", "nope") == 4  # pytest's usage error
+    assert "--wopeval-gate: 'nope' is not one of suite, every-task" in capsys.readouterr().err
 
 
 def test_the_session_follows_the_gate_with_tests_in_other_processes(tmp_path: Path) -> None:

@@ -1,15 +1,18 @@
 """Every output says why a trial failed in the same words, all of its reasons, most decisive first:
 ``run`` and ``show``, ``run --json``, the Markdown and JUnit exports, the pytest plugin, the
-viewer's run and trial pages and the HTML report (one function words them all)."""
+viewer's run and trial pages and the HTML report (one function words them all).
+
+What is compared is text, not a process: the commands run in process (typer's runner), the
+plugin in a pytest session of its own in this process (tests/cli/test_pytest_plugin.py pins
+the exit codes of real processes)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
 import json
-import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -17,6 +20,7 @@ from xml.etree import ElementTree as ET
 import httpx
 import pytest
 
+from tests.cli.in_process import Done, wopeval
 from tests.grading.reason_cases import EXPECTED, SCRIPTED, SUITE, in_order
 from wopeval.events.store import EventStore
 from wopeval.exports.textsafe import markdown_text
@@ -33,12 +37,8 @@ class Ran:
     doc: dict[str, object]
 
 
-def _wopeval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": _WIDE, "CI": "true", "WOPEVAL_STORE": str(cwd / "s.db")}
-    return subprocess.run(
-        [sys.executable, "-m", "wopeval", *args],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=120, check=False,
-    )  # fmt: skip
+def _wopeval(cwd: Path, *args: str) -> Done:
+    return wopeval(cwd, {"COLUMNS": _WIDE, "CI": "true", "WOPEVAL_STORE": str(cwd / "s.db")}, *args)
 
 
 @pytest.fixture(scope="module")
@@ -90,15 +90,17 @@ def test_0244_A_markdown_and_junit_carry_every_reason(ran: Ran) -> None:
         assert failure.text == line
 
 
-def test_0244_A_the_pytest_plugin_fails_each_task_with_every_reason(ran: Ran) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin",
-         "-p", "no:schemathesis", "-p", "no:hypothesispytest", "--wopeval-suite", "suite.json",
-         "--wopeval-agent", SCRIPTED, "--junitxml", "plugin.xml", "-q"],
-        cwd=ran.cwd, capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, "WOPEVAL_STORE": str(ran.cwd / "plugin.db")},
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
+def test_0244_A_the_pytest_plugin_fails_each_task_with_every_reason(
+    ran: Ran, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WOPEVAL_STORE", str(ran.cwd / "plugin.db"))
+    with contextlib.chdir(ran.cwd):
+        code = pytest.main(
+            ["-p", "no:cacheprovider", "-p", "no:asyncio", "-p", "no:langsmith_plugin",
+             "-p", "no:schemathesis", "-p", "no:hypothesispytest", "--wopeval-suite",
+             "suite.json", "--wopeval-agent", SCRIPTED, "--junitxml", "plugin.xml", "-q"],
+        )  # fmt: skip
+    assert code == 1
     tree = ET.parse(ran.cwd / "plugin.xml")
     cases = {c.get("name"): c.find("failure") for c in tree.iter("testcase")}
     for task, (_, texts) in EXPECTED.items():
@@ -174,7 +176,18 @@ HOSTILE = {
 }
 
 
-async def test_hostile_tool_names_and_keys_stay_text_in_every_page(tmp_path: Path) -> None:
+async def _trial_page(store_url: str, run_id: str) -> str:
+    store = await EventStore.open(store_url)
+    try:
+        transport = httpx.ASGITransport(app=create_viewer_app(store=store))
+        async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:
+            params = {"run": run_id, "task": "hostile", "i": "0"}
+            return (await client.get("/trial", params=params)).text
+    finally:
+        await store.close()
+
+
+def test_hostile_tool_names_and_keys_stay_text_in_every_page(tmp_path: Path) -> None:
     (tmp_path / "suite.json").write_text(json.dumps(HOSTILE), encoding="utf-8")
     done = _wopeval(tmp_path, "run", "suite.json", "--json")
     run_id = json.loads(done.stdout)["runId"]
@@ -188,14 +201,7 @@ async def test_hostile_tool_names_and_keys_stay_text_in_every_page(tmp_path: Pat
     assert markdown_text(f"forbidden tool {HOSTILE_TOOL}") in markdown
     assert "<i>" not in markdown  # escaped: no tag renders, no table cell is split
     _wopeval(tmp_path, "report", run_id, "-o", str(tmp_path / "r.html"))
-    store = await EventStore.open(str(tmp_path / "s.db"))
-    try:
-        transport = httpx.ASGITransport(app=create_viewer_app(store=store))
-        async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:
-            params = {"run": run_id, "task": "hostile", "i": "0"}
-            trial = (await client.get("/trial", params=params)).text
-    finally:
-        await store.close()
+    trial = asyncio.run(_trial_page(str(tmp_path / "s.db"), run_id))
     for page in ((tmp_path / "r.html").read_text(), trial):
         assert "<i>evil" not in page
         assert "<script>x" not in page

@@ -1,6 +1,7 @@
 """``wopeval run --resume`` of a run another ``wopeval run`` process is executing is refused
 (exit 2, naming that process), and the same resume succeeds at once after that process is
-killed: every (taskId, trialIndex) scored exactly once. Real processes, both stores."""
+killed: every (taskId, trialIndex) scored exactly once. The run is a real process, killed; the
+resumes run in process (typer's runner), on both stores."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from collections import Counter
 from pathlib import Path
 
 import anyio
+from typer.testing import CliRunner, Result
 
 from tests.service.crash_worker import AGENT
+from wopeval.cli.app import app
 from wopeval.events.store import EventStore
 from wopeval.wire.events import EvalScored
 
@@ -45,11 +48,11 @@ def _suite(path: Path, gate: Path) -> Path:
     return path
 
 
-def _wopeval(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wopeval", *args],
-        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+def _wopeval(*args: str) -> Result:
+    result = CliRunner().invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
 
 
 async def _first_run(url: str) -> tuple[str, int] | None:
@@ -94,7 +97,7 @@ def test_a_run_still_executing_is_not_resumed_but_a_killed_one_is(
         run_id = found[0]
         refused = _wopeval("run", "--resume", run_id, "--store", store_url, "--json")
         assert child.poll() is None, "the run ended while its last task's trials were held"
-        assert refused.returncode == 2, refused.stderr
+        assert refused.exit_code == 2, refused.stderr
         assert "is being executed by another process" in refused.stderr
         assert f":{child.pid}:" in refused.stderr  # the process that holds it
     finally:
@@ -102,7 +105,7 @@ def test_a_run_still_executing_is_not_resumed_but_a_killed_one_is(
         child.wait()
     gate.unlink()
     resumed = _wopeval("run", "--resume", run_id, "--store", store_url, "--json")
-    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["summary"]["passed"] is True
     scored = anyio.run(_scored, store_url, run_id)
     assert set(scored) == {(f"t{i}", k) for i in range(4) for k in range(6)}

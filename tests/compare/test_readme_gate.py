@@ -2,13 +2,16 @@
 
 The README block's ``wopeval compare`` command runs in a scratch directory after ``run.json``
 (the bundled agent) and ``candidate.json`` (an agent that fails every task, or the bundled agent
-again) are made, as ``tests/test_readme.py`` runs every block.
+again) are made, as ``tests/test_readme.py`` runs every block. The bundled agent's ``run.json``
+(and the store holding its run) is made once for the module; each test copies them into a
+scratch directory of its own.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,16 +44,31 @@ def _sh(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture
-def scratch(tmp_path: Path) -> Path:
-    os.symlink(ROOT / "examples", tmp_path / "examples")
-    (tmp_path / "bin").mkdir()
-    shim = tmp_path / "bin" / "wopeval"
+def _directory(path: Path) -> Path:
+    """``path`` with the examples and a ``wopeval`` on its ``bin``, as a user's checkout."""
+    os.symlink(ROOT / "examples", path / "examples")
+    (path / "bin").mkdir()
+    shim = path / "bin" / "wopeval"
     shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m wopeval.cli "$@"\n')
     shim.chmod(0o755)
-    done = _sh(f"wopeval run {SUITE} --json > run.json", tmp_path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding the bundled agent's ``run.json`` and the store with its run."""
+    directory = _directory(tmp_path_factory.mktemp("baseline"))
+    done = _sh(f"wopeval run {SUITE} --json > run.json", directory)
     assert done.returncode == 0, done.stderr
-    return tmp_path
+    return directory
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, baseline: Path) -> Path:
+    directory = _directory(tmp_path)
+    for made in (baseline / "run.json", *baseline.glob("store.db*")):
+        shutil.copy(made, directory)
+    return directory
 
 
 def test_0244_F_readme_gate_fails_a_real_regression(scratch: Path) -> None:

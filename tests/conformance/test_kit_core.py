@@ -1,8 +1,14 @@
 """The core host legs (``--core``) end to end over HTTP, in process, against a fake host serving
 the workflow fixtures: correct, deliberately broken one rule at a time, and missing fixtures.
+
+A kit run against the fake host is seconds of waiting (a delayed run, a log left to settle) and
+little work: the module runs the kit against every host at once, each host its own, and the
+tests read the reports (:func:`reports`).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 import httpx
 import pytest
@@ -17,33 +23,17 @@ from wopeval.conformance.core_wire import parse_frames
 PASS, FAIL, SKIPPED = Status.PASS.value, Status.FAIL.value, Status.SKIPPED.value
 
 
-async def _kit(host: FakeCoreHost, *, require: bool = False) -> ConformanceReport:
+async def _kit(
+    host: FakeCoreHost, *, require: bool = False, core: bool = True
+) -> ConformanceReport:
     transport = httpx.ASGITransport(app=host.app())
     return await run_conformance(
-        BASE_URL, API_KEY, require_behavior=require, core=True, transport=transport
+        BASE_URL, API_KEY, require_behavior=require, core=core, transport=transport
     )
 
 
 def _core(report: ConformanceReport) -> dict[str, str]:
     return {req: status for req, status in statuses(report).items() if req.startswith("core.")}
-
-
-async def test_core_correct_host_passes_every_core_leg() -> None:
-    report = await _kit(FakeCoreHost())
-    assert list(_core(report)) == list(K.CORE_REQUIREMENTS)
-    assert set(_core(report).values()) == {PASS}, [r for r in report.results if r.failures]
-    assert all(report.result(req).checks > 0 for req in K.CORE_REQUIREMENTS)
-    # the RFC results come first and are unchanged (the fake advertises no agents.evalSuite)
-    assert [r.requirement for r in report.results][: len(C.REQUIREMENTS)] == list(C.REQUIREMENTS)
-    assert report.to_json()["core"] is True
-    assert report.exit_code == 0
-
-
-async def test_core_legs_are_opt_in() -> None:
-    transport = httpx.ASGITransport(app=FakeCoreHost().app())
-    report = await run_conformance(BASE_URL, API_KEY, transport=transport)
-    assert not _core(report)
-    assert "core" not in report.to_json()
 
 
 # defect → the core legs it breaks (every other core leg must still pass).
@@ -60,12 +50,68 @@ DEFECTS: list[tuple[str, tuple[str, ...]]] = [
     ("etag-stale", (K.SNAPSHOT_ETAG,)),
 ]
 
+ONLY_NOOP = ("conformance-noop",)
+
+
+class Reports:
+    """The kit run against each host (by name), concurrently: its report, or what it raised,
+    raised again for the test that reads it."""
+
+    def __init__(self) -> None:
+        self.hosts = {
+            "correct": FakeCoreHost(),
+            "without-core": FakeCoreHost(),
+            **{defect: FakeCoreHost(defects=frozenset({defect})) for defect, _ in DEFECTS},
+            "only-noop": FakeCoreHost(fixtures=ONLY_NOOP),
+            "only-noop-required": FakeCoreHost(fixtures=ONLY_NOOP),
+            "no-fixture": FakeCoreHost(fixtures=()),
+        }
+        self._done: dict[str, ConformanceReport | BaseException] = {}
+
+    async def run(self) -> None:
+        kits = [
+            _kit(host, require=name.endswith("-required"), core=name != "without-core")
+            for name, host in self.hosts.items()
+        ]
+        done = await asyncio.gather(*kits, return_exceptions=True)
+        self._done = dict(zip(self.hosts, done, strict=True))
+
+    def __getitem__(self, name: str) -> ConformanceReport:
+        report = self._done[name]
+        if isinstance(report, BaseException):
+            raise report
+        return report
+
+
+@pytest.fixture(scope="module")
+def reports() -> Reports:
+    made = Reports()
+    asyncio.run(made.run())
+    return made
+
+
+def test_core_correct_host_passes_every_core_leg(reports: Reports) -> None:
+    report = reports["correct"]
+    assert list(_core(report)) == list(K.CORE_REQUIREMENTS)
+    assert set(_core(report).values()) == {PASS}, [r for r in report.results if r.failures]
+    assert all(report.result(req).checks > 0 for req in K.CORE_REQUIREMENTS)
+    # the RFC results come first and are unchanged (the fake advertises no agents.evalSuite)
+    assert [r.requirement for r in report.results][: len(C.REQUIREMENTS)] == list(C.REQUIREMENTS)
+    assert report.to_json()["core"] is True
+    assert report.exit_code == 0
+
+
+def test_core_legs_are_opt_in(reports: Reports) -> None:
+    report = reports["without-core"]
+    assert not _core(report)
+    assert "core" not in report.to_json()
+
 
 @pytest.mark.parametrize(("defect", "broken"), DEFECTS, ids=[d for d, _ in DEFECTS])
-async def test_core_broken_host_fails_the_matching_leg(
-    defect: str, broken: tuple[str, ...]
+def test_core_broken_host_fails_the_matching_leg(
+    reports: Reports, defect: str, broken: tuple[str, ...]
 ) -> None:
-    report = await _kit(FakeCoreHost(defects=frozenset({defect})))
+    report = reports[defect]
     got = _core(report)
     assert {req for req, status in got.items() if status == FAIL} == set(broken), [
         report.result(req).failures for req in got if got[req] == FAIL
@@ -84,23 +130,23 @@ def test_core_every_fake_defect_is_exercised() -> None:
     assert {d for d, _ in DEFECTS} == ALL
 
 
-async def test_core_leg_without_its_fixture_is_skipped_or_fails_when_required() -> None:
-    only_noop = ("conformance-noop",)
-    soft = _core(await _kit(FakeCoreHost(fixtures=only_noop)))
+def test_core_leg_without_its_fixture_is_skipped_or_fails_when_required(
+    reports: Reports,
+) -> None:
+    soft = _core(reports["only-noop"])
     noop_only = {K.POLL_CURSOR, K.STREAM_MODE_REFUSED, K.SSE_LAST_EVENT_ID}
     assert {req for req, s in soft.items() if s == PASS} == noop_only
     assert {req for req, s in soft.items() if s == SKIPPED} == set(K.CORE_REQUIREMENTS) - noop_only
-    hard = await _kit(FakeCoreHost(fixtures=only_noop), require=True)
+    hard = reports["only-noop-required"]
     assert _core(hard)[K.RUN_CANCEL] == FAIL
     assert "conformance-cancellable" in hard.result(K.RUN_CANCEL).reason
     assert hard.exit_code == 1
 
 
-async def test_core_unlisted_fixture_host_never_gets_a_run() -> None:
-    host = FakeCoreHost(fixtures=())
-    report = await _kit(host)
+def test_core_unlisted_fixture_host_never_gets_a_run(reports: Reports) -> None:
+    report = reports["no-fixture"]
     assert set(_core(report).values()) == {SKIPPED}
-    assert host.runs == {}
+    assert reports.hosts["no-fixture"].runs == {}
     assert FIXTURES == K.CORE_FIXTURES
 
 

@@ -1,4 +1,6 @@
-"""The core host legs (``--core``) against ``wopeval serve`` on a real socket, on both stores.
+"""The core host legs (``--core``) against the host ``wopeval serve`` runs, on a real socket (served
+in this process: tests/conformance/test_kit_against_serve.py runs the kit against the process
+itself), on both stores.
 
 With ``conformanceSeed: true`` every core leg is executed-pass under ``--require-behavior``, and
 the RFC 0244 results are the ones the plain kit gives. Without seeding no workflow fixture is
@@ -8,11 +10,10 @@ listed: the core legs are skipped, and fail under ``--require-behavior``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests.conformance.test_kit_against_serve import KEY, serving
+from tests.conformance.test_kit_against_serve import KEY, hosting
 from wopeval.cli.app import app
 from wopeval.conformance import catalog as C
 from wopeval.conformance import core as K
@@ -26,8 +27,8 @@ def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, str], dict[str, obj
     return result.exit_code, statuses, doc
 
 
-def test_core_legs_pass_wopeval_serve_with_seeded_fixtures(store_url: str, tmp_path: Path) -> None:
-    with serving(store_url, {"conformanceSeed": True}, tmp_path) as base_url:
+def test_core_legs_pass_wopeval_serve_with_seeded_fixtures(store_url: str) -> None:
+    with hosting(store_url, {"conformanceSeed": True}) as base_url:
         code, statuses, doc = _kit(base_url, "--core", "--require-behavior")
     assert code == 0, {r: s for r, s in statuses.items() if s != "executed-pass"}
     assert doc["core"] is True
@@ -42,10 +43,8 @@ def test_core_legs_pass_wopeval_serve_with_seeded_fixtures(store_url: str, tmp_p
     assert set(K.CORE_FIXTURES) <= set(listed)
 
 
-def test_core_legs_without_seeding_are_skipped_or_fail_when_required(
-    store_url: str, tmp_path: Path
-) -> None:
-    with serving(store_url, {}, tmp_path) as base_url:
+def test_core_legs_without_seeding_are_skipped_or_fail_when_required(store_url: str) -> None:
+    with hosting(store_url, {}) as base_url:
         soft_code, soft, _ = _kit(base_url, "--core")
         hard_code, hard, doc = _kit(base_url, "--core", "--require-behavior")
     assert soft_code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -136,6 +137,32 @@ async def running_host(store_url: str, config: HostConfig | None = None) -> Asyn
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://host.test") as client:
             yield Host(app, client)
+
+
+@asynccontextmanager
+async def shared_host(store_url: str, config: HostConfig | None = None) -> AsyncIterator[Host]:
+    """:func:`running_host` for a module-scoped fixture: pytest-asyncio sets such a fixture up
+    and tears it down in two different tasks, and the host's task groups must be entered and
+    left in one, so the host runs in a task of its own until the fixture ends."""
+    ready: asyncio.Future[Host] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        async with running_host(store_url, config) as host:
+            ready.set_result(host)
+            await stop.wait()
+
+    task = asyncio.create_task(serve())
+    await asyncio.wait((task, ready), return_when=asyncio.FIRST_COMPLETED)
+    if not ready.done():
+        ready.cancel()
+        await task  # raises what stopped the host from starting
+        raise AssertionError("the host ended before it started")
+    try:
+        yield ready.result()
+    finally:
+        stop.set()
+        await task
 
 
 def free_port() -> int:

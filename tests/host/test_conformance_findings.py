@@ -2,15 +2,28 @@
 
 ``v2-configurable-closed`` (runs.md §Run options), ``v2-eval-mode-unadvertised-refused``
 (runs.md §Refusals) and ``v2-bound-id-path-projection`` (identity.md §5, RFC 0184 §A.1).
+
+A refusal leaves nothing behind: the refusals are asked of one host per store for the module
+(:func:`host`).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
-from tests.host.helpers import PLAIN_REF, eval_body, host_config, running_host, segment
+from tests.host.helpers import (
+    PLAIN_REF,
+    Host,
+    eval_body,
+    host_config,
+    running_host,
+    segment,
+    shared_host,
+)
 from tests.host.test_create_refusals import refused
 from wopeval.host.discovery import capabilities
 from wopeval.host.suites import SuiteCatalog
@@ -29,6 +42,16 @@ FULL = {
                "onExhaustion": "interrupt"},
     "extensions": {"acme-labs": {"any.key": {"open": True}}},
 }  # fmt: skip
+
+
+# the tests that ask the module's host, in its event loop
+ON_SHARED_HOST = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def host(module_store_url: str) -> AsyncIterator[Host]:
+    async with shared_host(module_store_url) as shared:
+        yield shared
 
 
 def _with(section: str, member: str, value: Any) -> dict[str, Any]:
@@ -59,11 +82,11 @@ def _with(section: str, member: str, value: Any) -> dict[str, Any]:
         (_with("budget", "onExhaustion", "explode"), "configurable.budget.onExhaustion"),
     ],
 )
+@ON_SHARED_HOST
 async def test_configurable_is_closed_and_typed_at_every_level(
-    store_url: str, configurable: dict[str, Any], field: str
+    host: Host, configurable: dict[str, Any], field: str
 ) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create(eval_body(PLAIN_REF, configurable=configurable))
+    response = await host.create(eval_body(PLAIN_REF, configurable=configurable))
     refused(response, 400, "validation_error", field)
 
 
@@ -110,11 +133,11 @@ MALFORMED = [
 
 @pytest.mark.parametrize("path", ["", "/events", "/events/poll", "/eval-summary"])
 @pytest.mark.parametrize("bad", MALFORMED)
+@ON_SHARED_HOST
 async def test_a_malformed_run_id_in_a_path_is_a_validation_error(
-    store_url: str, bad: str, path: str
+    host: Host, bad: str, path: str
 ) -> None:
-    async with running_host(store_url) as host:
-        response = await host.get(f"/runs/{bad}{path}")
+    response = await host.get(f"/runs/{bad}{path}")
     refused(response, 400, "validation_error", "runId")
 
 

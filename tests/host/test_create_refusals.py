@@ -2,16 +2,22 @@
 
 RFC 0244 §G: a suite using a facet the host does not advertise is ``400 validation_error``
 naming the field, never graded as if the field were absent.
+
+A refusal leaves nothing behind: refusals by a host of the default config, and by one without
+the regression mode, are asked of one host per store for the module (:func:`host`,
+:func:`no_regression_host`).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import httpx
 import pytest
+import pytest_asyncio
 
 from tests.host.helpers import (
     KEY_B,
@@ -25,6 +31,7 @@ from tests.host.helpers import (
     host_config,
     running_host,
     segment,
+    shared_host,
 )
 from tests.host.wire_schemas import validate_error
 
@@ -43,6 +50,24 @@ def refused(
         assert field in body["message"]
     assert response.headers["openwop-version"] == "2.0"
     return details
+
+
+# the tests that ask a host of the module, in its event loop
+ON_SHARED_HOST = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def host(module_store_url: str) -> AsyncIterator[Host]:
+    async with shared_host(module_store_url) as shared:
+        yield shared
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def no_regression_host(module_store_url: str) -> AsyncIterator[Host]:
+    no_regression = {"modes": ["golden", "live-shadow"], "baselineSelection": False,
+                     "regressionVerdict": False}  # fmt: skip
+    async with shared_host(module_store_url, host_config(eval_suite=no_regression)) as shared:
+        yield shared
 
 
 # --- RFC 0244 §G: facets switched off are refused, naming the field -----------------------
@@ -140,13 +165,11 @@ async def test_0081_eval_not_advertised_is_capability_not_provided(store_url: st
         (eval_body(PLAIN_REF, evalModes=["fuzzy"]), "evalModes[0]", "not one of"),
     ],
 )
+@ON_SHARED_HOST
 async def test_0081_D_modes_outside_suite_or_host_refused(
-    store_url: str, body: dict[str, Any], field: str, needle: str
+    no_regression_host: Host, body: dict[str, Any], field: str, needle: str
 ) -> None:
-    no_regression = {"modes": ["golden", "live-shadow"], "baselineSelection": False,
-                     "regressionVerdict": False}  # fmt: skip
-    async with running_host(store_url, host_config(eval_suite=no_regression)) as host:
-        response = await host.create(body)
+    response = await no_regression_host.create(body)
     refused(response, 400, "validation_error", field)
     assert needle in response.json()["message"]
 
@@ -220,28 +243,28 @@ async def test_0081_rubric_suite_with_configured_judge_runs(store_url: str) -> N
         (eval_body(workflowId="core.wopeval.evals.other"), "workflowId"),
     ],
 )
+@ON_SHARED_HOST
 async def test_create_malformed_body_refused_naming_field(
-    store_url: str, body: dict[str, Any], field: str
+    host: Host, body: dict[str, Any], field: str
 ) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create(body)
+    response = await host.create(body)
     details = refused(response, 400, "validation_error", field)
     if field == "priority":
         assert details["unknown"] == ["priority"]
 
 
 @pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b"", b"null"])
-async def test_create_non_object_body_refused(store_url: str, raw: bytes) -> None:
-    async with running_host(store_url) as host:
-        response = await host.client.post(
-            "/runs", content=raw, headers={**auth(), "Content-Type": "application/json"}
-        )
+@ON_SHARED_HOST
+async def test_create_non_object_body_refused(host: Host, raw: bytes) -> None:
+    response = await host.client.post(
+        "/runs", content=raw, headers={**auth(), "Content-Type": "application/json"}
+    )
     refused(response, 400, "validation_error", "$")
 
 
-async def test_create_workflow_run_is_not_found(store_url: str) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create({"workflowId": "conformance-noop"})
+@ON_SHARED_HOST
+async def test_create_workflow_run_is_not_found(host: Host) -> None:
+    response = await host.create({"workflowId": "conformance-noop"})
     refused(response, 404, "not_found", "workflowId")
 
 
@@ -263,30 +286,30 @@ async def test_create_body_over_limit_is_payload_too_large(store_url: str) -> No
         "suite://no-such-fixture",
     ],
 )
-async def test_create_unknown_suite_ref_is_not_found(store_url: str, ref: str) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create(eval_body(ref))
+@ON_SHARED_HOST
+async def test_create_unknown_suite_ref_is_not_found(host: Host, ref: str) -> None:
+    response = await host.create(eval_body(ref))
     refused(response, 404, "not_found", "evalSuiteRef")
 
 
 @pytest.mark.parametrize("ref", ["suite://Core.Bad Id", "suite://core.x.evals.y@1.0", "a/b"])
-async def test_create_malformed_suite_ref_is_validation_error(store_url: str, ref: str) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create(eval_body(ref))
+@ON_SHARED_HOST
+async def test_create_malformed_suite_ref_is_validation_error(host: Host, ref: str) -> None:
+    response = await host.create(eval_body(ref))
     refused(response, 400, "validation_error", "evalSuiteRef")
 
 
-async def test_create_malformed_suite_refused_naming_suite_field(store_url: str) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create(eval_body("suite://core.wopeval.evals.broken"))
+@ON_SHARED_HOST
+async def test_create_malformed_suite_refused_naming_suite_field(host: Host) -> None:
+    response = await host.create(eval_body("suite://core.wopeval.evals.broken"))
     details = refused(response, 400, "validation_error", "tasks[0].expected.kind")
     assert details["evalSuiteRef"] == "suite://core.wopeval.evals.broken"
 
 
 @pytest.mark.parametrize("agent", ["core.acme.nobody", "os:system", "tests.host.agents:slow_agent"])
-async def test_create_unknown_agent_refused_naming_agent_id(store_url: str, agent: str) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create(eval_body(PLAIN_REF, agent=agent, evalModes=["golden"]))
+@ON_SHARED_HOST
+async def test_create_unknown_agent_refused_naming_agent_id(host: Host, agent: str) -> None:
+    response = await host.create(eval_body(PLAIN_REF, agent=agent, evalModes=["golden"]))
     refused(response, 400, "validation_error", "agentId")
 
 
@@ -388,9 +411,9 @@ async def test_idempotency_key_with_other_body_is_mismatch(store_url: str) -> No
 
 
 @pytest.mark.parametrize("key", ["has space", "x" * 256])
-async def test_idempotency_key_invalid(store_url: str, key: str) -> None:
-    async with running_host(store_url) as host:
-        response = await host.create(headers={"Idempotency-Key": key})
+@ON_SHARED_HOST
+async def test_idempotency_key_invalid(host: Host, key: str) -> None:
+    response = await host.create(headers={"Idempotency-Key": key})
     refused(response, 400, "idempotency_key_invalid", "Idempotency-Key")
 
 

@@ -1,12 +1,18 @@
-"""The events channel: SSE frames, stream modes, resume, batching, keep-alive, and the poll."""
+"""The events channel: SSE frames, stream modes, resume, batching, keep-alive, and the poll.
+
+Reading a run's events changes nothing: the tests that read a finished run read one run, made
+once per store for the module on a host of the module (:func:`completed`).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 
 from tests.host.helpers import (
     SLOW_AGENT,
@@ -17,6 +23,7 @@ from tests.host.helpers import (
     running_host,
     segment,
     serving,
+    shared_host,
 )
 from tests.host.wire_schemas import validate_error, validate_event
 from wopeval.host import events_api
@@ -49,18 +56,32 @@ async def _sse(host: Host, run_id: str, query: str = "", **headers: str) -> list
     return [f for f in parse_sse(body) if "data" in f]
 
 
-async def _completed_run(host: Host) -> tuple[str, list[dict[str, Any]]]:
+# the tests that read the module's host, in its event loop
+ON_SHARED_HOST = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def host(module_store_url: str) -> AsyncIterator[Host]:
+    async with shared_host(module_store_url) as shared:
+        yield shared
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def completed(host: Host) -> tuple[str, list[dict[str, Any]]]:
+    """A run of the module's host, completed; its id and log."""
     run_id = await host.run_id()
     await host.wait_terminal(run_id)
     log = [e.to_wire() for e in await host.state.store.events(run_id)]
     return run_id, log
 
 
-async def test_sse_default_updates_carries_run_and_eval_events_only(store_url: str) -> None:
-    async with running_host(store_url) as host:
-        run_id, log = await _completed_run(host)
-        frames = await _sse(host, run_id)
-        explicit = await _sse(host, run_id, "?streamMode=updates&resumable=true")
+@ON_SHARED_HOST
+async def test_sse_default_updates_carries_run_and_eval_events_only(
+    host: Host, completed: tuple[str, list[dict[str, Any]]]
+) -> None:
+    run_id, log = completed
+    frames = await _sse(host, run_id)
+    explicit = await _sse(host, run_id, "?streamMode=updates&resumable=true")
     expected = [e for e in log if e["type"].startswith(("run.", "eval."))]
     assert [f["data"] for f in frames] == expected == [f["data"] for f in explicit]
     for frame in frames:
@@ -70,11 +91,13 @@ async def test_sse_default_updates_carries_run_and_eval_events_only(store_url: s
     assert frames[-1]["event"] == "run.completed"
 
 
-async def test_sse_debug_carries_the_whole_log(store_url: str) -> None:
-    async with running_host(store_url) as host:
-        run_id, log = await _completed_run(host)
-        debug = await _sse(host, run_id, "?streamMode=debug")
-        mixed = await _sse(host, run_id, "?streamMode=updates,debug")
+@ON_SHARED_HOST
+async def test_sse_debug_carries_the_whole_log(
+    host: Host, completed: tuple[str, list[dict[str, Any]]]
+) -> None:
+    run_id, log = completed
+    debug = await _sse(host, run_id, "?streamMode=debug")
+    mixed = await _sse(host, run_id, "?streamMode=updates,debug")
     assert [f["data"] for f in debug] == log
     assert {"agent.tool-called", "provider.usage"} <= {f["event"] for f in debug}
     assert [f["data"] for f in mixed] == log
@@ -85,10 +108,12 @@ async def test_sse_debug_carries_the_whole_log(store_url: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["values", "messages", "bogus", "updates,values", "Updates"])
-async def test_sse_unsupported_stream_mode(store_url: str, mode: str) -> None:
-    async with running_host(store_url) as host:
-        run_id = await host.run_id()
-        response = await host.get(f"/runs/{segment(run_id)}/events?streamMode={mode}")
+@ON_SHARED_HOST
+async def test_sse_unsupported_stream_mode(
+    host: Host, completed: tuple[str, list[dict[str, Any]]], mode: str
+) -> None:
+    run_id, _ = completed
+    response = await host.get(f"/runs/{segment(run_id)}/events?streamMode={mode}")
     assert response.status_code == 400
     body = response.json()
     validate_error(body)
@@ -96,15 +121,17 @@ async def test_sse_unsupported_stream_mode(store_url: str, mode: str) -> None:
     assert body["details"]["supported"] == ["updates", "debug"]
 
 
-async def test_sse_resumes_after_last_event_id(store_url: str) -> None:
-    async with running_host(store_url) as host:
-        run_id, log = await _completed_run(host)
-        middle = log[len(log) // 2]["sequence"]
-        resumed = await _sse(host, run_id, "?streamMode=debug", **{"Last-Event-ID": str(middle)})
-        at_end = await _sse(
-            host, run_id, "?streamMode=debug", **{"Last-Event-ID": str(log[-1]["sequence"])}
-        )
-        bad = await host.get(f"/runs/{segment(run_id)}/events", headers={"Last-Event-ID": "x"})
+@ON_SHARED_HOST
+async def test_sse_resumes_after_last_event_id(
+    host: Host, completed: tuple[str, list[dict[str, Any]]]
+) -> None:
+    run_id, log = completed
+    middle = log[len(log) // 2]["sequence"]
+    resumed = await _sse(host, run_id, "?streamMode=debug", **{"Last-Event-ID": str(middle)})
+    at_end = await _sse(
+        host, run_id, "?streamMode=debug", **{"Last-Event-ID": str(log[-1]["sequence"])}
+    )
+    bad = await host.get(f"/runs/{segment(run_id)}/events", headers={"Last-Event-ID": "x"})
     assert [f["data"]["sequence"] for f in resumed] == [
         e["sequence"] for e in log if e["sequence"] > middle
     ]
@@ -113,12 +140,14 @@ async def test_sse_resumes_after_last_event_id(store_url: str) -> None:
     assert bad.json()["details"]["field"] == "Last-Event-ID"
 
 
-async def test_sse_buffer_ms_batches_frames(store_url: str) -> None:
-    async with running_host(store_url) as host:
-        run_id, log = await _completed_run(host)
-        frames = await _sse(host, run_id, "?streamMode=debug&bufferMs=50")
-        too_big = await host.get(f"/runs/{segment(run_id)}/events?bufferMs=5001")
-        bad_flag = await host.get(f"/runs/{segment(run_id)}/events?resumable=maybe")
+@ON_SHARED_HOST
+async def test_sse_buffer_ms_batches_frames(
+    host: Host, completed: tuple[str, list[dict[str, Any]]]
+) -> None:
+    run_id, log = completed
+    frames = await _sse(host, run_id, "?streamMode=debug&bufferMs=50")
+    too_big = await host.get(f"/runs/{segment(run_id)}/events?bufferMs=5001")
+    bad_flag = await host.get(f"/runs/{segment(run_id)}/events?resumable=maybe")
     assert frames
     assert all(f["event"] == "batch" for f in frames)
     flattened = [doc for f in frames for doc in f["data"]]
@@ -153,14 +182,16 @@ def test_sse_keep_alive_then_closes_after_cancel(
     assert events[-1]["event"] == "run.cancelled"
 
 
-async def test_poll_returns_events_after_cursor(store_url: str) -> None:
-    async with running_host(store_url) as host:
-        run_id, log = await _completed_run(host)
-        last = log[-1]["sequence"]
-        everything = (await host.get(f"/runs/{segment(run_id)}/events/poll")).json()
-        tail = (await host.get(f"/runs/{segment(run_id)}/events/poll?afterSequence=3")).json()
-        legacy = (await host.get(f"/runs/{segment(run_id)}/events/poll?since=3")).json()
-        past = (await host.get(f"/runs/{segment(run_id)}/events/poll?afterSequence=999")).json()
+@ON_SHARED_HOST
+async def test_poll_returns_events_after_cursor(
+    host: Host, completed: tuple[str, list[dict[str, Any]]]
+) -> None:
+    run_id, log = completed
+    last = log[-1]["sequence"]
+    everything = (await host.get(f"/runs/{segment(run_id)}/events/poll")).json()
+    tail = (await host.get(f"/runs/{segment(run_id)}/events/poll?afterSequence=3")).json()
+    legacy = (await host.get(f"/runs/{segment(run_id)}/events/poll?since=3")).json()
+    past = (await host.get(f"/runs/{segment(run_id)}/events/poll?afterSequence=999")).json()
     assert everything == {
         "runId": run_id,
         "events": log,
@@ -173,21 +204,23 @@ async def test_poll_returns_events_after_cursor(store_url: str) -> None:
     assert past["lastSequence"] == last
 
 
-async def test_poll_pages_never_make_a_client_skip_events(store_url: str) -> None:
+@ON_SHARED_HOST
+async def test_poll_pages_never_make_a_client_skip_events(
+    host: Host, completed: tuple[str, list[dict[str, Any]]]
+) -> None:
     """The SDK's loop feeds ``lastSequence`` back as ``afterSequence``: over pages of 3 it
     reads every event exactly once, in order; an uncut page reports the log's end."""
-    async with running_host(store_url) as host:
-        run_id, log = await _completed_run(host)
-        seen: list[int] = []
-        cursor: int | None = None
-        for _ in range(len(log) + 2):
-            query = "limit=3" + (f"&afterSequence={cursor}" if cursor is not None else "")
-            page = (await host.get(f"/runs/{segment(run_id)}/events/poll?{query}")).json()
-            seen += [e["sequence"] for e in page["events"]]
-            if not page["events"]:
-                break
-            cursor = page["lastSequence"]
-        whole = (await host.get(f"/runs/{segment(run_id)}/events/poll?limit=1000")).json()
+    run_id, log = completed
+    seen: list[int] = []
+    cursor: int | None = None
+    for _ in range(len(log) + 2):
+        query = "limit=3" + (f"&afterSequence={cursor}" if cursor is not None else "")
+        page = (await host.get(f"/runs/{segment(run_id)}/events/poll?{query}")).json()
+        seen += [e["sequence"] for e in page["events"]]
+        if not page["events"]:
+            break
+        cursor = page["lastSequence"]
+    whole = (await host.get(f"/runs/{segment(run_id)}/events/poll?limit=1000")).json()
     assert len(log) > 3
     assert seen == [e["sequence"] for e in log]
     assert whole["lastSequence"] == log[-1]["sequence"]
@@ -220,10 +253,12 @@ async def test_poll_long_polls_a_running_run(store_url: str) -> None:
         ("afterSequence=x", "afterSequence"),
     ],
 )
-async def test_poll_parameters_validated(store_url: str, query: str, field: str) -> None:
-    async with running_host(store_url) as host:
-        run_id = await host.run_id()
-        response = await host.get(f"/runs/{segment(run_id)}/events/poll?{query}")
+@ON_SHARED_HOST
+async def test_poll_parameters_validated(
+    host: Host, completed: tuple[str, list[dict[str, Any]]], query: str, field: str
+) -> None:
+    run_id, _ = completed
+    response = await host.get(f"/runs/{segment(run_id)}/events/poll?{query}")
     assert response.status_code == 400
     validate_error(response.json())
     assert response.json()["details"]["field"] == field
