@@ -5,7 +5,7 @@ requests, in a worker process (``agentIsolation: process``, the default) or a wo
 Over a real socket, tenant ``other`` reads its run 150 times from a process of its own while
 tenant ``acme``'s run has all three kinds of agent running; the fact asserted is that every read
 was answered while the blocking agents still blocked (they stop only when the test releases them
-afterwards), and the p99 latency is printed (``-s``) with a generous bound. The latency itself
+afterwards), and the p99 latency is printed (``-s``), never asserted. The latency itself
 is measured against a real ``wopeval serve`` by ``bench/agent_isolation.py``.
 
 In a worker process, a trial that times out ends its agent: the spinning agent's process is
@@ -165,7 +165,6 @@ def test_a_tenants_hogging_agents_do_not_stall_another_tenants_requests(
     print(f"\n{isolation}: {READS} reads of another tenant's run: p50 "
           f"{statistics.median(latencies) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
           f"max {max(latencies) * 1000:.1f} ms")  # fmt: skip
-    assert p99 < 1.0  # ten times the 100 ms aim: a loaded two-core machine, a spinning agent
 
 
 @pytest.mark.slow
