@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.agents.helpers import AgentRan
 from tests.engine.helpers import make_suite, run_suite
@@ -16,6 +17,11 @@ from wopeval.engine.cmd_agent import CommandAgent
 from wopeval.engine.registry import Registry
 from wopeval.events.store import EventStore
 from wopeval.wire.vocab import TOOL_CALLED, TOOL_RETURNED, X_FIXTURE
+
+# A subprocess per trial. SQLite only: fixtures, fail-closed misses and agent-error reasons
+# are the engine's, recorded on both stores by tests/engine/test_fixtures_gateway.py and
+# tests/engine/test_failure_reasons.py; here the process and its endpoint are the point.
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 
 PROG = Path(__file__).parent / "progs" / "mcp_agent.py"
 AGENT_ID = "core.test.agents.cmd"
@@ -60,6 +66,7 @@ async def _run(
     return AgentRan(ran.run_id, ran.summary, ran.events)
 
 
+@SQLITE_ONLY
 async def test_0244_D_a_command_agent_calls_the_trials_gateway_over_mcp(
     store: EventStore,
 ) -> None:
@@ -71,6 +78,7 @@ async def test_0244_D_a_command_agent_calls_the_trials_gateway_over_mcp(
     assert [e.payload[X_FIXTURE] for e in ran.of_type(TOOL_RETURNED)] == ["served"]
 
 
+@SQLITE_ONLY
 async def test_0244_D_a_command_agents_miss_fails_closed(store: EventStore) -> None:
     live = Counting()
     calls = [{"tool": LOOKUP, "args": {"orderId": "ZZ"}}]
@@ -81,12 +89,14 @@ async def test_0244_D_a_command_agents_miss_fails_closed(store: EventStore) -> N
     assert reason["kind"] == "fixture-miss"
 
 
+@SQLITE_ONLY
 async def test_the_endpoint_refuses_another_token(store: EventStore) -> None:
     expected = {"wrongTokenStatus": 401, "tools": TOOLS, "results": []}
     ran = await _run(store, {"wrongToken": True}, expected)
     assert ran.done.passed, ran.reasons()
 
 
+@SQLITE_ONLY
 async def test_a_failing_command_is_an_agent_error_with_its_stderr(store: EventStore) -> None:
     ran = await _run(store, {"exitCode": 3}, {})
     (reason,) = ran.reasons()

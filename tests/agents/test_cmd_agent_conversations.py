@@ -17,7 +17,13 @@ from wopeval.engine.registry import Registry
 from wopeval.events.store import EventStore
 from wopeval.wire.vocab import DECIDED, EVAL_SCORED, TOOL_CALLED, TRIAL_FAILED, USER_TURN
 
-pytestmark = pytest.mark.slow  # a subprocess and a loopback endpoint per trial
+# A subprocess and a loopback endpoint per trial. SQLite only: what the store records of a
+# conversation (turns, misses, max-turns) is the engine's, proven on both stores by
+# tests/engine/test_user_conversation.py; here the process and its endpoint are the point.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.parametrize("store_url", ["sqlite"], indirect=True),
+]
 
 PROG = Path(__file__).parent / "progs" / "conv_agent.py"
 AGENT_ID = "core.test.agents.cmd-conversing"

@@ -21,6 +21,11 @@ from wopeval.engine.run import RunSettings
 from wopeval.events.store import EventStore
 from wopeval.wire.vocab import PROVIDER_USAGE
 
+# A subprocess per trial. SQLite only: usage events, prices and the run's and a trial's cost
+# ceilings are recorded on both stores by tests/agents/test_openai_compat.py; here the
+# process's reports over its endpoint are the point.
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+
 PROG = Path(__file__).parent / "progs" / "usage_agent.py"
 AGENT_ID = "core.test.agents.cmd-usage"
 PRICE = Price(inputPerMTok=2.0, outputPerMTok=8.0)
@@ -48,6 +53,7 @@ async def _run(
     return AgentRan(ran.run_id, ran.summary, ran.events)
 
 
+@SQLITE_ONLY
 async def test_0244_B_a_command_agent_reports_usage_priced_or_its_own_cost(
     store: EventStore,
 ) -> None:
@@ -69,6 +75,7 @@ async def test_0244_B_a_command_agent_reports_usage_priced_or_its_own_cost(
     assert (task.efficiency.inputTokens, task.efficiency.outputTokens) == (2000, 200)
 
 
+@SQLITE_ONLY
 async def test_an_unpriced_report_without_cost_counts_tokens_only(store: EventStore) -> None:
     expected = {"answer": None, "statuses": [200],
                 "answers": [{"ok": True, "trialCostUsd": 0.0, "stop": False}]}  # fmt: skip
@@ -79,6 +86,7 @@ async def test_an_unpriced_report_without_cost_counts_tokens_only(store: EventSt
     assert usage["inputTokens"] == 1000
 
 
+@SQLITE_ONLY
 async def test_a_bad_report_is_refused_naming_its_fields(store: EventStore) -> None:
     bad = [{"model": "m", "inputTokens": -1, "outputTokens": 1}, {"model": "m"}, [1],
            {**CALL, "secret": "x"}]  # fmt: skip
@@ -92,6 +100,7 @@ async def test_a_bad_report_is_refused_naming_its_fields(store: EventStore) -> N
     assert ran.of_type(PROVIDER_USAGE) == []
 
 
+@SQLITE_ONLY
 async def test_0244_B_a_looping_command_agent_is_stopped_at_the_runs_ceiling(
     store: EventStore,
 ) -> None:
@@ -104,6 +113,7 @@ async def test_0244_B_a_looping_command_agent_is_stopped_at_the_runs_ceiling(
     assert "AgentStopped: cost ceiling" in ran.reasons()[0]["message"]
 
 
+@SQLITE_ONLY
 async def test_a_command_agents_max_cost_usd_stops_its_trial(store: EventStore) -> None:
     agent = _agent(price=PRICE, max_cost_usd=0.005, must_report=True)
     ran = await _run(store, agent, {"loop": CALL}, None)
@@ -112,6 +122,7 @@ async def test_a_command_agents_max_cost_usd_stops_its_trial(store: EventStore) 
     assert "AgentStopped: maxCostUsd" in reason["message"]
 
 
+@SQLITE_ONLY
 async def test_a_ceiling_with_no_report_fails_closed(store: EventStore) -> None:
     doc = {"kind": "command", "command": f"{sys.executable} {PROG}", "maxCostUsd": 1.0,
            "price": {"inputPerMTok": 1.0, "outputPerMTok": 1.0}}  # fmt: skip

@@ -134,6 +134,13 @@ def _returned(events: list[Any]) -> dict[str, list[dict[str, Any]]]:
     return by_tool
 
 
+# The two runs below use SQLite only: a live MCP tool through a run on PostgreSQL is
+# tests/engine/test_mcp_docs.py's [postgres] case, and onMiss on both stores is
+# tests/engine/test_fixtures_gateway.py's; the MCP server is what these add.
+SQLITE_ONLY = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+
+
+@SQLITE_ONLY
 async def test_0244_D_unfixtured_task_calls_the_mcp_server_and_sees_its_tool_errors(
     store: EventStore, tmp_path: Path
 ) -> None:
@@ -182,6 +189,7 @@ def _missing_task(task_id: str, on_miss: str, amount: int) -> dict[str, Any]:
     return scripted_task(task_id, script, DONE, fixtures)
 
 
+@SQLITE_ONLY
 async def test_0244_D_onmiss_fail_miss_never_reaches_the_mcp_server(
     store: EventStore, tmp_path: Path
 ) -> None:

@@ -11,6 +11,7 @@ accepted and ``open_connections`` those not yet closed (by either side). Runs in
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import threading
@@ -96,7 +97,10 @@ class ScriptedOpenAI:
         self.open_connections = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for the serve loop to notice, which it does once per poll_interval
+        # (0.5 s by default): short, so leaving the ``with`` block costs no half second.
+        serve = functools.partial(self._server.serve_forever, poll_interval=0.02)
+        self._thread = threading.Thread(target=serve, daemon=True)
 
     @property
     def base_url(self) -> str:
