@@ -52,7 +52,7 @@ def write_hostile(directory: Path) -> dict[str, str]:
         "digits-hex.yaml": (_yaml_suite("n: -0x" + "f_" * 2000), "tasks[0].input.n"),
         "deep.json": ("[" * 2000 + "]" * 2000, "$"),
         "deepish.json": (json.dumps(_suite(tasks=[_task(_nest(100))])), "tasks[0].input"),
-        "deep.yaml": ("a: " + "[" * 3000 + "]" * 3000 + "\n", "$"),
+        "deep.yaml": ("a: " + "[" * 700 + "]" * 700 + "\n", "$"),  # past the composer's ~500 levels
         "bomb.yaml": (_bomb(), "$"),
         "many.json": (json.dumps(_suite(tasks=[_task()] * (MAX_TASKS + 1))), "tasks"),
         "trials.json": (json.dumps(_suite(trials={"count": 10**9})), "trials.count"),
