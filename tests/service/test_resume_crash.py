@@ -22,13 +22,12 @@ from typing import Any
 
 import pytest
 
-from tests.service.crash_worker import AGENT, crash_suite, live_registry
+from tests.service.conftest import CleanRuns
+from tests.service.crash_worker import crash_suite, live_registry
 from wopeval.engine.resume import LABEL_INTERRUPTED
-from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service.runs import RunService
 from wopeval.wire.events import EvalScored, TrialFailed
-from wopeval.wire.summary import EvalSummary
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = range(6)
@@ -71,18 +70,9 @@ def _scored(events: list[Any]) -> Counter[tuple[str, int]]:
     )
 
 
-async def _uninterrupted(store: EventStore, with_live: bool, live_log: Path) -> EvalSummary:
-    service = RunService(store, live_registry(live_log))
-    plan = await service.plan(crash_suite(with_live), AGENT, RunSettings(concurrency=3))
-    record = await service.create(plan)
-    summary = await service.execute(plan, RunHandle(record.run_id))
-    assert summary is not None
-    return summary
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 async def test_resume_after_kill_scores_every_trial_once(
-    store_url: str, tmp_path: Path, seed: int
+    store_url: str, tmp_path: Path, seed: int, clean_runs: CleanRuns
 ) -> None:
     rng = random.Random(seed)
     with_live = seed % 2 == 1
@@ -117,7 +107,7 @@ async def test_resume_after_kill_scores_every_trial_once(
         lines = live_log.read_text().split("\n")[:-1] if live_log.exists() else []
         assert all(count <= 2 for count in Counter(lines).values())
         if not interrupted:
-            clean = await _uninterrupted(store, with_live, tmp_path / "clean.log")
+            clean = await clean_runs.summary(with_live)
             assert _without_latency(summary.to_wire()) == _without_latency(clean.to_wire())
         regraded = await service.regrade(run_id)
         assert regraded.reproduces_stored
