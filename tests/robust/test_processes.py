@@ -175,11 +175,12 @@ def test_sigterm_lets_a_run_finish_within_the_grace_period(tmp_path: Path, store
     assert seen[-1] == "run.completed"
 
 
-def test_sigterm_with_no_connection_open_still_gives_the_grace_period(
-    tmp_path: Path, store_url: str
-) -> None:
+def test_sigterm_with_no_connection_open_still_gives_the_grace_period(tmp_path: Path) -> None:
     """The server leaves its lifespan as soon as no connection is open: that must not cut the
-    drain short (it used to fail the run within half a second of the SIGTERM)."""
+    drain short (it used to fail the run within half a second of the SIGTERM). On SQLite only:
+    what differs from the test above is the server's lifespan, not the store; the drain's
+    writes are proven on both backends there."""
+    store_url = str(tmp_path / "store.db")
     serve = Serve(_config(tmp_path, 1.5, shutdownGraceSeconds=20), store_url)
     run_id = serve.create()
     serve.wait_status(run_id, {"running"})
