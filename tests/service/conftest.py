@@ -1,7 +1,13 @@
-"""The crash tests' reference: what an uninterrupted run of the crash suite grades to."""
+"""The crash tests' worker processes, started ahead (:class:`Warm`), and their reference: what
+an uninterrupted run of the crash suite grades to (:class:`CleanRuns`)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,3 +47,47 @@ class CleanRuns:
 @pytest.fixture(scope="session")
 def clean_runs(tmp_path_factory: pytest.TempPathFactory) -> CleanRuns:
     return CleanRuns(tmp_path_factory.mktemp("clean-runs"))
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Warm:
+    """Worker processes (:mod:`tests.service.warm_worker`), one kept started ahead: :meth:`run`
+    hands the waiting one its command and starts the next, whose imports then overlap the rest
+    of this test. Every command still gets a fresh process of its own."""
+
+    def __init__(self) -> None:
+        self._next: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.service.warm_worker"],
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": path},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def run(self, module: str, *args: str) -> subprocess.Popen[str]:
+        """``python -m module args`` in the waiting process (its stdout a pipe)."""
+        child = self._next if self._next is not None else self._start()
+        assert child.stdin is not None
+        child.stdin.write(json.dumps([module, *args]) + "\n")
+        child.stdin.close()
+        self._next = self._start()
+        return child
+
+    def close(self) -> None:
+        if self._next is not None:
+            self._next.kill()
+            self._next.communicate()
+
+
+@pytest.fixture(scope="module")
+def warm() -> Iterator[Warm]:
+    """For one test module: the process started ahead for a test that never comes is killed."""
+    workers = Warm()
+    try:
+        yield workers
+    finally:
+        workers.close()
