@@ -1,7 +1,9 @@
 """A Kubernetes Indexed Job's pod retry: a shard sent SIGTERM mid-run is interrupted, not
 cancelled, and the same ``wopeval run --shard i/N --group G`` command again continues that run
 instead of starting a second copy, so ``merge`` grades the group with every pair scored once.
-An unfinished copy of the shard with another suite is refused, naming it. Real processes."""
+An unfinished copy of the shard with another suite is refused, naming it. The pod and its retry
+are real processes; the other shard, the refused copy and the merge run the command line in the
+test's process (:mod:`tests.outage.inproc`)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from collections import Counter
 from pathlib import Path
 
 import anyio
+import pytest
 
+from tests.outage.inproc import wopeval_here
 from tests.service.crash_worker import AGENT
 from wopeval.events.store import EventStore
 from wopeval.wire.events import EvalScored
@@ -42,10 +46,13 @@ def _suite(path: Path, output: str = "ok") -> Path:
     return path
 
 
+def _args(suite: Path, shard: str, store: str) -> list[str]:
+    return ["run", str(suite), "--agent", AGENT, "--concurrency", "2", "--shard", shard,
+            "--group", "job-7", "--store", store, "--json"]  # fmt: skip
+
+
 def _command(suite: Path, shard: str, store: str) -> list[str]:
-    return [sys.executable, "-m", "wopeval", "run", str(suite), "--agent", AGENT,
-            "--concurrency", "2", "--shard", shard, "--group", "job-7", "--store", store,
-            "--json"]  # fmt: skip
+    return [sys.executable, "-m", "wopeval", *_args(suite, shard, store)]
 
 
 def _wopeval(command: list[str]) -> subprocess.CompletedProcess[str]:
@@ -65,10 +72,13 @@ async def _scored(store_url: str, run_id: str) -> Counter[tuple[str, int]]:
     )
 
 
-def test_a_retried_shard_continues_its_interrupted_run(tmp_path: Path) -> None:
+def test_a_retried_shard_continues_its_interrupted_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
     store = str(tmp_path / "job.db")
     suite = _suite(tmp_path / "suite.json")
-    first = _wopeval(_command(suite, "0/2", store))
+    first = wopeval_here(*_args(suite, "0/2", store))
     assert first.returncode == 0, first.stderr
     done = json.loads(first.stdout)["runId"]
     pod = subprocess.Popen(
@@ -87,7 +97,7 @@ def test_a_retried_shard_continues_its_interrupted_run(tmp_path: Path) -> None:
     interrupted = json.loads(out)
     assert interrupted["status"] == "interrupted"
 
-    changed = _wopeval(_command(_suite(tmp_path / "other.json", "changed"), "1/2", store))
+    changed = wopeval_here(*_args(_suite(tmp_path / "other.json", "changed"), "1/2", store))
     assert changed.returncode == 2
     assert f"left unfinished by run {interrupted['runId']}" in changed.stderr
 
@@ -99,8 +109,7 @@ def test_a_retried_shard_continues_its_interrupted_run(tmp_path: Path) -> None:
         scored = anyio.run(_scored, store, run_id)
         assert len(scored) == pairs
         assert set(scored.values()) == {1}
-    merged = _wopeval([sys.executable, "-m", "wopeval", "merge", "--group", "job-7",
-                       "--store", store, "--json"])  # fmt: skip
+    merged = wopeval_here("merge", "--group", "job-7", "--store", store, "--json")
     assert merged.returncode == 0, merged.stderr
     doc = json.loads(merged.stdout)
     assert doc["summary"]["passed"] is True

@@ -69,6 +69,14 @@ async def sleepy_agent(task_input: Any, ctx: AgentContext) -> Any:
         await anyio.sleep(0.05)
 
 
+async def started_sleepy_agent(task_input: Any, ctx: AgentContext) -> Any:
+    """:func:`sleepy_agent` that first appends a line to the file ``task_input["started"]``: the
+    driver sees the trial running in its worker."""
+    async with await anyio.open_file(task_input["started"], "a") as out:
+        await out.write(f"{ctx.task_id}\n")
+    await sleepy_agent(task_input, ctx)
+
+
 async def dying_agent(task_input: Any, ctx: AgentContext) -> Any:
     async with await anyio.open_file(task_input["path"], "a") as out:
         await out.write("ran\n")
@@ -367,11 +375,12 @@ async def test_a_worker_that_dies_fails_the_run_and_its_trial_is_never_retried(
 
 
 async def test_cancelling_a_ray_run_records_nothing_of_the_trials_in_flight(
-    store: EventStore,
+    store: EventStore, tmp_path: Path
 ) -> None:
     registry = Registry()
-    registry.register_agent("sleepy", sleepy_agent)
-    suite = make_suite([scripted_task(f"t{i}", {}, OK) for i in range(2)])
+    registry.register_agent("sleepy", started_sleepy_agent)
+    started = tmp_path / "started.txt"
+    suite = make_suite([scripted_task(f"t{i}", {"started": str(started)}, OK) for i in range(2)])
     record = await create_run_record(store, suite, "sleepy", RAY)
     handle = RunHandle(record.run_id)
     async with anyio.create_task_group() as group:
@@ -380,7 +389,9 @@ async def test_cancelling_a_ray_run_records_nothing_of_the_trials_in_flight(
             assert await execute(store, handle, suite, "sleepy", registry, RAY) is None
 
         group.start_soon(go)
-        await anyio.sleep(1.0)
+        with anyio.fail_after(60):  # both trials running (polled: the workers write the file)
+            while _lines(started) < 2:  # noqa: ASYNC110
+                await anyio.sleep(0.02)
         handle.cancel()
     events = await store.events(record.run_id)
     types = [e.type for e in events]
@@ -393,6 +404,10 @@ async def test_cancelling_a_ray_run_records_nothing_of_the_trials_in_flight(
     with anyio.fail_after(10):
         while not _all_cpus_free():  # noqa: ASYNC110
             await anyio.sleep(0.05)
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 def _all_cpus_free() -> bool:

@@ -26,14 +26,15 @@ def _bin(name: str) -> str:
     return found[-1]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cluster:
     root: Path
     port: int
+    database: str = "postgres"
 
     @property
     def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{self.database}"
 
     def _run(self, *command: str) -> None:
         prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -47,6 +48,13 @@ class Cluster:
 
     def stop(self) -> None:
         self._run(_bin("pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "-w", "stop")
+
+    def running(self) -> bool:
+        try:
+            self._run(_bin("pg_ctl"), "-D", str(self.root / "data"), "status")
+        except subprocess.CalledProcessError:  # 3: no server running
+            return False
+        return True
 
 
 @contextmanager

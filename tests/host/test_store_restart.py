@@ -4,20 +4,24 @@ was executing, and loses nothing: every (task, trial) scored exactly once, one g
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
+import secrets
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import anyio
+import asyncpg
 import pytest
 
 from tests.host.helpers import eval_body, host_config, running_host, segment
-from tests.host.pgcluster import throwaway_cluster
+from tests.host.pgcluster import Cluster, throwaway_cluster
 from wopeval.events.store import EventStore
 from wopeval.wire.events import EvalScored
 
@@ -60,12 +64,39 @@ async def _until(check: Any, what: str, seconds: float = 60) -> Any:
     return found
 
 
-def test_0244_host_survives_a_postgresql_restart_during_a_run(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def shared_cluster() -> Iterator[Cluster]:
+    """One throwaway cluster for the module (``initdb`` takes seconds)."""
+    with throwaway_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def cluster(shared_cluster: Cluster) -> Cluster:
+    """The module's cluster, started (a test before may have failed while it was stopped), and
+    a database of this test's own in it (its ``url``)."""
+    if not shared_cluster.running():
+        shared_cluster.start()
+    name = f"restart_{secrets.token_hex(4)}"
+
+    async def create() -> None:
+        conn = await asyncpg.connect(shared_cluster.url)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+
+    anyio.run(create)
+    return dataclasses.replace(shared_cluster, database=name)
+
+
+def test_0244_host_survives_a_postgresql_restart_during_a_run(
+    tmp_path: Path, cluster: Cluster
+) -> None:
     suites = tmp_path / "suites"
     suites.mkdir()
     (suites / "restart.json").write_text(json.dumps(SUITE))
-    with throwaway_cluster() as cluster:
-        anyio.run(_restart_during_a_run, cluster, suites)
+    anyio.run(_restart_during_a_run, cluster, suites)
 
 
 async def _restart_during_a_run(cluster: Any, suites: Path) -> None:
@@ -159,11 +190,12 @@ async def file_gated_agent(task_input: Any, ctx: Any) -> Any:
     return task_input["output"]
 
 
-def test_0244_cli_run_is_interrupted_by_a_postgresql_restart_and_resumed(tmp_path: Path) -> None:
+def test_0244_cli_run_is_interrupted_by_a_postgresql_restart_and_resumed(
+    tmp_path: Path, cluster: Cluster
+) -> None:
     suite = tmp_path / "suite.json"
     suite.write_text(json.dumps(CLI_SUITE))
-    with throwaway_cluster() as cluster:
-        anyio.run(_cli_restart, cluster, suite, tmp_path / "gate")
+    anyio.run(_cli_restart, cluster, suite, tmp_path / "gate")
 
 
 async def _scored(url: str) -> tuple[str, list[Any]] | None:

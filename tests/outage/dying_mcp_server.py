@@ -12,8 +12,6 @@ import os
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
-
 
 def lookup(orderId: str) -> dict[str, str]:
     """Look an order up: the server dies instead."""
@@ -34,6 +32,9 @@ if __name__ == "__main__":
     if "--hang-at-start" in sys.argv:
         sys.stdin.read()  # never answers; ends when its client closes stdin
         sys.exit(0)
+    # imported only by a server that starts: the two that do not are quick to fail
+    from mcp.server.mcpserver import MCPServer
+
     server = MCPServer("dying")
     server.tool(name="lookup")(lookup)
     server.tool(name="stall")(stall)

@@ -1,5 +1,5 @@
-"""Outages never read as regressions: the real ``wopeval run`` in a subprocess, against real
-loopback servers, on both stores.
+"""Outages never read as regressions: ``wopeval run`` against real loopback servers, on both
+stores.
 
 Once a run has started, a model server that refuses connections, answers 500 after the SDK's
 retries or hangs past the trial timeout, and an MCP server that dies mid-run, each end the
@@ -7,6 +7,11 @@ command with exit 3 and one line naming the component; every trial's events are 
 failed trial labelled ``infrastructure``, and ``wopeval grade`` reproduces the stored summary.
 Before it starts, an MCP server that exits at start-up, a model the server does not have and a
 missing optional extra are refused with exit 2, one line naming the fix, and no trial recorded.
+
+Each exit code is proven by a real ``wopeval`` process at least once (a model server refusing
+connections for ``run``'s and ``grade``'s, the shards' ``merge``, a missing extra, the store lost
+mid-run); the other cases run the command line in the test's process
+(:mod:`tests.outage.inproc`), their point being the outage's reading, not the process boundary.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import secrets
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,7 @@ import pytest
 import yaml
 
 from tests.conftest import pg_admin, pg_create, pg_url
+from tests.outage.inproc import Ran
 from tests.outage.model_server import ModelServer, refused_url
 from wopeval.events.store import EventStore
 from wopeval.wire.events import RunEvent
@@ -122,6 +129,14 @@ def _graded_again(tmp_path: Path, store: str, run_id: str) -> None:
     assert regraded.returncode == 0, regraded.stdout + regraded.stderr
 
 
+Here = Callable[..., Ran]
+
+
+def _graded_here(here: Here, store: str, run_id: str) -> None:
+    regraded = here("grade", run_id, "--store", store)
+    assert regraded.returncode == 0, regraded.stdout + regraded.stderr
+
+
 # --- once the run has started: exit 3 --------------------------------------------------------
 
 
@@ -144,13 +159,13 @@ async def test_a_model_server_refusing_connections_exits_3_with_every_event_kept
     _graded_again(tmp_path, store_url, doc["runId"])
 
 
-async def test_a_model_server_answering_500_exits_3_and_the_verdict_line_counts_them(
-    tmp_path: Path, store_url: str
+def test_a_model_server_answering_500_exits_3_and_the_verdict_line_counts_them(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     suite, suite_id = _suite(tmp_path)
     with ModelServer("error-500") as server:
-        ran = _wopeval(tmp_path, store_url, "run", suite, "--model", "m1", "--base-url",
-                       server.base_url)  # fmt: skip
+        ran = here("run", suite, "--model", "m1", "--base-url", server.base_url,
+                   "--store", store_url)  # fmt: skip
     assert ran.returncode == 3, ran.stdout + ran.stderr
     line = _one_line(ran.stderr)
     assert "1 of 1 trial(s)" in line
@@ -158,45 +173,46 @@ async def test_a_model_server_answering_500_exits_3_and_the_verdict_line_counts_
     assert f"the model server at {server.base_url} answered HTTP 500 after 2 retries" in line
     assert server.completions == 3  # the request and the SDK's two retries, no more
     assert "1 trial failed for infrastructure, not the agent" in " ".join(ran.stdout.split())
-    events = await _check_kept(store_url, suite_id, trials=1)
+    events = anyio.run(_check_kept, store_url, suite_id, 1)
     run_id = events[0].runId
-    _graded_again(tmp_path, store_url, run_id)
+    _graded_here(here, store_url, run_id)
     for fmt in ("junit", "markdown"):  # every view carries the reason
-        exported = _wopeval(tmp_path, store_url, "export", run_id, "--format", fmt)
+        exported = here("export", run_id, "--format", fmt, "--store", store_url)
         assert exported.returncode == 0, exported.stderr
         shown = exported.stdout.replace("\\", "")  # Markdown escapes its punctuation
         assert "infrastructure: ModelUnavailable: the model server at" in shown
 
 
-async def test_a_model_server_hanging_past_the_trial_timeout_exits_3(
-    tmp_path: Path, store_url: str
+def test_a_model_server_hanging_past_the_trial_timeout_exits_3(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     suite, suite_id = _suite(tmp_path, trials=2)
     with ModelServer("hang") as server:
-        ran = _wopeval(tmp_path, store_url, "run", suite, "--model", "m1", "--base-url",
-                       server.base_url, "--trial-timeout", "2", "--json")  # fmt: skip
+        ran = here("run", suite, "--model", "m1", "--base-url", server.base_url,
+                   "--trial-timeout", "1", "--json", "--store", store_url)  # fmt: skip
     assert ran.returncode == 3, ran.stdout + ran.stderr
     line = _one_line(ran.stderr)
     assert "2 of 2 trial(s)" in line
     assert f"the model server at {server.base_url} did not answer within the trial timeout" in line
     assert json.loads(ran.stdout)["infrastructureFailures"] == 2
-    await _check_kept(store_url, suite_id, trials=2)
+    anyio.run(_check_kept, store_url, suite_id, 2)
 
 
-async def test_an_mcp_server_dying_mid_run_exits_3_with_every_event_kept(
-    tmp_path: Path, store_url: str
+def test_an_mcp_server_dying_mid_run_exits_3_with_every_event_kept(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     suite, suite_id = _suite(tmp_path, trials=2)
-    ran = _wopeval(tmp_path, store_url, "run", suite, "--agent", "tests.outage.agents:looks_up",
-                   "--mcp", f"crm:={DYING_MCP}", "--json")  # fmt: skip
+    ran = here("run", suite, "--agent", "tests.outage.agents:looks_up",
+               "--mcp", f"crm:={DYING_MCP}", "--json", "--store", store_url)  # fmt: skip
     assert ran.returncode == 3, ran.stdout + ran.stderr
-    # the server's own stderr passes through; wopeval's is the one line
+    # the server's own stderr passes through (to the process's real stderr); wopeval's is the
+    # one line
     own = "\n".join(line for line in ran.stderr.splitlines()
                     if not line.startswith("dying_mcp_server:"))  # fmt: skip
     line = _one_line(own)
     assert "2 of 2 trial(s)" in line
     assert f"the MCP server '{DYING_MCP}' exited mid-run (tool 'lookup'" in line
-    events = await _check_kept(store_url, suite_id, trials=2)
+    events = anyio.run(_check_kept, store_url, suite_id, 2)
     assert [e.payload["toolName"] for e in events if e.type == TOOL_CALLED] == ["crm:lookup"] * 2
 
 
@@ -210,14 +226,13 @@ def _rubric_suite(tmp_path: Path) -> tuple[str, str]:
     return path, suite_id
 
 
-async def test_a_judge_whose_model_server_fails_exits_3_not_1(
-    tmp_path: Path, store_url: str
+def test_a_judge_whose_model_server_fails_exits_3_not_1(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     path, suite_id = _rubric_suite(tmp_path)
     with ModelServer("error-500") as judge:
-        ran = _wopeval(tmp_path, store_url, "run", path, "--agent", "tests.outage.agents:answers",
-                       "--judge-model", "j1", "--judge-base-url", judge.base_url,
-                       "--json")  # fmt: skip
+        ran = here("run", path, "--agent", "tests.outage.agents:answers", "--judge-model", "j1",
+                   "--judge-base-url", judge.base_url, "--json", "--store", store_url)  # fmt: skip
     assert ran.returncode == 3, ran.stdout + ran.stderr
     line = _one_line(ran.stderr)
     assert "1 of 1 trial(s)" in line
@@ -225,33 +240,34 @@ async def test_a_judge_whose_model_server_fails_exits_3_not_1(
     assert f"{failed} {judge.base_url} answered HTTP 500" in line
     (failure,) = json.loads(ran.stdout)["failures"]
     assert failure["kind"] == "infrastructure"
-    ((run_id, status),) = await _runs_of(store_url, suite_id)
+    ((run_id, status),) = anyio.run(_runs_of, store_url, suite_id)
     assert status == "completed"
-    _graded_again(tmp_path, store_url, run_id)
+    _graded_here(here, store_url, run_id)
 
 
-async def test_an_agent_command_killed_mid_run_exits_3_with_every_event_kept(
-    tmp_path: Path, store_url: str
+def test_an_agent_command_killed_mid_run_exits_3_with_every_event_kept(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     suite, suite_id = _suite(tmp_path)
     killed = f"{sys.executable} -c 'import os; os.kill(os.getpid(), 9)'"
-    ran = _wopeval(tmp_path, store_url, "run", suite, "--agent-cmd", killed, "--json")
+    ran = here("run", suite, "--agent-cmd", killed, "--json", "--store", store_url)
     assert ran.returncode == 3, ran.stdout + ran.stderr
     line = _one_line(ran.stderr)
     assert f"the agent command '{sys.executable}' was killed by SIGKILL mid-run" in line
-    await _check_kept(store_url, suite_id, trials=1)
+    anyio.run(_check_kept, store_url, suite_id, 1)
 
 
-async def test_shards_that_failed_for_infrastructure_merge_to_exit_3(
-    tmp_path: Path, store_url: str
+def test_shards_that_failed_for_infrastructure_merge_to_exit_3(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     suite, _ = _suite(tmp_path, trials=2)
     group = f"outage-{secrets.token_hex(4)}"
-    base_url = refused_url()
-    for index in (0, 1):  # a shard exits 0 once its slice is recorded
-        shard = _wopeval(tmp_path, store_url, "run", suite, "--model", "m1", "--base-url",
-                         base_url, "--shard", f"{index}/2", "--group", group)  # fmt: skip
-        assert shard.returncode == 0, shard.stdout + shard.stderr
+    # answering 500 rather than refusing: the SDK's retries then wait 1 ms, not its backoff
+    with ModelServer("error-500") as server:
+        for index in (0, 1):  # a shard exits 0 once its slice is recorded
+            shard = here("run", suite, "--model", "m1", "--base-url", server.base_url, "--shard",
+                         f"{index}/2", "--group", group, "--store", store_url)  # fmt: skip
+            assert shard.returncode == 0, shard.stdout + shard.stderr
     merged = _wopeval(tmp_path, store_url, "merge", "--group", group, "--json")
     assert merged.returncode == 3, merged.stdout + merged.stderr
     assert "2 of 2 trial(s)" in _one_line(merged.stderr)
@@ -261,34 +277,34 @@ async def test_shards_that_failed_for_infrastructure_merge_to_exit_3(
 # --- before the run: exit 2, nothing recorded ------------------------------------------------
 
 
-async def test_an_mcp_server_exiting_at_start_up_is_refused_before_any_trial(
-    tmp_path: Path, store_url: str
+def test_an_mcp_server_exiting_at_start_up_is_refused_before_any_trial(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     suite, suite_id = _suite(tmp_path)
-    ran = _wopeval(tmp_path, store_url, "run", suite, "--agent", "tests.outage.agents:looks_up",
-                   "--mcp", f"crm:={DYING_MCP} --exit-at-start")  # fmt: skip
+    ran = here("run", suite, "--agent", "tests.outage.agents:looks_up",
+               "--mcp", f"crm:={DYING_MCP} --exit-at-start", "--store", store_url)  # fmt: skip
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "Traceback" not in ran.stderr
     wrapped = " ".join(ran.stderr.split())
     assert (
         f"the MCP server '{DYING_MCP} --exit-at-start' did not start: Connection closed" in wrapped
     )
-    assert await _runs_of(store_url, suite_id) == []
+    assert anyio.run(_runs_of, store_url, suite_id) == []
 
 
-async def test_a_model_the_server_does_not_have_is_refused_before_any_completion(
-    tmp_path: Path, store_url: str
+def test_a_model_the_server_does_not_have_is_refused_before_any_completion(
+    tmp_path: Path, store_url: str, here: Here
 ) -> None:
     suite, suite_id = _suite(tmp_path)
     with ModelServer("answer", models=("m1",)) as server:
-        ran = _wopeval(tmp_path, store_url, "run", suite, "--model", "m2", "--base-url",
-                       server.base_url)  # fmt: skip
+        ran = here("run", suite, "--model", "m2", "--base-url", server.base_url,
+                   "--store", store_url)  # fmt: skip
     assert ran.returncode == 2, ran.stdout + ran.stderr
     wrapped = " ".join(ran.stderr.split())
     assert f"model: the model server at {server.base_url} has no model 'm2'" in wrapped
     assert "Traceback" not in ran.stderr
     assert server.requests == [("GET", "/v1/models/m2")]  # asked, never a completion
-    assert await _runs_of(store_url, suite_id) == []
+    assert anyio.run(_runs_of, store_url, suite_id) == []
 
 
 @pytest.mark.parametrize(
@@ -304,9 +320,12 @@ async def test_a_model_the_server_does_not_have_is_refused_before_any_completion
          "No module named 'pydantic_ai'; pip install 'wopeval[pydantic-ai]'"),
     ],
 )  # fmt: skip
-async def test_a_missing_extra_is_refused_before_any_trial(
-    tmp_path: Path, store_url: str, blocked: str, args: tuple[str, ...], fix: str
+def test_a_missing_extra_is_refused_before_any_trial(
+    tmp_path: Path, blocked: str, args: tuple[str, ...], fix: str
 ) -> None:
+    # On SQLite only: the target is resolved (and refused) before the store is opened, so the
+    # backend is not on this path.
+    store_url = str(tmp_path / "store.db")
     suite, suite_id = _suite(tmp_path)
     agent_file = tmp_path / "agent.yaml"
     agent_file.write_text(yaml.safe_dump({"kind": "pydantic-ai",
@@ -316,7 +335,7 @@ async def test_a_missing_extra_is_refused_before_any_trial(
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "Traceback" not in ran.stderr
     assert fix in " ".join(ran.stderr.split())
-    assert await _runs_of(store_url, suite_id) == []
+    assert anyio.run(_runs_of, store_url, suite_id) == []
 
 
 # --- the store lost under a running command: exit 3 ------------------------------------------

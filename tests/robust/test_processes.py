@@ -58,19 +58,22 @@ class Serve:
                    "--port", str(self.port), "--store", store_url,
                    "--config", str(config)]  # fmt: skip
         self.proc = subprocess.Popen(command, stderr=subprocess.DEVNULL, env=env)
+        # One client for every request: a bare httpx.get makes a new SSL context each time
+        # (~25 ms of CPU here), taken from the server starting beside it.
+        self.client = httpx.Client(base_url=self.base, headers=HEADERS, timeout=10)
         deadline = time.monotonic() + 30
         while True:
             assert self.proc.poll() is None, "wopeval serve exited"
             assert time.monotonic() < deadline, "wopeval serve did not come up"
             try:
-                httpx.get(self.base + "/.well-known/openwop", timeout=1)
+                self.client.get("/.well-known/openwop", timeout=1)
                 return
             except httpx.TransportError:
                 time.sleep(0.05)
 
     def create(self) -> str:
         body = {"mode": "eval", "evalSuiteRef": "suite://core.robust.evals.slow", "agentId": AGENT}
-        response = httpx.post(self.base + "/runs", json=body, headers=HEADERS, timeout=10)
+        response = self.client.post("/runs", json=body)
         assert response.status_code == 201, response.text
         return str(response.json()["runId"])
 
@@ -78,7 +81,7 @@ class Serve:
         path = f"/runs/{run_id.replace('/', '~2F')}/events/poll?timeout=1"
         if after >= 0:
             path += f"&afterSequence={after}"
-        body: dict[str, Any] = httpx.get(self.base + path, headers=HEADERS, timeout=10).json()
+        body: dict[str, Any] = self.client.get(path).json()
         return body
 
     def events(self, run_id: str) -> list[dict[str, Any]]:
@@ -99,6 +102,7 @@ class Serve:
         raise AssertionError(f"run {run_id} never reached {statuses}")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        self.client.close()
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
@@ -175,11 +179,12 @@ def test_sigterm_lets_a_run_finish_within_the_grace_period(tmp_path: Path, store
     assert seen[-1] == "run.completed"
 
 
-def test_sigterm_with_no_connection_open_still_gives_the_grace_period(
-    tmp_path: Path, store_url: str
-) -> None:
+def test_sigterm_with_no_connection_open_still_gives_the_grace_period(tmp_path: Path) -> None:
     """The server leaves its lifespan as soon as no connection is open: that must not cut the
-    drain short (it used to fail the run within half a second of the SIGTERM)."""
+    drain short (it used to fail the run within half a second of the SIGTERM). On SQLite only:
+    what differs from the test above is the server's lifespan, not the store; the drain's
+    writes are proven on both backends there."""
+    store_url = str(tmp_path / "store.db")
     serve = Serve(_config(tmp_path, 1.5, shutdownGraceSeconds=20), store_url)
     run_id = serve.create()
     serve.wait_status(run_id, {"running"})

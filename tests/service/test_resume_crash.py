@@ -10,11 +10,8 @@ live tool is never repeated (the tool's own log proves it) and is recorded as in
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,15 +19,13 @@ from typing import Any
 
 import pytest
 
-from tests.service.crash_worker import AGENT, crash_suite, live_registry
+from tests.service.conftest import CleanRuns, Warm
+from tests.service.crash_worker import crash_suite, live_registry
 from wopeval.engine.resume import LABEL_INTERRUPTED
-from wopeval.engine.run import RunHandle, RunSettings
 from wopeval.events.store import EventStore
 from wopeval.service.runs import RunService
 from wopeval.wire.events import EvalScored, TrialFailed
-from wopeval.wire.summary import EvalSummary
 
-ROOT = Path(__file__).resolve().parents[2]
 SEEDS = range(6)
 
 
@@ -42,13 +37,10 @@ def _without_latency(value: Any) -> Any:
     return value
 
 
-def kill_after_run_id(argv: list[str], delay: float) -> str:
-    """Start ``python -m`` ``argv``, wait for the run id it prints, SIGKILL it ``delay`` s later."""
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    child = subprocess.Popen(
-        [sys.executable, "-m", *argv],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+def kill_after_run_id(warm: Warm, argv: list[str], delay: float) -> str:
+    """Start ``python -m`` ``argv`` (in a process started ahead), wait for the run id it prints,
+    SIGKILL it ``delay`` s later."""
+    child = warm.run(*argv)
     assert child.stdout is not None
     with child.stdout:
         run_id = child.stdout.readline()
@@ -59,10 +51,11 @@ def kill_after_run_id(argv: list[str], delay: float) -> str:
     return run_id.strip()
 
 
-def _crashed_run(store_url: str, live_log: Path, with_live: bool, delay: float) -> str:
+def _crashed_run(warm: Warm, store_url: str, live_log: Path, with_live: bool, delay: float) -> str:
     """Start the worker, wait for its run id, SIGKILL it ``delay`` seconds later."""
     mode = "live" if with_live else "fixtures"
-    return kill_after_run_id(["tests.service.crash_worker", store_url, str(live_log), mode], delay)
+    argv = ["tests.service.crash_worker", store_url, str(live_log), mode]
+    return kill_after_run_id(warm, argv, delay)
 
 
 def _scored(events: list[Any]) -> Counter[tuple[str, int]]:
@@ -71,24 +64,15 @@ def _scored(events: list[Any]) -> Counter[tuple[str, int]]:
     )
 
 
-async def _uninterrupted(store: EventStore, with_live: bool, live_log: Path) -> EvalSummary:
-    service = RunService(store, live_registry(live_log))
-    plan = await service.plan(crash_suite(with_live), AGENT, RunSettings(concurrency=3))
-    record = await service.create(plan)
-    summary = await service.execute(plan, RunHandle(record.run_id))
-    assert summary is not None
-    return summary
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 async def test_resume_after_kill_scores_every_trial_once(
-    store_url: str, tmp_path: Path, seed: int
+    store_url: str, tmp_path: Path, seed: int, clean_runs: CleanRuns, warm: Warm
 ) -> None:
     rng = random.Random(seed)
     with_live = seed % 2 == 1
     live_log = tmp_path / "live.log"
     delay = rng.uniform(0.0, 0.7)
-    run_id = await asyncio.to_thread(_crashed_run, store_url, live_log, with_live, delay)
+    run_id = await asyncio.to_thread(_crashed_run, warm, store_url, live_log, with_live, delay)
     async with await EventStore.open(store_url) as store:
         suite = crash_suite(with_live)
         service = RunService(store, live_registry(live_log))
@@ -117,7 +101,7 @@ async def test_resume_after_kill_scores_every_trial_once(
         lines = live_log.read_text().split("\n")[:-1] if live_log.exists() else []
         assert all(count <= 2 for count in Counter(lines).values())
         if not interrupted:
-            clean = await _uninterrupted(store, with_live, tmp_path / "clean.log")
+            clean = await clean_runs.summary(with_live)
             assert _without_latency(summary.to_wire()) == _without_latency(clean.to_wire())
         regraded = await service.regrade(run_id)
         assert regraded.reproduces_stored

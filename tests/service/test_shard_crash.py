@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.service.conftest import CleanRuns, Warm
 from tests.service.crash_worker import AGENT, crash_suite, live_registry
 from tests.service.test_resume_crash import _scored, _without_latency, kill_after_run_id
 from wopeval.engine.run import RunHandle, RunSettings
@@ -30,17 +31,18 @@ from wopeval.wire.request import ShardRequest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _killed_shard(store_url: str, group: str, delay: float) -> str:
-    return kill_after_run_id(["tests.service.shard_worker", store_url, group, "1", "2"], delay)
+def _killed_shard(warm: Warm, store_url: str, group: str, delay: float) -> str:
+    argv = ["tests.service.shard_worker", store_url, group, "1", "2"]
+    return kill_after_run_id(warm, argv, delay)
 
 
 @pytest.mark.parametrize("seed", range(3))
 async def test_a_killed_and_resumed_shard_merges_to_the_unsharded_summary(
-    store_url: str, seed: int
+    store_url: str, seed: int, clean_runs: CleanRuns, warm: Warm
 ) -> None:
     group = f"crash-{secrets.token_hex(6)}"
     delay = random.Random(seed).uniform(0.05, 0.5)
-    run_id = await asyncio.to_thread(_killed_shard, store_url, group, delay)
+    run_id = await asyncio.to_thread(_killed_shard, warm, store_url, group, delay)
     suite = crash_suite(False)
     async with await EventStore.open(store_url) as store:
         service = RunService(store, live_registry(Path(os.devnull)))
@@ -59,7 +61,6 @@ async def test_a_killed_and_resumed_shard_merges_to_the_unsharded_summary(
         planned = {(t.taskId, i) for t in suite.tasks for i in range(3)}
         log = await store.events(merged.record.run_id)
         assert _scored(log) == Counter(dict.fromkeys(planned, 1))
-        clean = await service.execute(plan, RunHandle((await service.create(plan)).run_id))
-        assert clean is not None
+        clean = await clean_runs.summary(False)
         assert _without_latency(merged.summary.to_wire()) == _without_latency(clean.to_wire())
         assert (await service.regrade(merged.record.run_id)).reproduces_stored
