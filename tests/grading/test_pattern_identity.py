@@ -1,19 +1,23 @@
 """RFC 0244 §A: ``subset`` object patterns grouped into classes without keeping a set per
 class (the hash of the term set, confirmed on the class's terms) and terms shared between
 patterns that hold the same leaf at a top-level name. JSON-equal patterns share a class,
-others never do, and every observed call's edges are what the one call matcher says."""
+others never do, and every observed call's edges are what the one call matcher says. The
+compiled form holds no reference cycle: it goes with its expectation."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Sequence
 
+from wopeval.grading import patterns
 from wopeval.grading.class_matching import class_matching
 from wopeval.grading.classgraph import build_graph
 from wopeval.grading.jsonmatch import matches
 from wopeval.grading.pattern_terms import Term, _terms
 from wopeval.grading.patterns import compile_patterns
-from wopeval.grading.trajectory import ObservedCall
-from wopeval.suite.models import ExpectedCall
+from wopeval.grading.trajectory import ObservedCall, grade_trajectory
+from wopeval.suite.models import ExpectedCall, TrajectoryExpectation
 
 
 def _subset(patterns: Sequence[object]) -> list[ExpectedCall]:
@@ -39,9 +43,9 @@ def test_0244_A_term_sets_of_equal_hash_stay_apart() -> None:
     _terms(second, (), terms[1])
     assert hash(frozenset(terms[0])) == hash(frozenset(terms[1]))
     expected = _subset([first, second, {"b": 0, "a": -2}, {"b": 0, "a": -1}, second])
-    patterns = compile_patterns(expected)
-    assert patterns.left_of == [0, 1, 1, 0, 1]
-    assert patterns.left_counts == [2, 3]
+    compiled = compile_patterns(expected)
+    assert compiled.left_of == [0, 1, 1, 0, 1]
+    assert compiled.left_counts == [2, 3]
     edges = _checked_edges(expected, [{"a": -1, "b": 0}, {"a": -2, "b": 0, "c": 1}, {"a": -3}])
     assert edges == [{0}, {1}, set()]
 
@@ -50,8 +54,8 @@ def test_0244_A_a_shared_leaf_is_one_term_and_a_changed_one_a_new_term() -> None
     # The same name holds 1, 1, "1", {}, {}, 2 in turn: each pattern keeps its own leaf.
     leaves: list[object] = [1, 1, "1", {}, {}, 2]
     expected = _subset([{"a": leaf, "id": i} for i, leaf in enumerate(leaves)])
-    patterns = compile_patterns(expected)
-    shared = [patterns.left_terms[slot] for slot in (0, 1)]
+    compiled = compile_patterns(expected)
+    shared = [compiled.left_terms[slot] for slot in (0, 1)]
     a_terms = [next(t for t in terms if t[0] == ("a",)) for terms in shared]
     assert a_terms[0] is a_terms[1]  # one tuple for the leaf both hold
     inputs: list[object] = [{"a": leaf, "id": i} for i, leaf in enumerate(leaves)]
@@ -60,3 +64,27 @@ def test_0244_A_a_shared_leaf_is_one_term_and_a_changed_one_a_new_term() -> None
     assert edges == [{i} for i in range(len(leaves))] + [{3}, set(), set()]
     observed = [ObservedCall("t", value, "a") for value in inputs[: len(leaves)]]
     assert class_matching(build_graph(expected, observed))[0] == len(leaves)
+
+
+def test_0244_A_a_compiled_expectation_is_freed_with_it_without_the_collector() -> None:
+    # Exact and subset classes of two tools: no reference cycle keeps the compiled form alive
+    # once its expectation is gone (a cold grade leaves nothing for the collector to find).
+    calls = [
+        ExpectedCall(tool="t", args={"id": 1}, argsMatch="exact"),
+        ExpectedCall(tool="t", args={"id": 1, "x": {}}, argsMatch="subset"),
+        ExpectedCall(tool="u", args=[1], argsMatch="subset"),
+    ]
+    expectation = TrajectoryExpectation(match="any-order", calls=calls)
+    observed = [ObservedCall("t", {"id": 1, "x": {}}, "a"), ObservedCall("u", [1], "a")]
+    assert grade_trajectory(expectation, observed, "a").matchedCount == 2
+    found = patterns.cached(expectation)
+    assert found is not None
+    assert found.tools["t"].by_canon() == {'{"id":1}': [0]}
+    freed = weakref.ref(found)
+    del found
+    gc.disable()
+    try:
+        del expectation
+        assert freed() is None
+    finally:
+        gc.enable()

@@ -32,6 +32,7 @@ Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import marshal
 from collections import Counter
@@ -199,10 +200,7 @@ class Patterns:
     def key(self, slot: int) -> str:
         """The canonical key of exact-like class ``slot`` (computed on first use for an
         ``exact`` object pattern alone in its bucket)."""
-        key = self.left_keys[slot]
-        if key is None:
-            key = self.left_keys[slot] = canonical_json(self.left[slot].args)
-        return key
+        return _class_key(self.left_keys, self.left, slot)
 
     def matches(self, slot: int, tool: str, inputs: object) -> bool:
         """RFC 0244 §A call matching of expected class ``slot`` and one observed call."""
@@ -217,6 +215,15 @@ class Patterns:
         if terms is not None:
             return has_terms(inputs, terms)
         return canonical_json(inputs) == self.key(slot)
+
+
+def _class_key(keys: list[str | None], left: list[ExpectedCall], slot: int) -> str:
+    """:meth:`Patterns.key` over its lists: a tool's ``key`` holds these, not the
+    :class:`Patterns` (no reference cycle, so a compiled expectation is freed with it)."""
+    key = keys[slot]
+    if key is None:
+        key = keys[slot] = canonical_json(left[slot].args)
+    return key
 
 
 def _pivots(calls: Sequence[ExpectedCall]) -> dict[str, str]:
@@ -348,7 +355,7 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
     """``slots`` for ``by_canon``; ``by_field`` for the plain object patterns, bucketed by the
     tool's pivot field (:func:`_pivots`, else the top-level field with the most distinct scalar
     values among the first classes)."""
-    tool.slots, tool.key = slots, patterns.key
+    tool.slots, tool.key = slots, functools.partial(_class_key, patterns.left_keys, patterns.left)
     plain = patterns.plain.args
     pivot = tool.pivot = patterns.pivots.get(patterns.left_tools[slots[0]])
     if pivot is None:
