@@ -295,8 +295,9 @@ def build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
             slot = classes[key] = len(counts)
             first.append(position)
             neighbours.append(found)
-            counts.append(0)
-        counts[slot] += 1
+            counts.append(1)
+        else:
+            counts[slot] += 1
         right_of.append(slot)
     graph.work += work
     _add_edges(graph)

@@ -279,7 +279,6 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
     tools, left_terms, ignore_of = patterns.tools, patterns.left_terms, patterns.ignore_of
     add_call, add_mode, add_slot = patterns.left.append, patterns.left_modes.append, left_of.append
     add_tool, add_key = patterns.left_tools.append, patterns.left_keys.append
-    work = 0
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
         args, tool = call.args, call.tool
@@ -335,8 +334,7 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
         if tool not in tools:
             tools[tool] = ToolPatterns()
         if terms is not None:
-            left_terms[slot] = terms
-            work += len(terms)
+            left_terms[slot] = terms  # their count goes to ``work`` in _index_subset
             side = subset_of
         else:
             if mode == "exact" and type(args) is dict:
@@ -347,7 +345,6 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
             side[tool] = [slot]
         else:
             listed.append(slot)
-    patterns.work += work
     return exact_of, subset_of
 
 
@@ -423,7 +420,7 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
                 node.buckets[key] = [slot]
             else:
                 bucket.append(slot)
-    patterns.work += 2 * sum(map(len, lists))
+    patterns.work += 3 * sum(map(len, lists))  # each term: made, counted, ranked
 
 
 def _node(root: IndexNode, path: Path) -> IndexNode:
