@@ -88,3 +88,15 @@ def test_0244_A_a_compiled_expectation_is_freed_with_it_without_the_collector() 
         assert freed() is None
     finally:
         gc.enable()
+
+
+def test_0244_A_in_order_follows_a_call_that_matches_several_expected_classes() -> None:
+    # Each observed call matches both patterns (its class has two neighbours, a tuple).
+    expected = _subset([{"a": 1}, {"b": 2}])
+    both = ObservedCall("t", {"a": 1, "b": 2}, "a")
+    only_b = ObservedCall("t", {"b": 2}, "a")
+    in_order = TrajectoryExpectation(match="in-order", calls=expected)
+    assert grade_trajectory(in_order, [both, both], "a").matched
+    assert grade_trajectory(in_order, [both, only_b], "a").matched
+    assert not grade_trajectory(in_order, [only_b, both], "a").matched  # b before a
+    assert not grade_trajectory(in_order, [both], "a").matched  # one call, two expected

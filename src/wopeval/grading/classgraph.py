@@ -227,7 +227,7 @@ def _lookup(tool: ToolPatterns, inputs: object) -> tuple[Found, int]:
         slot = candidates[0]
         terms = terms_of[slot]
         steps += len(terms)
-        if len(terms) == 1 or has_terms(inputs, terms, 1):
+        if len(terms) == 1 or has_terms(inputs, terms[1:]):
             return slot, steps
         return _NONE, steps
     if not candidates:
@@ -236,7 +236,7 @@ def _lookup(tool: ToolPatterns, inputs: object) -> tuple[Found, int]:
     for slot in candidates:
         terms = terms_of[slot]
         steps += len(terms)
-        if len(terms) == 1 or has_terms(inputs, terms, 1):
+        if len(terms) == 1 or has_terms(inputs, terms[1:]):
             confirmed.append(slot)
     if len(confirmed) > 1:
         confirmed.sort()

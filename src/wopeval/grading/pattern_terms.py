@@ -56,10 +56,9 @@ def guards_hold(value: object, guards: tuple[Guard, ...]) -> bool:
     return True
 
 
-def has_terms(value: object, terms: Sequence[Term], start: int = 0) -> bool:
-    """Whether ``value`` holds every term (from ``start`` on):
-    :func:`~wopeval.grading.jsonmatch.json_subset`."""
-    for path, key in terms[start:] if start else terms:
+def has_terms(value: object, terms: Sequence[Term]) -> bool:
+    """Whether ``value`` holds every term: :func:`~wopeval.grading.jsonmatch.json_subset`."""
+    for path, key in terms:
         leaf = value
         for name in path:
             if not isinstance(leaf, dict):

@@ -150,16 +150,27 @@ _expected_bytes = _BYTES_MEMO.get
 
 
 def _in_order(graph: ClassGraph) -> bool:
+    """Greedy earliest matching; :meth:`ClassGraph.pair_matches` inline but for ``ignore``."""
     expected = graph.left_of
     if not expected:
         return True
     position, last = 0, len(expected)
-    pair_matches = graph.pair_matches
+    pair_matches, found_of = graph.pair_matches, graph.right_found
+    modes = graph.patterns.left_modes
+    left = expected[0]
+    loose = modes[left] == "ignore"  # matches by tool: pair_matches decides
     for got in graph.right_of:
-        if pair_matches(expected[position], got):
+        found = found_of[got]
+        if (
+            found == left
+            or (isinstance(found, tuple) and left in found)
+            or (loose and pair_matches(left, got))
+        ):
             position += 1
             if position == last:
                 return True
+            left = expected[position]
+            loose = modes[left] == "ignore"
     return False
 
 
