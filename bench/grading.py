@@ -48,12 +48,11 @@ Issue 13 §4 rows (``cpu_10k``, ``whole_trial_10k``, ``headline``):
 * ``--base COMMIT``: the same two rows for that commit's ``src`` (``git archive``), run in a
   subprocess in the same invocation: before and after side by side.
 
-Issue 32 goal 4 (``--cold-table``): only the rows above, for this tree and ``--base`` in
-``--repeats`` interleaved rounds (each round a fresh process per tree), as one table: per mode ×
-``argsMatch`` the compiled and the cold CPU ms (median, min–max), and per mode the
-``whole_trial_10k`` figures with ``views_plus_cold_ms`` (reading the log into views and grading
-it once: an imported trace graded by ``wopeval grade``), and the formerly quadratic shapes at
-10,000 calls (``adversarial_10k``); ``met``: the median is under 50 ms.
+Issue 32 goal 4 (``--cold-table``, :mod:`bench.grading_cold`): only the rows above, for this
+tree and ``--base`` in ``--repeats`` interleaved rounds (each round a fresh process per tree),
+and every cold cell again in a process of its own that grades it once (what a user's one
+``wopeval grade`` pays): per cell the compiled, the in-process cold and the fresh cold CPU ms
+(median, min–max); ``met``: the compiled and the fresh medians are under 50 ms.
 
 Usage: ``python3 bench/grading.py [--quick] [--no-peers] [--base COMMIT] [--cold-table
 [--repeats N]]``.
@@ -486,69 +485,6 @@ def _base_rows(base: str) -> dict[str, Any]:
         return {"commit": base, **_rows_in(_base_src(base, tmp))}
 
 
-COLD_GOAL_MS = 50
-
-
-def _spread(values: list[float]) -> dict[str, Any]:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-    return {"median": round(median, 2), "min": ordered[0], "max": ordered[-1], "n": len(values)}
-
-
-def _cold_cells(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per mode × argsMatch the compiled and cold ms, and per mode the whole-trial ms."""
-    cells: dict[str, Any] = {}
-    for mode in MODES:
-        for args_match in ARGS_MATCHES:
-            compiled = _spread([r["cpu_10k"][mode][args_match] for r in rounds])
-            cold = _spread([r["cpu_10k_cold"][mode][args_match] for r in rounds])
-            cells[f"{mode}/{args_match}"] = {
-                "compiled_ms": compiled,
-                "cold_ms": cold,
-                "met": max(compiled["median"], cold["median"]) < COLD_GOAL_MS,
-            }
-        whole = [r["whole_trial_10k"][mode] for r in rounds]
-        row = {
-            name: _spread([w[name] for w in whole])
-            for name in ("collect_trials_ms", "grade_trial_ms", "grade_trial_cold_ms")
-        }
-        row["views_plus_cold_ms"] = _spread(
-            [round(w["collect_trials_ms"] + w["grade_trial_cold_ms"], 2) for w in whole]
-        )
-        row["met"] = row["grade_trial_cold_ms"]["median"] < COLD_GOAL_MS
-        row["met_with_views"] = row["views_plus_cold_ms"]["median"] < COLD_GOAL_MS
-        cells[f"whole_trial/{mode}"] = row
-    for name in rounds[0].get("adversarial_10k", {}):
-        shape = {
-            figure: _spread([r["adversarial_10k"][name][figure] for r in rounds])
-            for figure in ("compiled_ms", "cold_ms")
-        }
-        met = max(f["median"] for f in shape.values()) < COLD_GOAL_MS
-        cells[f"adversarial/{name}"] = {**shape, "met": met}
-    return cells
-
-
-def cold_table(base: str | None, repeats: int) -> dict[str, Any]:
-    """Issue 32 goal 4: this tree (and ``base``) in ``repeats`` interleaved rounds."""
-    here = str(Path(__file__).resolve().parent.parent / "src")
-    trees: dict[str, list[dict[str, Any]]] = {"after": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        base_src = _base_src(base, tmp) if base else None
-        for _ in range(repeats):
-            trees["after"].append(_rows_in(here))
-            if base_src is not None:
-                trees.setdefault("before", []).append(_rows_in(base_src))
-    report: dict[str, Any] = {"goal_ms": COLD_GOAL_MS, "repeats": repeats, "base": base}
-    for name, rounds in trees.items():
-        failed = [r["error"] for r in rounds if "error" in r]
-        report[name] = {"error": failed[0]} if failed else _cold_cells(rounds)
-    after = report["after"]
-    if "error" not in after:
-        report["all_met"] = all(cell["met"] for cell in after.values())
-    return report
-
-
 def _worst(cells: dict[str, dict[str, float]]) -> dict[str, Any]:
     mode, match, ms = max(
         ((mode, match, ms) for mode, row in cells.items() for match, ms in row.items()),
@@ -627,10 +563,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(_issue_rows()))
         return
     if args.cold_table:
-        load_before = os.getloadavg()
-        report = cold_table(args.base, args.repeats)
-        report["load_average"] = {"before": load_before, "after": os.getloadavg()}
-        print(json.dumps(report, indent=2))
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from bench import grading_cold  # it imports this module: loaded only when asked for
+
+        print(json.dumps(grading_cold.cold_table(args.base, args.repeats), indent=2))
         return
     started = time.perf_counter()
     load_before = os.getloadavg()

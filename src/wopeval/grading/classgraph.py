@@ -39,7 +39,9 @@ from wopeval.suite.models import ExpectedCall
 __all__ = ["Call", "ClassGraph", "build", "build_graph"]
 
 _CONTAINERS = (dict, list, tuple)
-_NONE: list[int] = []  # no neighbours (never changed)
+_NONE: tuple[int, ...] = ()  # no neighbours
+
+Found = int | tuple[int, ...]  # the expected classes a call matches: one (its slot) or any number
 
 
 class Call(Protocol):
@@ -58,19 +60,25 @@ class ClassGraph:
     multiplicities and edges.
 
     ``left_of`` / ``right_of`` give each call's class. An observed class is a tool and the
-    expected classes its calls match (``right_neighbours``). The edges are flat (compressed
+    expected classes its calls match (``right_neighbours``; ``right_found`` holds a lone one as
+    its slot, no tuple allocated per class). The edges are flat (compressed
     rows): the neighbours of expected class ``i`` are ``targets[start[i]:start[i + 1]]``.
     """
 
     patterns: Patterns
     observed: Sequence[Call]
     right_first: list[int] = field(default_factory=list)  # each class's first call
-    right_neighbours: list[tuple[int, ...]] = field(default_factory=list)
+    right_found: list[Found] = field(default_factory=list)
     right_counts: list[int] = field(default_factory=list)
     right_of: list[int] = field(default_factory=list)
     start: list[int] = field(default_factory=lambda: [0])
     targets: list[int] = field(default_factory=list)
     work: int = 0
+
+    @property
+    def right_neighbours(self) -> list[tuple[int, ...]]:
+        """Each observed class's expected classes, as tuples."""
+        return [(found,) if isinstance(found, int) else found for found in self.right_found]
 
     @property
     def right_tools(self) -> list[str]:
@@ -110,7 +118,8 @@ class ClassGraph:
 
     def pair_matches(self, left: int, right: int) -> bool:
         """Call matching on two classes, from the lookups already made (``ignore``: the tool)."""
-        if left in self.right_neighbours[right]:
+        found = self.right_found[right]
+        if found == left if isinstance(found, int) else left in found:
             return True
         patterns = self.patterns
         return (
@@ -121,19 +130,20 @@ class ClassGraph:
     def matchable(self, right: int) -> bool:
         """Whether some expected class can take observed class ``right``."""
         tool = self.observed[self.right_first[right]].tool
-        return bool(self.right_neighbours[right]) or tool in self.patterns.ignore_of
+        found = self.right_found[right]
+        return isinstance(found, int) or bool(found) or tool in self.patterns.ignore_of
 
     def matchable_right(self) -> int:
         """How many observed classes some expected class can take (:meth:`matchable`)."""
         ignored, observed = self.patterns.ignore_of, self.observed
         return sum(
             1
-            for found, position in zip(self.right_neighbours, self.right_first, strict=True)
-            if found or observed[position].tool in ignored
+            for found, position in zip(self.right_found, self.right_first, strict=True)
+            if isinstance(found, int) or found or observed[position].tool in ignored
         )
 
 
-def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
+def _exact_classes(tool: ToolPatterns, inputs: object) -> Found:
     """The exact-like classes ``inputs`` equals (``tool.slots`` is not empty)."""
     canon = tool.rest
     pivot = tool.pivot
@@ -148,16 +158,19 @@ def _exact_classes(tool: ToolPatterns, inputs: object) -> list[int]:
             found = tool.by_field.get(leaf_key(value))
         if isinstance(found, int):
             if tool.plain.equals(found, inputs):
-                return [found]
+                return found
             canon = True
         elif found is not None:
             if len(found) <= _FEW:
                 equals = tool.plain.equals
                 for slot in found:
                     if equals(slot, inputs):
-                        return [slot]
+                        return slot
             canon = True
-    return tool.by_canon().get(canonical_json(inputs), _NONE) if canon else _NONE
+    if not canon:
+        return _NONE
+    slots = tool.by_canon().get(canonical_json(inputs))
+    return _NONE if slots is None else slots[0] if len(slots) == 1 else tuple(slots)
 
 
 def _walk(node: IndexNode, value: dict[str, object], out: list[int]) -> int:
@@ -169,13 +182,23 @@ def _walk(node: IndexNode, value: dict[str, object], out: list[int]) -> int:
     if len(children) < len(value):
         for name, child in children.items():
             item = value.get(name, _MISSING)
-            if item is not _MISSING:
-                steps += _step(child, item, out)
+            if item is _MISSING:
+                continue
+            if isinstance(item, dict):
+                steps += _walk(child, item, out)
+                continue
+            steps += 1  # _step, inline: most values are leaves
+            buckets = child.buckets
+            if buckets:
+                kind = type(item)
+                found = buckets.get(item if kind is str or kind is int else leaf_key(item))
+                if found is not None:
+                    out.extend(found)
     else:
         for name, item in value.items():
-            found = children.get(name)
-            if found is not None:
-                steps += _step(found, item, out)
+            found_child = children.get(name)
+            if found_child is not None:
+                steps += _step(found_child, item, out)
     return steps
 
 
@@ -191,7 +214,7 @@ def _step(child: IndexNode, item: object, out: list[int]) -> int:
     return 1
 
 
-def _lookup(tool: ToolPatterns, inputs: object) -> tuple[list[int], int]:
+def _lookup(tool: ToolPatterns, inputs: object) -> tuple[Found, int]:
     """The expected classes of ``tool`` that ``inputs`` matches (sorted), and the steps."""
     found = _exact_classes(tool, inputs) if tool.slots else _NONE
     index = tool.index
@@ -199,35 +222,46 @@ def _lookup(tool: ToolPatterns, inputs: object) -> tuple[list[int], int]:
         return found, 0
     candidates: list[int] = []
     steps = _walk(index, inputs, candidates)
-    if len(candidates) == 1 and not found:  # the common case: one pattern to confirm
+    terms_of = tool.terms  # each candidate's indexed term first: the rest confirm it
+    if len(candidates) == 1 and found is _NONE:  # the common case: one pattern to confirm
         slot = candidates[0]
-        terms = tool.others[slot]
-        steps += 1 + len(terms)
-        return ([slot] if not terms or has_terms(inputs, terms) else _NONE), steps
-    if candidates:
-        others = tool.others
-        found = found[:]
-        for slot in candidates:
-            terms = others[slot]
-            steps += 1 + len(terms)
-            if not terms or has_terms(inputs, terms):
-                found.append(slot)
-        if len(found) > 1:
-            found.sort()
-    return found, steps
+        terms = terms_of[slot]
+        steps += len(terms)
+        if len(terms) == 1 or has_terms(inputs, terms[1:]):
+            return slot, steps
+        return _NONE, steps
+    if not candidates:
+        return found, steps
+    confirmed = [found] if isinstance(found, int) else list(found)
+    for slot in candidates:
+        terms = terms_of[slot]
+        steps += len(terms)
+        if len(terms) == 1 or has_terms(inputs, terms[1:]):
+            confirmed.append(slot)
+    if len(confirmed) > 1:
+        confirmed.sort()
+        return tuple(confirmed), steps
+    return (confirmed[0] if confirmed else _NONE), steps
 
 
 def _add_edges(graph: ClassGraph) -> None:
     """The compressed rows of the edges, from each observed class's neighbours."""
     degree = [0] * (len(graph.patterns.left_counts) + 1)
-    for found in graph.right_neighbours:
-        for slot in found:
-            degree[slot + 1] += 1
+    for found in graph.right_found:
+        if isinstance(found, int):
+            degree[found + 1] += 1
+        else:
+            for slot in found:
+                degree[slot + 1] += 1
     for slot in range(1, len(degree)):
         degree[slot] += degree[slot - 1]
     graph.start = degree[:]
     targets = graph.targets = [0] * degree[-1]
-    for right, found in enumerate(graph.right_neighbours):
+    for right, found in enumerate(graph.right_found):
+        if isinstance(found, int):
+            targets[degree[found]] = right
+            degree[found] += 1
+            continue
         for slot in found:
             targets[degree[slot]] = right
             degree[slot] += 1
@@ -241,13 +275,13 @@ def build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
     # tool (a str); an expected class belongs to one tool, so the key determines the tool.
     classes: dict[Hashable, int] = {}
     tools, counts, right_of = patterns.tools, graph.right_counts, graph.right_of
-    first, neighbours = graph.right_first, graph.right_neighbours
+    first, neighbours = graph.right_first, graph.right_found
     work = 0
     for position, call in enumerate(observed):
         tool = call.tool
         index = tools.get(tool)
         if index is None:
-            found: list[int] = _NONE
+            found: Found = _NONE
             key: Hashable = tool
         else:
             if index.index is None:  # exact-like classes only
@@ -255,14 +289,15 @@ def build(patterns: Patterns, observed: Sequence[Call]) -> ClassGraph:
             else:
                 found, steps = _lookup(index, call.inputs)
                 work += steps
-            key = found[0] if len(found) == 1 else tuple(found) if found else tool
+            key = found if isinstance(found, int) or found else tool
         slot = classes.get(key)
         if slot is None:
             slot = classes[key] = len(counts)
             first.append(position)
-            neighbours.append(tuple(found))
-            counts.append(0)
-        counts[slot] += 1
+            neighbours.append(found)
+            counts.append(1)
+        else:
+            counts[slot] += 1
         right_of.append(slot)
     graph.work += work
     _add_edges(graph)

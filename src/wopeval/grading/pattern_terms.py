@@ -103,29 +103,50 @@ def _terms(
 
 
 def _pattern_terms(
-    pattern: dict[str, object], paths: dict[Path, Path], top: dict[str, Path]
+    pattern: dict[str, object],
+    paths: dict[Path, Path],
+    top: dict[str, Path],
+    last: dict[str, Term],
 ) -> list[Term]:
     """The terms of a whole pattern, as :func:`_terms` appends them; ``top`` keeps the key
-    path of each top-level name met (no tuple is built for a name seen before)."""
+    path of each top-level name met (no tuple is built for a name seen before) and ``last``
+    the latest str, int or empty-object term made at it, taken again when the next pattern
+    has the same leaf there (a field every pattern shares holds one term, not one each)."""
     if not pattern:
         return [((), OBJECT)]
     out: list[Term] = []
     for name, item in pattern.items():
-        inner = top.get(name)
-        if inner is None:
-            if not isinstance(name, str):
-                raise TypeError(f"not a JSON object key: {name!r}")
-            inner = top[name] = paths.setdefault((name,), (name,))
         kind = type(item)
         if kind is str or kind is int:
-            out.append((inner, item))
-        elif kind is dict and not item:
-            out.append((inner, OBJECT))
+            term = last.get(name)
+            if term is None or term[1] != item:  # OBJECT and a str never equal an int
+                inner = top.get(name)
+                if inner is None:
+                    inner = _top_path(name, paths, top)
+                term = last[name] = (inner, item)
+            out.append(term)
+            continue
+        inner = top.get(name)
+        if inner is None:
+            inner = _top_path(name, paths, top)
+        if kind is dict and not item:
+            term = last.get(name)
+            if term is None or term[1] is not OBJECT:
+                term = last[name] = (inner, OBJECT)
+            out.append(term)
         elif kind is dict or isinstance(item, dict):
             _terms(item, inner, out, paths)  # type: ignore[arg-type]
         else:
             out.append((inner, json_key(item)))
     return out
+
+
+def _top_path(name: object, paths: dict[Path, Path], top: dict[str, Path]) -> Path:
+    """The key path of top-level ``name``, kept in ``top`` (it must be a JSON object key)."""
+    if not isinstance(name, str):
+        raise TypeError(f"not a JSON object key: {name!r}")
+    inner = top[name] = paths.setdefault((name,), (name,))
+    return inner
 
 
 def _guards(value: Any, path: tuple[str | int, ...], out: list[Guard]) -> bool:

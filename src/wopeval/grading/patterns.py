@@ -32,6 +32,7 @@ Per tool that some class compares arguments of (:class:`ToolPatterns`):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import marshal
 from collections import Counter
@@ -76,7 +77,6 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 _FEW = 4  # at most this many bucket candidates are compared with ``==``
 _PIVOT_SAMPLE = 256  # classes per tool looked at to choose its lookup field
 _PIVOT_CALLS = 1024  # calls looked at to choose each tool's bucket field
-_NO_TERMS: list[Term] = []  # a pattern's other terms when it has one (never changed)
 
 Plain = tuple[object, tuple[Guard, ...]]  # an exact object pattern of exact JSON types, guards
 Sides = dict[str, list[int]]  # per tool, its classes of one kind in class order
@@ -136,6 +136,18 @@ class ExactPatterns:
         return guards is not None and guards_hold(inputs, guards)
 
 
+class _Others:
+    """A subset pattern's terms after its first (the indexed one), by class."""
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms: dict[int, list[Term]]) -> None:
+        self._terms = terms
+
+    def __getitem__(self, slot: int) -> list[Term]:
+        return self._terms[slot][1:]
+
+
 @dataclass
 class ToolPatterns:
     """One tool's compared classes, indexed for looking observed inputs up."""
@@ -147,7 +159,13 @@ class ToolPatterns:
     plain: ExactPatterns = field(default_factory=ExactPatterns)
     rest: bool = False  # an exact-like class outside ``by_field``: observed need canonical keys
     index: IndexNode | None = None
-    others: dict[int, list[Term]] = field(default_factory=dict)  # terms besides the indexed one
+    terms: dict[int, list[Term]] = field(default_factory=dict)  # Patterns.left_terms
+
+    @property
+    def others(self) -> _Others:
+        """Each indexed pattern's terms besides the one it is indexed under."""
+        return _Others(self.terms)
+
     _by_canon: dict[str, list[int]] | None = None
 
     def by_canon(self) -> dict[str, list[int]]:
@@ -182,10 +200,7 @@ class Patterns:
     def key(self, slot: int) -> str:
         """The canonical key of exact-like class ``slot`` (computed on first use for an
         ``exact`` object pattern alone in its bucket)."""
-        key = self.left_keys[slot]
-        if key is None:
-            key = self.left_keys[slot] = canonical_json(self.left[slot].args)
-        return key
+        return _class_key(self.left_keys, self.left, slot)
 
     def matches(self, slot: int, tool: str, inputs: object) -> bool:
         """RFC 0244 §A call matching of expected class ``slot`` and one observed call."""
@@ -200,6 +215,15 @@ class Patterns:
         if terms is not None:
             return has_terms(inputs, terms)
         return canonical_json(inputs) == self.key(slot)
+
+
+def _class_key(keys: list[str | None], left: list[ExpectedCall], slot: int) -> str:
+    """:meth:`Patterns.key` over its lists: a tool's ``key`` holds these, not the
+    :class:`Patterns` (no reference cycle, so a compiled expectation is freed with it)."""
+    key = keys[slot]
+    if key is None:
+        key = keys[slot] = canonical_json(left[slot].args)
+    return key
 
 
 def _pivots(calls: Sequence[ExpectedCall]) -> dict[str, str]:
@@ -237,8 +261,10 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
     """Number the classes and list, per tool, its ``exact``-like and its ``subset`` object
     classes (in class order; the tools in ``patterns.tools`` in order of their first class)."""
     # Identity per tool: the canonical key for exact args and non-object subset patterns (the
-    # same comparison, so they may share a class), the term set for subset object patterns,
-    # "i" for ignore (no canonical key is the bare letter i). JSON-equal exact object patterns
+    # same comparison, so they may share a class), for subset object patterns the lone term or
+    # the hash of the term set (an int, confirmed on the class's terms; a set whose hash an
+    # unequal set holds already goes by the set itself), "i" for ignore (no canonical key is
+    # the bare letter i). JSON-equal exact object patterns
     # share a pivot bucket (:func:`_bucket`), so a pattern alone in its bucket is its own class
     # with no canonical key yet; once a bucket is shared, its members go by canonical key.
     index: dict[str, dict[Hashable, int]] = {}  # per tool: no key tuple kept per class
@@ -247,24 +273,34 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
     alone: dict[str, dict[Hashable, int]] = {tool: {} for tool in pivots}  # -1: shared
     paths: dict[Path, Path] = {}
     top: dict[str, Path] = {}
+    last: dict[str, Term] = {}
     exact_of: Sides = {}
     subset_of: Sides = {}
     tools, left_terms, ignore_of = patterns.tools, patterns.left_terms, patterns.ignore_of
     add_call, add_mode, add_slot = patterns.left.append, patterns.left_modes.append, left_of.append
     add_tool, add_key = patterns.left_tools.append, patterns.left_keys.append
-    work = 0
     for call in calls:
         mode: ArgsMatch = call.argsMatch or "ignore"
         args, tool = call.args, call.tool
         terms: list[Term] | None = None
         key: str | None = None
         ident: Hashable
+        classes = index.get(tool)
+        if classes is None:
+            classes = index[tool] = {}
         if mode == "ignore":
             ident = "i"
         elif mode == "subset" and isinstance(args, dict):
-            terms = _pattern_terms(args, paths, top)
-            # One term: the term itself (a tuple, never equal to a set, a str or "i").
-            ident = terms[0] if len(terms) == 1 else frozenset(terms)
+            terms = _pattern_terms(args, paths, top, last)
+            if len(terms) == 1:
+                ident = terms[0]  # a tuple: never equal to an int, a set, a str or "i"
+            else:
+                # No set is kept per class: most patterns are distinct.
+                terms_set = frozenset(terms)
+                ident = hash(terms_set)
+                held = classes.get(ident)
+                if held is not None and frozenset(left_terms[held]) != terms_set:
+                    ident = terms_set
         else:
             pivot = pivots.get(tool) if mode == "exact" and isinstance(args, dict) else None
             bucket = _MISSING if pivot is None else _bucket(args, pivot)
@@ -278,9 +314,6 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
             # A new bucket's class (first == len(counts)) is found by no identity but that.
             ident = None if first == len(counts) else canonical_json(args)
             key = ident
-        classes = index.get(tool)
-        if classes is None:
-            classes = index[tool] = {}
         slot = classes.get(ident)  # None is never kept: a new bucket's class is new
         if slot is not None:
             counts[slot] += 1
@@ -301,8 +334,7 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
         if tool not in tools:
             tools[tool] = ToolPatterns()
         if terms is not None:
-            left_terms[slot] = terms
-            work += len(terms)
+            left_terms[slot] = terms  # their count goes to ``work`` in _index_subset
             side = subset_of
         else:
             if mode == "exact" and type(args) is dict:
@@ -313,7 +345,6 @@ def _group(patterns: Patterns, calls: Sequence[ExpectedCall]) -> tuple[Sides, Si
             side[tool] = [slot]
         else:
             listed.append(slot)
-    patterns.work += work
     return exact_of, subset_of
 
 
@@ -321,7 +352,7 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
     """``slots`` for ``by_canon``; ``by_field`` for the plain object patterns, bucketed by the
     tool's pivot field (:func:`_pivots`, else the top-level field with the most distinct scalar
     values among the first classes)."""
-    tool.slots, tool.key = slots, patterns.key
+    tool.slots, tool.key = slots, functools.partial(_class_key, patterns.left_keys, patterns.left)
     plain = patterns.plain.args
     pivot = tool.pivot = patterns.pivots.get(patterns.left_tools[slots[0]])
     if pivot is None:
@@ -356,30 +387,28 @@ def _index_exact(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> No
 
 
 def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> None:
-    """Each subset object pattern under its rarest term (a leaf before an empty object)."""
-    left_terms = patterns.left_terms
+    """Each subset object pattern under its rarest term (a leaf before an empty object),
+    moved to the front of the pattern's terms: a candidate is confirmed on the others."""
+    left_terms = tool.terms = patterns.left_terms
     lists = list(map(left_terms.__getitem__, slots))
     # Rank 2 × frequency + (an empty object): the rarer term first, a leaf on a tie, the
     # earlier on a tie of both (``list.index`` finds the first of the smallest).
-    rank: dict[Term, int] = {}
+    count: Counter[Term] = Counter()
     if any(len(terms) > 1 for terms in lists):  # else each pattern goes under its one term
-        counted = Counter(itertools.chain.from_iterable(lists))
-        rank = {term: 2 * count + (term[1] is OBJECT) for term, count in counted.items()}
-    rank_of = rank.__getitem__
+        count = Counter(itertools.chain.from_iterable(lists))
     root = tool.index = IndexNode()
     nodes: dict[Path, IndexNode] = {(): root}  # the node of each key path met
-    others = tool.others
-    work = 0
     for slot, terms in zip(slots, lists, strict=True):
-        work += len(terms)
-        if len(terms) == 1:
-            best = 0
-            others[slot] = _NO_TERMS
-        else:
-            ranks = list(map(rank_of, terms))
+        if len(terms) == 2:
+            first, second = terms
+            if 2 * count[second] + (second[1] is OBJECT) < 2 * count[first] + (first[1] is OBJECT):
+                terms.reverse()  # the pattern's own list (_pattern_terms): its set is kept
+        elif len(terms) > 2:
+            ranks = [2 * count[term] + (term[1] is OBJECT) for term in terms]
             best = ranks.index(min(ranks))
-            others[slot] = terms[1:] if best == 0 else terms[:best] + terms[best + 1 :]
-        path, key = terms[best]
+            if best:
+                terms.insert(0, terms.pop(best))
+        path, key = terms[0]
         node = nodes.get(path)
         if node is None:
             node = nodes[path] = _node(root, path)
@@ -391,7 +420,7 @@ def _index_subset(patterns: Patterns, tool: ToolPatterns, slots: list[int]) -> N
                 node.buckets[key] = [slot]
             else:
                 bucket.append(slot)
-    patterns.work += 2 * work
+    patterns.work += 3 * sum(map(len, lists))  # each term: made, counted, ranked
 
 
 def _node(root: IndexNode, path: Path) -> IndexNode:

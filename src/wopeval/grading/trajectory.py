@@ -150,16 +150,29 @@ _expected_bytes = _BYTES_MEMO.get
 
 
 def _in_order(graph: ClassGraph) -> bool:
+    """Greedy earliest matching, :meth:`ClassGraph.pair_matches` inline: an ``ignore`` class
+    (no edges) takes any call of its tool, another class the calls it has an edge to."""
     expected = graph.left_of
     if not expected:
         return True
     position, last = 0, len(expected)
-    pair_matches = graph.pair_matches
+    found_of, first, observed = graph.right_found, graph.right_first, graph.observed
+    modes, tools = graph.patterns.left_modes, graph.patterns.left_tools
+    left = expected[0]
+    loose = modes[left] == "ignore"
     for got in graph.right_of:
-        if pair_matches(expected[position], got):
-            position += 1
-            if position == last:
-                return True
+        if loose:
+            if tools[left] != observed[first[got]].tool:
+                continue
+        else:
+            found = found_of[got]
+            if found != left and not (isinstance(found, tuple) and left in found):
+                continue
+        position += 1
+        if position == last:
+            return True
+        left = expected[position]
+        loose = modes[left] == "ignore"
     return False
 
 
