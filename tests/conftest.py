@@ -103,34 +103,29 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 # makes in the background is ready. Order only: every test runs, and a file not listed keeps its
 # place between the two lists. A stale list only costs balance.
 SLOW_FIRST = (
-    # the longest files of the last full run (at load 15-19: each over 100 s of its tests' time)
-    "tests/outage/test_outage_exits.py",
-    "tests/cli/test_gate_agreement.py",
-    "tests/outage/test_outage_retries.py",
-    "tests/robust/test_suite_bounds.py",
-    "tests/cli/test_resume_claims.py",
-    "tests/cli/test_reason_outputs.py",
-    "tests/cli/test_narrow_output.py",
+    # the longest files of the last full run (5 Dec 2026, load 1-3: each over 7 s of its tests'
+    # time), longest first, so that no long file starts last on a worker
+    "tests/bench/test_host_bench_shape.py",
     "tests/robust/test_processes.py",
-    "tests/service/test_resume_crash.py",
+    "tests/outage/test_outage_exits.py",
     "tests/engine/test_distributed.py",
     "tests/engine/test_ray_batches.py",  # with the file above: they share a Ray cluster
+    "tests/service/test_resume_crash.py",
+    "tests/host/test_agent_isolation.py",
     "tests/test_readme.py",
-    "tests/cli/test_pytest_plugin.py",
-    "tests/conformance/test_kit_core.py",
-    "tests/conformance/test_kit_against_serve.py",
     "tests/service/test_shard_crash.py",
+    "tests/cli/test_gate_agreement.py",
+    "tests/outage/test_outage_labels.py",
     "tests/viewer/test_viewer_pages.py",
-    "tests/service/test_shards.py",
-    "tests/host/test_create_refusals.py",
-    "tests/service/test_run_service.py",
-    "tests/suite/test_json_schemas.py",
-    "tests/robust/test_run_end.py",
+    "tests/viewer/test_viewer_layout.py",
+    "tests/viewer/test_plan_page.py",
+    "tests/cli/test_pytest_plugin.py",
     "tests/conformance/test_kit_core_against_serve.py",
-    "tests/host/test_serve_cmd.py",
-    "tests/agents/test_cmd_agent.py",
-    "tests/grading/test_trajectory_fast_path.py",
-    "tests/agents/test_openai_compat.py",
+    "tests/suite/test_json_schemas.py",
+    "tests/host/test_store_restart.py",
+    "tests/host/test_create_refusals.py",
+    "tests/service/test_shards.py",
+    "tests/host/test_workflows.py",
 )
 LAST = ("tests/exports/test_eee.py",)
 
@@ -142,7 +137,15 @@ SLOW_FILES = frozenset(
     {
         *SLOW_FIRST,
         *LAST,
-        "tests/bench/test_host_bench_shape.py",
+        # once among the longest files, every test slow
+        "tests/conformance/test_kit_core.py",
+        "tests/conformance/test_kit_against_serve.py",
+        "tests/service/test_run_service.py",
+        "tests/robust/test_run_end.py",
+        "tests/host/test_serve_cmd.py",
+        "tests/agents/test_cmd_agent.py",
+        "tests/grading/test_trajectory_fast_path.py",
+        "tests/agents/test_openai_compat.py",
         # loopback model servers and whole hosts: the fast loop stays under a minute
         "tests/agents/test_run_clients.py",
         "tests/host/test_strict_body.py",
