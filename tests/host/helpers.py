@@ -14,6 +14,8 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
+import pytest_asyncio
 import uvicorn
 from fastapi import FastAPI
 
@@ -207,3 +209,19 @@ class ServerThread:
 def serving(store_url: str, config: HostConfig | None = None) -> Iterator[ServerThread]:
     with ServerThread(create_app(config or host_config(), store_url=store_url)) as server:
         yield server
+
+
+# The tests that ask a module's shared host (:func:`module_host`), in the module's event loop.
+ON_SHARED_HOST = pytest.mark.asyncio(loop_scope="module")
+
+
+def module_host(name: str, config: HostConfig | None = None) -> Any:
+    """A module-scoped fixture ``name``: one host on the module's store (``module_store_url``),
+    shared by the module's tests that only refuse or read."""
+
+    @pytest_asyncio.fixture(name=name, scope="module", loop_scope="module")
+    async def fixture(module_store_url: str) -> AsyncIterator[Host]:
+        async with shared_host(module_store_url, config) as shared:
+            yield shared
+
+    return fixture

@@ -9,20 +9,19 @@ A refusal leaves nothing behind: the refusals are asked of one host per store fo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from tests.host.helpers import (
+    ON_SHARED_HOST,
     PLAIN_REF,
     Host,
     eval_body,
     host_config,
+    module_host,
     running_host,
     segment,
-    shared_host,
 )
 from tests.host.test_create_refusals import refused
 from wopeval.host.discovery import capabilities
@@ -44,14 +43,7 @@ FULL = {
 }  # fmt: skip
 
 
-# the tests that ask the module's host, in its event loop
-ON_SHARED_HOST = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def host(module_store_url: str) -> AsyncIterator[Host]:
-    async with shared_host(module_store_url) as shared:
-        yield shared
+host = module_host("host")
 
 
 def _with(section: str, member: str, value: Any) -> dict[str, Any]:

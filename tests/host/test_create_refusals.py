@@ -11,16 +11,15 @@ the regression mode, are asked of one host per store for the module (:func:`host
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-import pytest_asyncio
 
 from tests.host.helpers import (
     KEY_B,
+    ON_SHARED_HOST,
     PLAIN_REF,
     SCRIPTED,
     SLOW_AGENT,
@@ -29,9 +28,9 @@ from tests.host.helpers import (
     auth,
     eval_body,
     host_config,
+    module_host,
     running_host,
     segment,
-    shared_host,
 )
 from tests.host.wire_schemas import validate_error
 
@@ -52,22 +51,12 @@ def refused(
     return details
 
 
-# the tests that ask a host of the module, in its event loop
-ON_SHARED_HOST = pytest.mark.asyncio(loop_scope="module")
+host = module_host("host")
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def host(module_store_url: str) -> AsyncIterator[Host]:
-    async with shared_host(module_store_url) as shared:
-        yield shared
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def no_regression_host(module_store_url: str) -> AsyncIterator[Host]:
-    no_regression = {"modes": ["golden", "live-shadow"], "baselineSelection": False,
-                     "regressionVerdict": False}  # fmt: skip
-    async with shared_host(module_store_url, host_config(eval_suite=no_regression)) as shared:
-        yield shared
+no_regression_host = module_host("no_regression_host", host_config(eval_suite={
+    "modes": ["golden", "live-shadow"], "baselineSelection": False, "regressionVerdict": False,
+}))  # fmt: skip
 
 
 # --- RFC 0244 §G: facets switched off are refused, naming the field -----------------------

@@ -7,7 +7,6 @@ once per store for the module on a host of the module (:func:`completed`).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -15,15 +14,16 @@ import pytest
 import pytest_asyncio
 
 from tests.host.helpers import (
+    ON_SHARED_HOST,
     SLOW_AGENT,
     SLOW_REF,
     Host,
     auth,
     eval_body,
+    module_host,
     running_host,
     segment,
     serving,
-    shared_host,
 )
 from tests.host.wire_schemas import validate_error, validate_event
 from wopeval.host import events_api
@@ -56,14 +56,7 @@ async def _sse(host: Host, run_id: str, query: str = "", **headers: str) -> list
     return [f for f in parse_sse(body) if "data" in f]
 
 
-# the tests that read the module's host, in its event loop
-ON_SHARED_HOST = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def host(module_store_url: str) -> AsyncIterator[Host]:
-    async with shared_host(module_store_url) as shared:
-        yield shared
+host = module_host("host")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
