@@ -17,7 +17,7 @@ from tests.host.helpers import SUITES, eval_body, host_config, running_host
 from wopeval.events import records as records_module
 from wopeval.events.tables import dumps_json, runs
 from wopeval.host import create as create_module
-from wopeval.service import runs as runs_module
+from wopeval.service import prepared as prepared_module
 from wopeval.suite import parse_suite, suite_to_document
 
 PLAIN = json.loads((SUITES / "plain.json").read_text())
@@ -82,7 +82,7 @@ async def test_a_suites_stored_text_is_made_once_per_parse_and_is_the_documents(
             made.append(1)
         return real(value)
 
-    for module in (runs_module, records_module):
+    for module in (prepared_module, records_module):
         monkeypatch.setattr(module, "dumps_json", counting)
     config = host_config(suiteDirectories=[str(tmp_path)])
     async with running_host(store_url, config) as host:

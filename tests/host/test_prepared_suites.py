@@ -15,8 +15,10 @@ from tests.host.helpers import SUITES, eval_body, host_config, running_host
 from wopeval.engine.registry import SCRIPTED_AGENT_ID
 from wopeval.engine.run import RunSettings
 from wopeval.events.store import RunRecord
+from wopeval.service import prepared as prepared_module
 from wopeval.service import runs as runs_module
-from wopeval.service.runs import RunPlan, prepare_suite
+from wopeval.service.prepared import prepare_suite
+from wopeval.service.runs import RunPlan
 from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.digest import definition_digests
 
@@ -101,7 +103,8 @@ async def test_a_file_changed_by_one_byte_is_planned_from_its_new_text(
         made.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runs_module, "definition_digests", counting)
+    for module in (prepared_module, runs_module):  # prepared, or made by a plan
+        monkeypatch.setattr(module, "definition_digests", counting)
     config = host_config(suiteDirectories=[str(tmp_path)])
     body = eval_body("suite://core.wopeval.evals.plain")
     async with running_host(store_url, config) as host:

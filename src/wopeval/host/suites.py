@@ -26,7 +26,7 @@ suite. A parsed suite is kept while its file keeps its identity (device, inode, 
 :meth:`SuiteCatalog.cached` answers a repeated reference on the event loop with one ``stat``;
 otherwise the host calls :meth:`find` and :meth:`load` in a worker thread (parsing a big suite
 never stalls the event loop); a lock serializes scans. With a parsed suite the catalog keeps
-the document and digests a run of it stores (:func:`~wopeval.service.runs.prepare_suite`),
+the document and digests a run of it stores (:func:`~wopeval.service.prepared.prepare_suite`),
 made once per parse; a plan takes them only for that very suite object.
 """
 
@@ -41,7 +41,7 @@ from importlib import resources
 from pathlib import Path
 
 from wopeval.errors import NotFoundError, UserError
-from wopeval.service.runs import PreparedSuite, prepare_suite
+from wopeval.service.prepared import PreparedSuite, prepare_suite
 from wopeval.suite import SuiteError, parse_suite
 from wopeval.suite.load import SUITE_SUFFIXES, read_document
 from wopeval.suite.models import SEMVER_PATTERN, SUITE_ID_PATTERN, AgentEvalSuite

@@ -37,10 +37,10 @@ from wopeval.errors import RunNotFound, UserError
 from wopeval.events.ids import new_run_id, utc_now
 from wopeval.events.logged import LoggedEvent
 from wopeval.events.store import EventStore, RunRecord
-from wopeval.events.tables import dumps_json
 from wopeval.grading.detail import RunDetail, run_detail
 from wopeval.grading.live import LiveFold
 from wopeval.grading.summary import GradingOptions, build_summary
+from wopeval.service.prepared import PreparedSuite
 from wopeval.service.slices import shard_state
 from wopeval.suite import parse_suite, suite_to_document
 from wopeval.suite.digest import definition_digests
@@ -64,24 +64,6 @@ class BaselineUnusable(UserError):
     """The baseline cannot be compared against; the same refusal whatever the reason."""
 
     field = "baselineRunId"
-
-
-@dataclass(frozen=True)
-class PreparedSuite:
-    """A parsed suite with its stored document and digests made once, for a caller that plans
-    many runs of one suite object (the host's suite catalog). A plan takes them only for that
-    very object (:attr:`RunPlan.prepared`); the document is shared: do not change it."""
-
-    suite: AgentEvalSuite
-    document: dict[str, Any]
-    digests: DefinitionDigests
-    document_json: str  # the document's stored text (``dumps_json``)
-
-
-def prepare_suite(suite: AgentEvalSuite) -> PreparedSuite:
-    document = suite_to_document(suite)
-    digests = definition_digests(suite, document)
-    return PreparedSuite(suite, document, digests, dumps_json(document))
 
 
 @dataclass(frozen=True)
