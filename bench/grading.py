@@ -48,7 +48,7 @@ Issue 13 §4 rows (``cpu_10k``, ``whole_trial_10k``, ``headline``):
 * ``--base COMMIT``: the same two rows for that commit's ``src`` (``git archive``), run in a
   subprocess in the same invocation: before and after side by side.
 
-Issue 32 goal 4 (``--cold-table``, :mod:`bench.grading_cold`): only the rows above, for this
+The cold table (``--cold-table``, :mod:`bench.grading_cold`): only the rows above, for this
 tree and ``--base`` in ``--repeats`` interleaved rounds (each round a fresh process per tree),
 and every cold cell again in a process of its own that grades it once (what a user's one
 ``wopeval grade`` pays): per cell the compiled, the in-process cold and the fresh cold CPU ms
@@ -554,7 +554,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-peers", action="store_true", help="measure wopeval only")
     parser.add_argument("--base", help="also measure the issue rows for this commit's src")
     parser.add_argument(
-        "--cold-table", action="store_true", help="only issue 32's cold and compiled table"
+        "--cold-table", action="store_true", help="only the cold and compiled 10,000-call table"
     )
     parser.add_argument("--repeats", type=int, default=3, help="rounds of --cold-table")
     parser.add_argument("--issue-rows-only", action="store_true", help=argparse.SUPPRESS)

@@ -1,4 +1,4 @@
-"""Issue 32 goal 4: cold and compiled CPU ms of a 10,000-call trajectory, before and after.
+"""Cold grading: cold and compiled CPU ms of a 10,000-call trajectory, before and after.
 
 ``python3 bench/grading.py --cold-table [--base COMMIT] [--repeats N]`` runs this. Each round
 measures every tree (this checkout's ``src`` and, with ``--base``, that commit's, ``git
