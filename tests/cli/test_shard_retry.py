@@ -3,7 +3,7 @@ cancelled, and the same ``wopeval run --shard i/N --group G`` command again cont
 instead of starting a second copy, so ``merge`` grades the group with every pair scored once.
 An unfinished copy of the shard with another suite is refused, naming it. The pod and its retry
 are real processes; the other shard, the refused copy and the merge run the command line in the
-test's process (:mod:`tests.outage.inproc`)."""
+test's process (:func:`tests.cli.in_process.wopeval_here`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.outage.inproc import wopeval_here
+from tests.cli.in_process import wopeval_here
 from tests.service.crash_worker import AGENT
 from wopeval.events.store import EventStore
 from wopeval.wire.events import EvalScored

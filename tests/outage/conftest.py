@@ -1,4 +1,4 @@
-"""The outage tests' in-process command line (:mod:`tests.outage.inproc`)."""
+"""The outage tests' in-process command line (:func:`tests.cli.in_process.wopeval_here`)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.outage.inproc import Ran, wopeval_here
+from tests.cli.in_process import Done, wopeval_here
 
 
 @pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ran]:
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Done]:
     """:func:`wopeval_here` from ``tmp_path``, as wide a terminal as the real-process runs'."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")

@@ -11,7 +11,8 @@ missing optional extra are refused with exit 2, one line naming the fix, and no 
 Each exit code is proven by a real ``wopeval`` process at least once (a model server refusing
 connections for ``run``'s and ``grade``'s, the shards' ``merge``, a missing extra, the store lost
 mid-run); the other cases run the command line in the test's process
-(:mod:`tests.outage.inproc`), their point being the outage's reading, not the process boundary.
+(:func:`tests.cli.in_process.wopeval_here`), their point being the outage's reading, not the
+process boundary.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ import anyio
 import pytest
 import yaml
 
+from tests.cli.in_process import Done
 from tests.conftest import pg_admin, pg_create, pg_url
-from tests.outage.inproc import Ran
 from tests.outage.model_server import ModelServer, refused_url
 from wopeval.events.store import EventStore
 from wopeval.wire.events import RunEvent
@@ -129,7 +130,7 @@ def _graded_again(tmp_path: Path, store: str, run_id: str) -> None:
     assert regraded.returncode == 0, regraded.stdout + regraded.stderr
 
 
-Here = Callable[..., Ran]
+Here = Callable[..., Done]
 
 
 def _graded_here(here: Here, store: str, run_id: str) -> None:

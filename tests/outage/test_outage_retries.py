@@ -1,7 +1,8 @@
 """``wopeval run --retry-infrastructure``, end to end: a real model server on a loopback socket
 failing its first requests (past the SDK's own retries), the command line in the test's process
-(:mod:`tests.outage.inproc`: its exit codes' real processes are in test_outage_exits.py), the
-store on each backend. The outage is retried and the run passes; a wrong answer is not retried."""
+(:func:`tests.cli.in_process.wopeval_here`: its exit codes' real processes are in
+test_outage_exits.py), the store on each backend. The outage is retried and the run passes; a
+wrong answer is not retried."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ that failed for infrastructure: :mod:`wopeval.cli.outage`).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import typer
 
@@ -139,27 +141,50 @@ def _root(
     """Evaluate AI agents the OpenWOP RFC 0244 way."""
 
 
-__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "app", "entry", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "app",
+    "entry",
+    "errors_as_exits",
+    "exit_status",
+    "main",
+]
+
+
+@contextmanager
+def errors_as_exits() -> Iterator[None]:
+    """The one mapping of the error tree to exit codes: a :class:`WopevalError` (alone, or the
+    one error from inside a run's task groups) is reported in one line and becomes
+    ``SystemExit`` with its code; anything else propagates."""
+    try:
+        yield
+    except WopevalError as exc:
+        report_error(exc)
+        raise SystemExit(exit_code(exc)) from None
+    except BaseExceptionGroup as group:
+        only = unwrap(group)
+        if not isinstance(only, WopevalError):
+            raise
+        report_error(only)
+        raise SystemExit(exit_code(only)) from None
+
+
+def exit_status(exc: SystemExit) -> int:
+    """The process's exit status for ``exc``, as the interpreter gives it."""
+    return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
 
 
 def main() -> None:
     try:
-        try:
+        with errors_as_exits():
             preload(sys.argv[1:], COMMANDS)
             tune_collector()
             app()
-        except WopevalError as exc:  # the one mapping of the error tree to exit codes
-            report_error(exc)
-            raise SystemExit(exit_code(exc)) from None
-        except BaseExceptionGroup as group:  # one error from inside a run's task groups
-            only = unwrap(group)
-            if not isinstance(only, WopevalError):
-                raise
-            report_error(only)
-            raise SystemExit(exit_code(only)) from None
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        exit_past_blocked_agents(code)
+        exit_past_blocked_agents(exit_status(exc))
         raise
 
 
